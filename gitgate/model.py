@@ -1,0 +1,101 @@
+"""Value types shared by every stage. Plain, frozen, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+Manifest = dict[str, Any]
+
+BUNDLE_LABEL = "gitgate.io/bundle"
+
+
+class SourceKind(StrEnum):
+    HELM = "helm"
+    KUSTOMIZE = "kustomize"
+    RAW = "raw"
+
+
+@dataclass(frozen=True, order=True)
+class ObjectRef:
+    """Identity of a Kubernetes object: group, kind, namespace ('' if cluster-scoped), name."""
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, manifest: Manifest) -> ObjectRef:
+        api_version = str(manifest.get("apiVersion", ""))
+        group = api_version.rpartition("/")[0]
+        meta = manifest.get("metadata") or {}
+        return cls(group, str(manifest.get("kind", "")), str(meta.get("namespace") or ""),
+                   str(meta.get("name", "")))
+
+    def __str__(self) -> str:
+        kind = f"{self.kind}.{self.group}" if self.group else self.kind
+        return f"{kind} {self.namespace}/{self.name}" if self.namespace else f"{kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An error or warning tied to a source and, where known, a file and line."""
+
+    source: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    reason: str = "RenderFailed"
+
+    def location(self) -> str:
+        where = self.file or self.source
+        return f"{where}:{self.line}" if self.line else where
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "file": self.file, "line": self.line,
+                "reason": self.reason, "message": self.message}
+
+
+@dataclass(frozen=True)
+class BundleOptions:
+    """What a `bundle.yaml` (merged over `gitgate.yaml` defaults) says about a source."""
+
+    name: str | None = None
+    namespace: str | None = None
+    release_name: str | None = None
+    values_files: tuple[str, ...] = ()
+    values: Manifest = field(default_factory=dict)
+    kustomize_dir: str | None = None
+    placement: Manifest | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class Source:
+    """A folder of the repo that renders into objects.
+
+    `path` is the repo-relative POSIX path of the folder ('.' for the root);
+    `files` lists the YAML files of a raw source (repo-relative).
+    """
+
+    path: str
+    kind: SourceKind
+    options: BundleOptions
+    bundle_name: str
+    files: tuple[str, ...] = ()
+    pause_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RenderedSource:
+    source: Source
+    objects: tuple[Manifest, ...]
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.problems)

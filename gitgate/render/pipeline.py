@@ -1,0 +1,151 @@
+"""Render every source of a repo: discovery, the three renderers run concurrently, then the
+pure post-processing (validation, default namespace, duplicates across sources)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gitgate.errors import GitgateError, RenderError, ToolMissing
+from gitgate.model import Manifest, ObjectRef, Problem, RenderedSource, Source, SourceKind
+from gitgate.render import post
+from gitgate.render.helm import make_client, render_helm
+from gitgate.render.kustomize import kustomize_build
+from gitgate.render.kustomize_guard import check_kustomization
+from gitgate.render.rawyaml import render_raw
+from gitgate.render.tools import Tools
+from gitgate.source.discover import Discovery, discover, is_under, join
+from gitgate.source.tree import RepoTree, scan_repo
+
+
+@dataclass(frozen=True)
+class RepoRender:
+    root: Path
+    tree: RepoTree
+    discovery: Discovery
+    rendered: tuple[RenderedSource, ...]
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        return self.discovery.problems + tuple(p for r in self.rendered for p in r.problems)
+
+
+def default_workers() -> int:
+    return max(2, min(8, (os.cpu_count() or 2) * 2))
+
+
+def _escaping_link_in(tree: RepoTree, folder: str) -> str | None:
+    return next((link for link in sorted(tree.escaping_links) if is_under(link, folder)), None)
+
+
+def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
+                      helm_client: Callable[[], object]) -> list[object]:
+    if source.kind is SourceKind.RAW:
+        raise AssertionError("raw sources are rendered by render_raw")
+    link = _escaping_link_in(tree, source.path)
+    if link:
+        raise RenderError(f"symlink {link} points outside the repo; replace it with the file "
+                          "itself", file=link)
+    if tools is None:
+        raise ToolMissing("helm and kustomize are needed to render this source")
+    if source.kind is SourceKind.HELM:
+        return render_helm(helm_client(), tree, root, source)  # type: ignore[arg-type]
+    folder = join(source.path, source.options.kustomize_dir or ".")
+    folder = folder.removesuffix("/.")
+    check_kustomization(tree, folder)
+    return kustomize_build(tools.kustomize, root / folder, display=folder)
+
+
+def render_source(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
+                  helm_client: Callable[[], object]) -> RenderedSource:
+    """Render one source; any failure becomes a Problem naming the file, never an exception."""
+    if source.kind is SourceKind.RAW:
+        link = _escaping_link_in(tree, source.path)
+        if link:
+            return RenderedSource(source, (), (Problem(
+                source.path, "symlink points outside the repo; replace it with the file itself",
+                link),))
+        objects, problems = render_raw(source, tree)
+        return RenderedSource(source, tuple(objects) if not problems else (), tuple(problems))
+    try:
+        documents = post.expand_lists(_render_documents(source, tree, root, tools, helm_client))
+    except GitgateError as exc:
+        return RenderedSource(source, (), (Problem(source.path, exc.message, exc.file, exc.line,
+                                                   exc.reason),))
+    objects: list[Manifest] = []
+    problems: list[Problem] = []
+    for index, doc in enumerate(documents):
+        reason = post.invalid_reason(doc)
+        if reason:
+            problems.append(Problem(source.path, f"rendered document #{index + 1}: {reason}",
+                                    source.path))
+        else:
+            objects.append(doc)  # type: ignore[arg-type]
+    return RenderedSource(source, tuple(objects) if not problems else (), tuple(problems))
+
+
+def _lazy_helm_client(tools: Tools | None) -> Callable[[], object]:
+    cache: list[object] = []
+    lock = threading.Lock()
+
+    def get() -> object:
+        with lock:
+            if not cache and tools is not None:
+                cache.append(make_client(tools.helm))
+            return cache[0]
+    return get
+
+
+def finish(rendered: list[RenderedSource]) -> tuple[list[RenderedSource], list[Problem]]:
+    """Pure: default namespaces (CRD scopes from the whole repo), then duplicates across sources.
+
+    A source holding an object that another source also renders fails, and so does the other:
+    gitgate cannot tell which one is meant.
+    """
+    crds = post.crd_scopes(o for r in rendered for o in r.objects)
+    warnings: list[Problem] = []
+    placed: list[RenderedSource] = []
+    for result in rendered:
+        if result.failed:
+            placed.append(result)
+            continue
+        objects, notes = post.default_namespace(result.objects,
+                                                result.source.options.namespace or "default", crds)
+        warnings += [Problem(result.source.path, n, result.source.path, None, "UnknownKind")
+                     for n in notes]
+        placed.append(replace(result, objects=tuple(objects)))
+    owners: dict[ObjectRef, list[str]] = {}
+    for result in placed:
+        for ref in {ObjectRef.of(o) for o in result.objects}:
+            owners.setdefault(ref, []).append(result.source.path)
+    clashes: dict[str, list[Problem]] = {}
+    for ref, paths in sorted(owners.items()):
+        if len(paths) < 2:
+            continue
+        for path in paths:
+            others = ", ".join(p for p in paths if p != path)
+            clashes.setdefault(path, []).append(Problem(
+                path, f"{ref} is also rendered by {others}; an object must come from one source",
+                path, None, "DuplicateObject"))
+    final = [replace(r, objects=(), problems=r.problems + tuple(clashes[r.source.path]))
+             if r.source.path in clashes else r for r in placed]
+    return final, warnings
+
+
+def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
+                only: Callable[[Source], bool] | None = None) -> RepoRender:
+    root = root.resolve()
+    tree = scan_repo(root)
+    discovery = discover(tree)
+    sources = [s for s in discovery.sources if only is None or only(s)]
+    helm_client = _lazy_helm_client(tools)
+    with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
+        results = list(pool.map(
+            lambda s: render_source(s, tree, root, tools, helm_client), sources))
+    final, warnings = finish(results)
+    return RepoRender(root, tree, discovery, tuple(final), tuple(warnings))

@@ -1,0 +1,131 @@
+"""Pure post-processing of rendered objects: validation, default namespace, bundle label."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+
+from gitgate.model import BUNDLE_LABEL, Manifest
+
+# Built-in kinds that are cluster-scoped, by (group, kind). Everything else built in is namespaced.
+CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset({
+    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"), ("", "ComponentStatus"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "VolumeAttachment"),
+    ("scheduling.k8s.io", "PriorityClass"), ("node.k8s.io", "RuntimeClass"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "IPAddress"),
+    ("networking.k8s.io", "ServiceCIDR"),
+    ("policy.karmada.io", "ClusterPropagationPolicy"),
+    ("policy.karmada.io", "ClusterOverridePolicy"),
+    ("policy.karmada.io", "ClusterTaintPolicy"),
+    ("cluster.karmada.io", "Cluster"),
+    ("config.karmada.io", "ResourceInterpreterCustomization"),
+    ("config.karmada.io", "ResourceInterpreterWebhookConfiguration"),
+})
+
+# Built-in (or Karmada) API groups whose namespaced kinds gitgate knows without a CRD.
+KNOWN_GROUPS: frozenset[str] = frozenset({
+    "", "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "rbac.authorization.k8s.io",
+    "storage.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+    "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io", "node.k8s.io",
+    "certificates.k8s.io", "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io",
+    "policy.karmada.io", "work.karmada.io", "cluster.karmada.io", "config.karmada.io",
+    "apps.karmada.io", "autoscaling.karmada.io", "networking.karmada.io",
+})
+
+
+def group_of(manifest: Manifest) -> str:
+    return str(manifest.get("apiVersion", "")).rpartition("/")[0]
+
+
+def invalid_reason(document: object) -> str | None:
+    """Why a rendered document is not a usable Kubernetes object, or None if it is."""
+    if not isinstance(document, dict):
+        return f"expected a mapping (a Kubernetes object), found {type(document).__name__}"
+    missing = [f for f in ("apiVersion", "kind") if not isinstance(document.get(f), str)
+               or not document.get(f)]
+    meta = document.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        missing.append("metadata.name")
+    if missing:
+        return f"object is missing {', '.join(missing)}"
+    return None
+
+
+def expand_lists(documents: Iterable[object]) -> list[object]:
+    """`kind: List` (and `*List`) documents stand for their items."""
+    out: list[object] = []
+    for doc in documents:
+        if (isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List")
+                and isinstance(doc.get("items"), list) and str(doc.get("apiVersion")) == "v1"):
+            out.extend(doc["items"])
+        else:
+            out.append(doc)
+    return out
+
+
+def crd_scopes(objects: Iterable[Manifest]) -> dict[tuple[str, str], bool]:
+    """(group, kind) -> namespaced, for every CustomResourceDefinition among the objects."""
+    scopes: dict[tuple[str, str], bool] = {}
+    for obj in objects:
+        if obj.get("kind") != "CustomResourceDefinition":
+            continue
+        spec = obj.get("spec") or {}
+        kind = (spec.get("names") or {}).get("kind")
+        if isinstance(kind, str) and isinstance(spec.get("group"), str):
+            scopes[(spec["group"], kind)] = spec.get("scope", "Namespaced") == "Namespaced"
+    return scopes
+
+
+def is_namespaced(group: str, kind: str, crds: dict[tuple[str, str], bool]) -> bool | None:
+    """True/False when known, None when the kind is unknown (no table entry, no CRD)."""
+    if (group, kind) in crds:
+        return crds[(group, kind)]
+    if (group, kind) in CLUSTER_SCOPED:
+        return False
+    if group in KNOWN_GROUPS:
+        return True
+    return None
+
+
+def default_namespace(objects: Iterable[Manifest], namespace: str,
+                      crds: dict[tuple[str, str], bool]) -> tuple[list[Manifest], list[str]]:
+    """Give namespaced objects without a namespace the bundle's; drop it from cluster-scoped ones.
+
+    Returns the new objects and one warning per unknown kind (treated as namespaced).
+    """
+    out: list[Manifest] = []
+    warnings: list[str] = []
+    for obj in objects:
+        group, kind = group_of(obj), str(obj["kind"])
+        namespaced = is_namespaced(group, kind, crds)
+        meta = obj["metadata"]
+        if namespaced is None:
+            warnings.append(f"unknown kind {kind} ({obj['apiVersion']}) of {meta['name']}: "
+                            "treated as namespaced; add its CRD to the repo to be sure")
+            namespaced = True
+        if namespaced and not meta.get("namespace"):
+            obj = {**obj, "metadata": {**meta, "namespace": namespace}}
+        elif not namespaced and "namespace" in meta:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
+        out.append(obj)
+    return out, warnings
+
+
+def with_bundle_label(obj: Manifest, bundle: str) -> Manifest:
+    labelled = copy.deepcopy(obj)
+    meta = labelled.setdefault("metadata", {})
+    labels = meta.get("labels") or {}
+    meta["labels"] = {**labels, BUNDLE_LABEL: bundle}
+    return labelled

@@ -1,0 +1,31 @@
+"""Render a raw-YAML source: every document of its files, validated, `kind: List` expanded."""
+
+from __future__ import annotations
+
+from gitgate.model import Manifest, Problem, Source
+from gitgate.render.post import expand_lists, invalid_reason
+from gitgate.source.tree import RepoTree
+from gitgate.yamlio import YamlSyntaxError, load_documents
+
+
+def render_raw(source: Source, tree: RepoTree) -> tuple[list[Manifest], list[Problem]]:
+    objects: list[Manifest] = []
+    problems: list[Problem] = []
+    for file in source.files:
+        text = tree.read(file)
+        if text is None:
+            problems.append(Problem(source.path, "cannot read the file", file))
+            continue
+        try:
+            documents = list(load_documents(text))
+        except YamlSyntaxError as exc:
+            problems.append(Problem(source.path, f"{exc}; fix the YAML syntax", file, exc.line))
+            continue
+        for document in documents:
+            for item in expand_lists([document.data]):
+                reason = invalid_reason(item)
+                if reason:
+                    problems.append(Problem(source.path, reason, file, document.line))
+                else:
+                    objects.append(item)  # type: ignore[arg-type]
+    return objects, problems

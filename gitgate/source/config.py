@@ -1,0 +1,131 @@
+"""Parse and validate `gitgate.yaml` (repo settings) and `bundle.yaml` (per-source options)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitgate.errors import ConfigError
+from gitgate.model import BundleOptions, Manifest
+from gitgate.yamlio import YamlSyntaxError, load_one
+
+REPO_CONFIG = "gitgate.yaml"
+BUNDLE_CONFIG = "bundle.yaml"
+
+_DEFAULT_KEYS = {"namespace", "placement", "labels"}
+_REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults"}
+_BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
+                "placement", "labels", "dependsOn", "split"}
+SPLIT_MODES = {"app"}
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    paths: tuple[str, ...] = (".",)
+    gates_path: str = "gates"
+    default_namespace: str = "default"
+    default_placement: Manifest | None = None
+    default_labels: dict[str, str] = field(default_factory=dict)
+
+
+def _mapping(text: str, file: str) -> dict[str, Any]:
+    try:
+        data = load_one(text)
+    except YamlSyntaxError as exc:
+        raise ConfigError(f"{file}:{exc.line or 1}: {exc}", file=file, line=exc.line) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: expected a mapping at the top level", file=file, line=1)
+    return data
+
+
+def _reject_unknown(data: dict[str, Any], allowed: set[str], file: str, where: str = "") -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"{file}: unknown field(s) {', '.join(where + k for k in unknown)}; "
+            f"allowed: {', '.join(sorted(allowed))}", file=file)
+
+
+def _str_list(value: Any, file: str, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{file}: {key} must be a list of non-empty strings", file=file)
+    return tuple(value)
+
+
+def _labels(value: Any, file: str, key: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f"{file}: {key} must map label names to strings", file=file)
+    return {str(k): v for k, v in value.items()}
+
+
+def _optional_str(value: Any, file: str, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{file}: {key} must be a non-empty string", file=file)
+    return value
+
+
+def _optional_mapping(value: Any, file: str, key: str) -> Manifest | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{file}: {key} must be a mapping", file=file)
+    return value
+
+
+def parse_repo_config(text: str | None, file: str = REPO_CONFIG) -> RepoConfig:
+    if text is None:
+        return RepoConfig()
+    data = _mapping(text, file)
+    _reject_unknown(data, _REPO_KEYS, file)
+    defaults = _optional_mapping(data.get("defaults"), file, "defaults") or {}
+    _reject_unknown(defaults, _DEFAULT_KEYS, file, "defaults.")
+    paths = _str_list(data.get("paths"), file, "paths") or (".",)
+    for path in paths:
+        if path.startswith("/") or ".." in path.split("/"):
+            raise ConfigError(f"{file}: paths entry {path!r} must stay inside the repo", file=file)
+    gates_path = _optional_str(data.get("gatesPath"), file, "gatesPath") or "gates"
+    return RepoConfig(
+        paths=tuple(p.strip("/") or "." for p in paths),
+        gates_path=gates_path.strip("/"),
+        default_namespace=_optional_str(defaults.get("namespace"), file, "defaults.namespace")
+        or "default",
+        default_placement=_optional_mapping(defaults.get("placement"), file, "defaults.placement"),
+        default_labels=_labels(defaults.get("labels"), file, "defaults.labels"),
+    )
+
+
+def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOptions:
+    """Read a bundle.yaml; the repo defaults fill what it leaves out."""
+    data = _mapping(text, file) if text is not None else {}
+    _reject_unknown(data, _BUNDLE_KEYS, file)
+    split = _optional_str(data.get("split"), file, "split")
+    if split is not None and split not in SPLIT_MODES:
+        raise ConfigError(f"{file}: split must be one of {sorted(SPLIT_MODES)}, not {split!r}",
+                          file=file)
+    values = _optional_mapping(data.get("values"), file, "values") or {}
+    for path in _str_list(data.get("valuesFiles"), file, "valuesFiles") + (
+            (data["dir"],) if isinstance(data.get("dir"), str) else ()):
+        if path.startswith("/") or ".." in path.split("/"):
+            raise ConfigError(f"{file}: {path!r} must be a path inside the bundle's folder",
+                              file=file)
+    return BundleOptions(
+        name=_optional_str(data.get("name"), file, "name"),
+        namespace=_optional_str(data.get("namespace"), file, "namespace") or repo.default_namespace,
+        release_name=_optional_str(data.get("releaseName"), file, "releaseName"),
+        values_files=_str_list(data.get("valuesFiles"), file, "valuesFiles"),
+        values=values,
+        kustomize_dir=_optional_str(data.get("dir"), file, "dir"),
+        placement=_optional_mapping(data.get("placement"), file, "placement")
+        or repo.default_placement,
+        labels={**repo.default_labels, **_labels(data.get("labels"), file, "labels")},
+        depends_on=_str_list(data.get("dependsOn"), file, "dependsOn"),
+        split=split,
+    )

@@ -1,0 +1,141 @@
+"""Decide which folders of a repo are sources, and of which kind. Pure over a RepoTree."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from gitgate.errors import ConfigError
+from gitgate.model import Problem, Source, SourceKind
+from gitgate.source.config import (
+    BUNDLE_CONFIG,
+    REPO_CONFIG,
+    RepoConfig,
+    parse_bundle_options,
+    parse_repo_config,
+)
+from gitgate.source.tree import RepoTree
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+PAUSE_FILE = "PAUSE"
+DEFAULT_PAUSE_REASON = "paused by a PAUSE file"
+
+
+@dataclass(frozen=True)
+class Discovery:
+    config: RepoConfig
+    sources: tuple[Source, ...]
+    problems: tuple[Problem, ...] = ()
+    source_dirs: frozenset[str] = field(default_factory=frozenset)
+
+
+def parent_dir(path: str) -> str:
+    parent = posixpath.dirname(path)
+    return parent or "."
+
+
+def join(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"
+
+
+def is_under(path: str, folder: str) -> bool:
+    return folder == "." or path == folder or path.startswith(folder + "/")
+
+
+def bundle_name_for(path: str) -> str:
+    return "root" if path == "." else path.replace("/", "-")
+
+
+def _files_by_dir(files: frozenset[str]) -> dict[str, set[str]]:
+    by_dir: dict[str, set[str]] = {}
+    for file in files:
+        by_dir.setdefault(parent_dir(file), set()).add(posixpath.basename(file))
+    return by_dir
+
+
+def _all_dirs(files: frozenset[str]) -> set[str]:
+    dirs = {"."}
+    for file in files:
+        folder = parent_dir(file)
+        while folder not in dirs:
+            dirs.add(folder)
+            folder = parent_dir(folder)
+    return dirs
+
+
+def _hidden(folder: str) -> bool:
+    return any(part.startswith(".") for part in folder.split("/") if part != ".")
+
+
+def discover(tree: RepoTree) -> Discovery:
+    """Find every source of the repo; a bad bundle.yaml is a problem for that folder only."""
+    try:
+        config = parse_repo_config(tree.read(REPO_CONFIG))
+    except ConfigError as exc:
+        return Discovery(RepoConfig(), (), (Problem(".", exc.message, REPO_CONFIG, exc.line,
+                                                     exc.reason),))
+    by_dir = _files_by_dir(tree.files)
+    dirs = sorted(d for d in _all_dirs(tree.files)
+                  if any(is_under(d, p) for p in config.paths) and not _hidden(d)
+                  and not is_under(d, config.gates_path))
+    sources: list[Source] = []
+    problems: list[Problem] = []
+    leaves: list[str] = []
+    for folder in dirs:
+        if any(is_under(folder, leaf) for leaf in leaves):
+            continue
+        names = by_dir.get(folder, set())
+        kind = _kind_of(folder, names, tree)
+        if kind is None:
+            continue
+        if kind is not SourceKind.RAW:
+            leaves.append(folder)
+        bundle_file = join(folder, BUNDLE_CONFIG)
+        try:
+            options = parse_bundle_options(tree.read(bundle_file) if BUNDLE_CONFIG in names
+                                           else None, bundle_file, config)
+        except ConfigError as exc:
+            problems.append(Problem(folder, exc.message, bundle_file, exc.line, exc.reason))
+            continue
+        if kind is SourceKind.RAW and options.kustomize_dir:
+            kind = SourceKind.KUSTOMIZE
+            leaves.append(folder)
+        raw_files = tuple(sorted(join(folder, n) for n in names if _is_raw_yaml(folder, n)))
+        pause = None
+        if PAUSE_FILE in names:
+            pause = (tree.read(join(folder, PAUSE_FILE)) or "").strip() or DEFAULT_PAUSE_REASON
+        sources.append(Source(
+            path=folder, kind=kind, options=options,
+            bundle_name=options.name or bundle_name_for(folder),
+            files=raw_files if kind is SourceKind.RAW else (), pause_reason=pause))
+    problems.extend(_duplicate_names(sources))
+    return Discovery(config, tuple(sources), tuple(problems), frozenset(s.path for s in sources))
+
+
+def _is_raw_yaml(folder: str, name: str) -> bool:
+    if name == BUNDLE_CONFIG or (folder == "." and name == REPO_CONFIG):
+        return False
+    return name.endswith((".yaml", ".yml"))
+
+
+def _kind_of(folder: str, names: set[str], tree: RepoTree) -> SourceKind | None:
+    if "Chart.yaml" in names:
+        return SourceKind.HELM
+    if any(k in names for k in KUSTOMIZATION_FILES):
+        return SourceKind.KUSTOMIZE
+    if any(_is_raw_yaml(folder, n) for n in names) or BUNDLE_CONFIG in names:
+        return SourceKind.RAW
+    return None
+
+
+def _duplicate_names(sources: list[Source]) -> list[Problem]:
+    seen: dict[str, str] = {}
+    problems = []
+    for source in sources:
+        other = seen.setdefault(source.bundle_name, source.path)
+        if other != source.path:
+            problems.append(Problem(
+                source.path, f"bundle name {source.bundle_name!r} is also used by {other}; "
+                f"set a unique `name` in {join(source.path, BUNDLE_CONFIG)}",
+                join(source.path, BUNDLE_CONFIG), None, "InvalidConfig"))
+    return problems

@@ -1,0 +1,109 @@
+"""YAML reading and writing with ruamel.yaml: plain data out, line numbers kept for errors."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+
+class _Constructor(RoundTripConstructor):
+    """Timestamps stay strings, as the Kubernetes API sees them."""
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", RoundTripConstructor.construct_yaml_str)
+
+
+class YamlSyntaxError(ValueError):
+    def __init__(self, message: str, line: int | None):
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Document:
+    data: Any
+    line: int  # 1-based line where the document's content starts
+
+
+def _reader() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.Constructor = _Constructor
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def to_plain(value: Any) -> Any:
+    """Turn ruamel's round-trip containers and scalars into dict/list/str/int/float/bool/None."""
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return str(value)
+
+
+def _line_of(data: Any) -> int:
+    lc = getattr(data, "lc", None)
+    return (lc.line + 1) if lc is not None and lc.line is not None else 1
+
+
+def load_documents(text: str) -> Iterator[Document]:
+    """Yield every non-empty document of a multi-document YAML stream.
+
+    Raises YamlSyntaxError with the 1-based line of the problem.
+    """
+    try:
+        for data in _reader().load_all(io.StringIO(text)):
+            if data is None:
+                continue
+            yield Document(to_plain(data), _line_of(data))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise YamlSyntaxError(f"invalid YAML: {problem}", line) from None
+    except YAMLError as exc:
+        raise YamlSyntaxError(f"invalid YAML: {exc}", None) from None
+
+
+def load_one(text: str) -> Any:
+    """Load a single-document YAML file (config files); None when empty."""
+    docs = list(load_documents(text))
+    if len(docs) > 1:
+        raise YamlSyntaxError("expected one YAML document, found several", docs[1].line)
+    return docs[0].data if docs else None
+
+
+def dump_all(documents: list[Any], comments: list[str | None] | None = None) -> str:
+    """Write documents as a multi-document stream, each optionally preceded by a comment line."""
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined]
+    out = io.StringIO()
+    for index, doc in enumerate(documents):
+        out.write("---\n")
+        comment = comments[index] if comments else None
+        if comment:
+            out.write(f"# {comment}\n")
+        yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def dump_one(document: Any) -> str:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined]
+    out = io.StringIO()
+    yaml.dump(document, out)
+    return out.getvalue()
