@@ -18,7 +18,8 @@ from gitgate.source.discover import join
 from gitgate.source.tree import RepoTree
 from gitgate.yamlio import YamlSyntaxError, load_one
 
-_TEMPLATE_LOCATION = re.compile(r"template: ([\w./-]+?):(\d+):(?:\d+:)?")
+# helm 3: "template: chart/templates/x.yaml:2:18: ...", helm 4: "Error: chart/templates/x.yaml:2:18"
+_TEMPLATE_LOCATION = re.compile(r"([\w.-]+/(?:charts/[\w.-]+/)*templates/[\w./-]+?):(\d+)")
 _RELEASE_NAME_BAD = re.compile(r"[^a-z0-9-]+")
 
 

@@ -32,7 +32,8 @@ class RepoRender:
 
     @property
     def problems(self) -> tuple[Problem, ...]:
-        return self.discovery.problems + tuple(p for r in self.rendered for p in r.problems)
+        rendered = tuple(p for r in self.rendered for p in r.problems)
+        return tuple(p for p in self.discovery.problems if p not in rendered) + rendered
 
 
 def default_workers() -> int:
@@ -144,8 +145,16 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     discovery = discover(tree)
     sources = [s for s in discovery.sources if only is None or only(s)]
     helm_client = _lazy_helm_client(tools)
+    config_problems: dict[str, list[Problem]] = {}
+    for problem in discovery.problems:
+        config_problems.setdefault(problem.source, []).append(problem)
+
+    def render_one(source: Source) -> RenderedSource:
+        if source.path in config_problems:
+            return RenderedSource(source, (), tuple(config_problems[source.path]))
+        return render_source(source, tree, root, tools, helm_client)
+
     with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
-        results = list(pool.map(
-            lambda s: render_source(s, tree, root, tools, helm_client), sources))
+        results = list(pool.map(render_one, sources))
     final, warnings = finish(results)
     return RepoRender(root, tree, discovery, tuple(final), tuple(warnings))

@@ -95,8 +95,9 @@ def discover(tree: RepoTree) -> Discovery:
             options = parse_bundle_options(tree.read(bundle_file) if BUNDLE_CONFIG in names
                                            else None, bundle_file, config)
         except ConfigError as exc:
+            # The source stays (as failed) so that nothing it owns is pruned.
             problems.append(Problem(folder, exc.message, bundle_file, exc.line, exc.reason))
-            continue
+            options = parse_bundle_options(None, bundle_file, config)
         if kind is SourceKind.RAW and options.kustomize_dir:
             kind = SourceKind.KUSTOMIZE
             leaves.append(folder)

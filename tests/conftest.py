@@ -1,0 +1,45 @@
+"""Shared fixtures: temporary repos written from plain dicts, and the real tools."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gitgate.render.tools import Tools, find_tools
+from gitgate.source.tree import RepoTree
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO_ROOT / "examples" / "repo"
+SHARED = REPO_ROOT.parent / "shared"
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
+    def make(files: dict[str, str]) -> Path:
+        return write_files(tmp_path / "repo", files)
+    return make
+
+
+def memory_tree(files: dict[str, str], escaping: tuple[str, ...] = ()) -> RepoTree:
+    """A RepoTree over plain strings, for the pure stages."""
+    texts = {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}
+    return RepoTree(frozenset(texts), frozenset(escaping), texts.get)
+
+
+@pytest.fixture(scope="session")
+def tools() -> Tools:
+    venv_bin = str(Path(os.sys.executable).parent)
+    os.environ["PATH"] = venv_bin + os.pathsep + os.environ.get("PATH", "")
+    return find_tools()

@@ -1,0 +1,142 @@
+"""gitgate renders exactly what `helm template --include-crds` and `kustomize build` produce."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitgate.bundle.group import group_source
+from gitgate.model import BUNDLE_LABEL, ObjectRef, SourceKind
+from gitgate.render.helm import release_name_for
+from gitgate.render.pipeline import render_repo
+from gitgate.render.post import CLUSTER_SCOPED, group_of
+from gitgate.yamlio import load_documents
+from tests.conftest import EXAMPLES, write_files
+
+pytestmark = pytest.mark.integration
+
+
+def reference_objects(tools, root: Path, source) -> list[dict]:
+    folder = root / source.path
+    if source.kind is SourceKind.HELM:
+        argv = [tools.helm, "template", release_name_for(source), str(folder), "--include-crds",
+                "--namespace", source.options.namespace]
+        for values in source.options.values_files:
+            argv += ["--values", str(folder / values)]
+        if source.options.values:
+            inline = folder.parent / f".{folder.name}-inline-values.json"
+            inline.write_text(json.dumps(source.options.values))
+            argv += ["--values", str(inline)]
+    elif source.kind is SourceKind.KUSTOMIZE:
+        argv = [*tools.kustomize, str(folder / (source.options.kustomize_dir or "."))]
+    else:
+        texts = [(root / f).read_text() for f in source.files]
+        return [d.data for t in texts for d in load_documents(t)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return [d.data for d in load_documents(out)]
+
+
+def expected(obj: dict, namespace: str, cluster_kinds: set) -> dict:
+    """What gitgate must make of a tool's object: default namespace and the bundle label."""
+    meta = dict(obj["metadata"])
+    if (group_of(obj), obj["kind"]) not in cluster_kinds and not meta.get("namespace"):
+        meta["namespace"] = namespace
+    return {**obj, "metadata": meta}
+
+
+def without_bundle_label(obj: dict) -> dict:
+    meta = dict(obj["metadata"])
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != BUNDLE_LABEL}
+    if labels:
+        meta["labels"] = labels
+    else:
+        meta.pop("labels", None)
+    return {**obj, "metadata": meta}
+
+
+def assert_same_as_tools(tools, root: Path) -> int:
+    result = render_repo(root, tools)
+    assert result.problems == ()
+    cluster_kinds = set(CLUSTER_SCOPED) | {
+        (o["spec"]["group"], o["spec"]["names"]["kind"])
+        for r in result.rendered for o in r.objects
+        if o["kind"] == "CustomResourceDefinition" and o["spec"].get("scope") == "Cluster"}
+    compared = 0
+    for rendered in result.rendered:
+        source = rendered.source
+        ours = {ObjectRef.of(o): o for b in group_source(rendered) for o in b.objects}
+        theirs = {}
+        for obj in reference_objects(tools, root, source):
+            obj = expected(obj, source.options.namespace, cluster_kinds)
+            theirs[ObjectRef.of(obj)] = obj
+        assert set(ours) == set(theirs), source.path
+        for ref, obj in ours.items():
+            assert obj["metadata"]["labels"][BUNDLE_LABEL].startswith(source.bundle_name)
+            assert without_bundle_label(obj) == without_bundle_label(theirs[ref]), str(ref)
+        compared += len(ours)
+    return compared
+
+
+def test_examples_repo_renders_like_the_tools(tools):
+    assert assert_same_as_tools(tools, EXAMPLES) >= 30
+
+
+def test_chart_with_crds_subchart_and_cluster_scoped_custom_kind(tools, tmp_path):
+    root = write_files(tmp_path / "repo", {
+        "charts/widgets/Chart.yaml": """
+            apiVersion: v2
+            name: widgets
+            version: 0.2.0
+            dependencies:
+              - name: redis
+                version: 1.0.0
+        """,
+        "charts/widgets/crds/widget.yaml": """
+            apiVersion: apiextensions.k8s.io/v1
+            kind: CustomResourceDefinition
+            metadata: {name: widgets.example.com}
+            spec:
+              group: example.com
+              scope: Cluster
+              names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+              versions:
+                - name: v1
+                  served: true
+                  storage: true
+                  schema:
+                    openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+        """,
+        "charts/widgets/values.yaml": "size: 3\nredis: {enabled: true}\n",
+        "charts/widgets/templates/widget.yaml": """
+            apiVersion: example.com/v1
+            kind: Widget
+            metadata: {name: {{ .Release.Name }}-widget}
+            spec: {size: {{ .Values.size }}}
+        """,
+        "charts/widgets/charts/redis/Chart.yaml": "apiVersion: v2\nname: redis\nversion: 1.0.0\n",
+        "charts/widgets/charts/redis/templates/sts.yaml": """
+            apiVersion: apps/v1
+            kind: StatefulSet
+            metadata: {name: {{ .Release.Name }}-redis}
+            spec:
+              serviceName: redis
+              selector: {matchLabels: {app: redis}}
+              template:
+                metadata: {labels: {app: redis}}
+                spec: {containers: [{name: redis, image: "redis:7"}]}
+        """,
+        "charts/widgets/bundle.yaml": "namespace: widgets\nvalues: {size: 5}\n",
+        "manifests/all.yaml": """
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: plain}
+            data: {when: 2024-01-01, flag: "yes"}
+        """,
+    })
+    assert assert_same_as_tools(tools, root) == 4
+    result = render_repo(root, tools)
+    widget = next(o for r in result.rendered for o in r.objects if o["kind"] == "Widget")
+    assert widget["spec"] == {"size": 5} and "namespace" not in widget["metadata"]

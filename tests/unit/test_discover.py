@@ -1,0 +1,103 @@
+from gitgate.model import SourceKind
+from gitgate.source.discover import discover
+from tests.conftest import memory_tree
+
+
+def kinds(discovery):
+    return {s.path: s.kind for s in discovery.sources}
+
+
+def test_each_kind_of_source_is_found_and_leaves_are_not_descended():
+    tree = memory_tree({
+        "apps/web/Chart.yaml": "name: web\nversion: 1.0.0\n",
+        "apps/web/templates/deploy.yaml": "kind: Deployment\n",
+        "apps/web/charts/sub/Chart.yaml": "name: sub\nversion: 1.0.0\n",
+        "apps/api/kustomization.yaml": "resources: [a.yaml]\n",
+        "apps/api/a.yaml": "kind: ConfigMap\n",
+        "apps/raw/one.yaml": "kind: ConfigMap\n",
+        "apps/raw/two.yml": "kind: Secret\n",
+        "apps/raw/notes.txt": "hello",
+        "gates/freeze.yaml": "kind: Gate\n",
+        ".github/workflows/ci.yaml": "on: push\n",
+        "README.md": "# repo",
+    })
+    found = discover(tree)
+    assert kinds(found) == {"apps/web": SourceKind.HELM, "apps/api": SourceKind.KUSTOMIZE,
+                            "apps/raw": SourceKind.RAW}
+    raw = next(s for s in found.sources if s.path == "apps/raw")
+    assert raw.files == ("apps/raw/one.yaml", "apps/raw/two.yml")
+    assert raw.bundle_name == "apps-raw"
+    assert found.problems == ()
+
+
+def test_bundle_yaml_dir_makes_a_kustomize_source_and_hides_the_overlays():
+    tree = memory_tree({
+        "shop/bundle.yaml": "name: shop\ndir: overlays/prod\nnamespace: shop\n",
+        "shop/base/kustomization.yaml": "resources: [d.yaml]\n",
+        "shop/base/d.yaml": "kind: Deployment\n",
+        "shop/overlays/prod/kustomization.yaml": "resources: [../../base]\n",
+        "shop/overlays/dev/kustomization.yaml": "resources: [../../base]\n",
+    })
+    found = discover(tree)
+    assert kinds(found) == {"shop": SourceKind.KUSTOMIZE}
+    source = found.sources[0]
+    assert (source.bundle_name, source.options.kustomize_dir, source.options.namespace) == (
+        "shop", "overlays/prod", "shop")
+
+
+def test_repo_config_sets_paths_gates_and_defaults():
+    tree = memory_tree({
+        "gitgate.yaml": """
+            paths: [apps]
+            gatesPath: freeze
+            defaults:
+              namespace: team-a
+              labels: {team: a}
+              placement: {clusterAffinity: {clusterNames: [m1]}}
+        """,
+        "apps/x/cm.yaml": "kind: ConfigMap\n",
+        "apps/y/bundle.yaml": "labels: {tier: db}\nnamespace: db\n",
+        "apps/y/cm.yaml": "kind: ConfigMap\n",
+        "freeze/gate.yaml": "kind: Gate\n",
+        "other/cm.yaml": "kind: ConfigMap\n",
+    })
+    found = discover(tree)
+    assert set(kinds(found)) == {"apps/x", "apps/y"}
+    x, y = found.sources
+    assert x.options.namespace == "team-a" and x.options.labels == {"team": "a"}
+    assert x.options.placement == {"clusterAffinity": {"clusterNames": ["m1"]}}
+    assert y.options.namespace == "db" and y.options.labels == {"team": "a", "tier": "db"}
+    assert found.config.gates_path == "freeze"
+
+
+def test_a_bad_bundle_yaml_is_a_problem_for_its_folder_only():
+    tree = memory_tree({
+        "a/bundle.yaml": "nmae: typo\n",
+        "a/cm.yaml": "kind: ConfigMap\n",
+        "b/cm.yaml": "kind: ConfigMap\n",
+    })
+    found = discover(tree)
+    assert kinds(found) == {"a": SourceKind.RAW, "b": SourceKind.RAW}
+    (problem,) = found.problems
+    assert problem.source == "a"
+    assert problem.file == "a/bundle.yaml" and "nmae" in problem.message
+
+
+def test_pause_file_text_is_the_reason():
+    tree = memory_tree({"a/cm.yaml": "kind: ConfigMap\n", "a/PAUSE": "INC-42 debugging\n",
+                        "b/cm.yaml": "kind: ConfigMap\n", "b/PAUSE": ""})
+    reasons = {s.path: s.pause_reason for s in discover(tree).sources}
+    assert reasons == {"a": "INC-42 debugging", "b": "paused by a PAUSE file"}
+
+
+def test_two_sources_with_one_bundle_name_are_reported():
+    tree = memory_tree({"a/bundle.yaml": "name: same\n", "a/cm.yaml": "kind: ConfigMap\n",
+                        "b/bundle.yaml": "name: same\n", "b/cm.yaml": "kind: ConfigMap\n"})
+    problems = discover(tree).problems
+    assert len(problems) == 1 and "also used by a" in problems[0].message
+
+
+def test_bad_gitgate_yaml_names_the_file_and_line():
+    found = discover(memory_tree({"gitgate.yaml": "paths: [a\n", "a/x.yaml": "k: v\n"}))
+    (problem,) = found.problems
+    assert problem.file == "gitgate.yaml" and problem.line is not None

@@ -1,0 +1,56 @@
+import pytest
+
+from gitgate.model import BUNDLE_LABEL
+from gitgate.render import post
+
+
+def cm(name, **meta):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **meta}}
+
+
+@pytest.mark.parametrize("document, reason", [
+    (["a", "list"], "expected a mapping"),
+    ({"kind": "ConfigMap", "metadata": {"name": "x"}}, "apiVersion"),
+    ({"apiVersion": "v1", "metadata": {"name": "x"}}, "kind"),
+    ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}, "metadata.name"),
+    ({"apiVersion": "v1", "kind": "ConfigMap"}, "metadata.name"),
+])
+def test_invalid_documents_say_what_is_missing(document, reason):
+    assert reason in post.invalid_reason(document)
+
+
+def test_valid_object_has_no_reason():
+    assert post.invalid_reason(cm("x")) is None
+
+
+def test_list_kinds_are_expanded():
+    listing = {"apiVersion": "v1", "kind": "List", "items": [cm("a"), cm("b")]}
+    assert post.expand_lists([listing, cm("c")]) == [cm("a"), cm("b"), cm("c")]
+
+
+def test_default_namespace_uses_builtin_table_and_repo_crds():
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Cluster", "names": {"kind": "Widget"}}}
+    crd_ns = {**crd, "metadata": {"name": "gadgets.example.com"},
+              "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Gadget"}}}
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    gadget = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}}
+    unknown = {"apiVersion": "other.io/v1", "kind": "Thing", "metadata": {"name": "t"}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "r", "namespace": "stray"}}
+    scopes = post.crd_scopes([crd, crd_ns])
+    out, warnings = post.default_namespace(
+        [cm("a"), cm("b", namespace="kept"), widget, gadget, unknown, namespace, role], "ns",
+        scopes)
+    namespaces = [o["metadata"].get("namespace") for o in out]
+    assert namespaces == ["ns", "kept", None, "ns", "ns", None, None]
+    assert len(warnings) == 1 and "Thing" in warnings[0]
+
+
+def test_bundle_label_is_added_without_touching_the_input():
+    original = cm("a", labels={"app": "x"})
+    labelled = post.with_bundle_label(original, "shop/carts")
+    assert labelled["metadata"]["labels"] == {"app": "x", BUNDLE_LABEL: "shop/carts"}
+    assert original["metadata"]["labels"] == {"app": "x"}
