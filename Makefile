@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml tools/install_tools.py
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/gitgate render examples/repo
+	$(BIN)/gitgate plan examples/repo
 
 test: setup
 	$(BIN)/ruff check gitgate tests bench tools

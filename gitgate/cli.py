@@ -1,86 +1,86 @@
-"""Command line: thin wrappers that read arguments, call the stages, print results."""
+"""Command line: parse arguments and hand over to the command functions."""
 
 from __future__ import annotations
 
 import argparse
-import fnmatch
-import json
 import sys
-from pathlib import Path
-from typing import Any
 
-from gitgate.bundle.group import Bundle, group_all
+from gitgate import commands
 from gitgate.errors import GitgateError
-from gitgate.model import Problem
-from gitgate.render.pipeline import RepoRender, render_repo
-from gitgate.render.tools import find_tools
-from gitgate.yamlio import dump_all
+from gitgate.gitops import commands as git_commands
 
 
-def _add_tool_flags(parser: argparse.ArgumentParser) -> None:
+def _tool_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--helm", help="helm executable (default: $GITGATE_HELM, PATH, venv)")
     parser.add_argument("--kustomize",
                         help="kustomize or kubectl executable (default: $GITGATE_KUSTOMIZE, PATH)")
 
 
-def render_path(args: argparse.Namespace) -> RepoRender:
-    root = Path(args.path)
-    if not root.is_dir():
-        raise GitgateError(f"{root} is not a folder; pass the repo to render")
-    tools = find_tools(args.helm, args.kustomize)
-    return render_repo(root, tools)
-
-
-def _selected(bundles: list[Bundle], pattern: str | None) -> list[Bundle]:
-    return [b for b in bundles if pattern is None or fnmatch.fnmatchcase(b.name, pattern)]
-
-
-def print_problems(problems: list[Problem], warnings: list[Problem] = ()) -> None:  # type: ignore[assignment]
-    for warning in warnings:
-        print(f"warning: {warning.location()}: {warning.message}", file=sys.stderr)
-    for problem in problems:
-        print(f"error: {problem.location()}: [{problem.reason}] {problem.message}",
-              file=sys.stderr)
-
-
-def cmd_render(args: argparse.Namespace) -> int:
-    result = render_path(args)
-    bundles = _selected(group_all(result.rendered), args.bundle)
-    problems = [p for p in result.problems
-                if args.bundle is None or any(b.source.path == p.source for b in bundles)]
-    if args.output == "json":
-        doc: dict[str, Any] = {
-            "bundles": [{"name": b.name,
-                         "source": {"path": b.source.path, "kind": str(b.source.kind)},
-                         "objects": list(b.objects)} for b in bundles if not b.failed],
-            "errors": [p.as_dict() for p in problems],
-        }
-        print(json.dumps(doc, indent=2))
-    else:
-        documents: list[Any] = []
-        comments: list[str | None] = []
-        for bundle in bundles:
-            for index, obj in enumerate(bundle.objects):
-                documents.append(obj)
-                comments.append(f"bundle {bundle.name} (source {bundle.source.path}, "
-                                f"{bundle.source.kind})" if index == 0 else None)
-        sys.stdout.write(dump_all(documents, comments))
-    print_problems(problems, list(result.warnings))
-    return 1 if problems else 0
+def _at_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--at", help="evaluate gates at this RFC 3339 time (default: now)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gitgate", description="GitOps for Karmada, with "
-                                     "pause gates committed in Git.")
+    parser = argparse.ArgumentParser(
+        prog="gitgate", description="GitOps for Karmada, with pause gates committed in Git.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     render = sub.add_parser("render", help="render every source of a repo into objects")
     render.add_argument("path")
     render.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml")
     render.add_argument("--bundle", help="only bundles whose name matches this glob")
-    _add_tool_flags(render)
-    render.set_defaults(func=cmd_render)
+    _tool_flags(render)
+    render.set_defaults(func=commands.cmd_render)
+
+    plan = sub.add_parser("plan", help="what gitgate would do with each bundle, and why")
+    plan.add_argument("path")
+    plan.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    plan.add_argument("--bundle", help="only bundles whose name matches this glob")
+    _at_flag(plan)
+    _tool_flags(plan)
+    plan.set_defaults(func=commands.cmd_plan)
+
+    gates = sub.add_parser("gates", help="every gate: active or not, what it covers, when next")
+    gates.add_argument("path")
+    gates.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    _at_flag(gates)
+    _tool_flags(gates)
+    gates.set_defaults(func=commands.cmd_gates)
+
+    check = sub.add_parser("check", help="validate a repo for CI: render, gates, bundle.yaml")
+    check.add_argument("path")
+    check.add_argument("--junit", help="write a JUnit XML report to this file")
+    check.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    _tool_flags(check)
+    check.set_defaults(func=commands.cmd_check)
+
+    pause = sub.add_parser("pause", help="commit a gate that holds the selected bundles")
+    pause.add_argument("selector", help="bundle name glob (shop/*) or labels (team=payments)")
+    pause.add_argument("--reason", required=True)
+    until = pause.add_mutually_exclusive_group()
+    until.add_argument("--until", help="lift the gate at this RFC 3339 time")
+    until.add_argument("--for", dest="duration", help="lift the gate after this long (2h, 1d)")
+    pause.add_argument("--action", choices=["hold", "suspend"], default="hold")
+    pause.add_argument("--clusters", help="suspend only these member clusters (a,b)")
+    _git_flags(pause)
+    pause.set_defaults(func=git_commands.cmd_pause)
+
+    resume = sub.add_parser("resume", help="commit the removal of the gates covering a bundle")
+    resume.add_argument("selector", help="a gate name, or a bundle name glob or labels")
+    _git_flags(resume)
+    resume.set_defaults(func=git_commands.cmd_resume)
+
+    approve = sub.add_parser("approve", help="let the current content of a held bundle through")
+    approve.add_argument("bundle")
+    _git_flags(approve)
+    approve.set_defaults(func=git_commands.cmd_approve)
     return parser
+
+
+def _git_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", default=".", help="the gitgate repo folder (default: .)")
+    parser.add_argument("--push", action="store_true", help="push the commit to origin")
+    _tool_flags(parser)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except GitgateError as exc:
-        print(f"error: [{exc.reason}] {exc.message}", file=sys.stderr)
+        where = f" ({exc.file}{':' + str(exc.line) if exc.line else ''})" if exc.file else ""
+        print(f"error: [{exc.reason}] {exc.message}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -1,0 +1,204 @@
+"""Decide, for every bundle, whether it is applied, held, suspended or failed, and why.
+Pure: (bundles, gates, now) -> verdicts. The clock is a parameter."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from gitgate.bundle import deps
+from gitgate.bundle.group import Bundle, bundle_digest
+from gitgate.gate.spec import Action, Gate, InvalidGate
+from gitgate.gate.windows import gate_activity
+from gitgate.model import ObjectRef
+from gitgate.source.discover import PAUSE_FILE, join
+
+PAUSE_LABELS = ("gitgate.io/paused", "work.karmada.io/paused")
+
+
+class Verdict(StrEnum):
+    APPLY = "apply"
+    HELD = "held"
+    SUSPENDED = "suspended"
+    FAILED = "failed"
+
+
+class ReasonKind(StrEnum):
+    GATE = "gate"
+    PAUSE_FILE = "pause-file"
+    LABEL = "label"
+    INVALID_GATE = "invalid-gate"
+    DEPENDENCY = "dependency"
+    APPROVED = "approved"
+    RENDER = "render"
+
+
+@dataclass(frozen=True)
+class Reason:
+    kind: ReasonKind
+    gate: str
+    file: str
+    reason: str
+    action: Action = Action.HOLD
+    until: datetime | None = None
+    clusters: tuple[str, ...] = ()
+    object: ObjectRef | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": str(self.kind), "gate": self.gate, "file": self.file,
+                                  "reason": self.reason, "action": str(self.action),
+                                  "until": self.until.isoformat() if self.until else None}
+        if self.clusters:
+            out["clusters"] = list(self.clusters)
+        if self.object is not None:
+            out["object"] = str(self.object)
+        return out
+
+
+@dataclass(frozen=True)
+class BundleVerdict:
+    bundle: str
+    verdict: Verdict
+    digest: str
+    reasons: tuple[Reason, ...] = ()
+    next_change: datetime | None = None
+    held_objects: tuple[ObjectRef, ...] = ()  # objects of an open bundle held by a dependency
+    suspend_clusters: tuple[str, ...] | None = None  # None: all clusters (when suspended)
+
+
+@dataclass(frozen=True)
+class GateState:
+    gate: Gate
+    active: bool
+    next_change: datetime | None
+    covers: tuple[str, ...] = field(default_factory=tuple)
+
+
+def gate_covers(gate: Gate, bundle: Bundle) -> bool:
+    """Name globs (a glob also covers the apps of a split source: `shop` covers `shop/carts`)
+    or the label selector; either is enough."""
+    for pattern in gate.bundles:
+        if fnmatch.fnmatchcase(bundle.name, pattern) or fnmatch.fnmatchcase(
+                bundle.name, pattern + "/*"):
+            return True
+    return bool(gate.match_labels) and all(
+        bundle.labels.get(k) == v for k, v in gate.match_labels.items())
+
+
+def gate_states(gates: Iterable[Gate], bundles: list[Bundle], now: datetime) -> list[GateState]:
+    states = []
+    for gate in gates:
+        activity = gate_activity(gate, now)
+        covers = tuple(b.name for b in bundles if gate_covers(gate, b))
+        states.append(GateState(gate, activity.active, activity.next_change, covers))
+    return states
+
+
+def _label_reasons(bundle: Bundle) -> list[Reason]:
+    reasons = []
+    for obj in bundle.objects:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        for label in PAUSE_LABELS:
+            if str(labels.get(label, "")).lower() == "true":
+                ref = ObjectRef.of(obj)
+                reasons.append(Reason(ReasonKind.LABEL, label, bundle.source.path,
+                                      f"{ref} is labelled {label}: \"true\"", object=ref))
+    return reasons
+
+
+def _earliest(times: Iterable[datetime | None]) -> datetime | None:
+    known = [t for t in times if t is not None]
+    return min(known) if known else None
+
+
+def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate],
+             now: datetime) -> dict[str, BundleVerdict]:
+    states = gate_states(gates, bundles, now)
+    verdicts: dict[str, BundleVerdict] = {}
+    for bundle in bundles:
+        digest = bundle_digest(bundle.objects)
+        if bundle.failed:
+            reasons = tuple(Reason(ReasonKind.RENDER, p.reason, p.file or p.source, p.message)
+                            for p in bundle.problems)
+            verdicts[bundle.name] = BundleVerdict(bundle.name, Verdict.FAILED, digest, reasons)
+            continue
+        holds: list[Reason] = []
+        suspends: list[Reason] = []
+        notes: list[Reason] = []
+        changes: list[datetime | None] = []
+        for bad in invalid:
+            holds.append(Reason(ReasonKind.INVALID_GATE, bad.file, bad.file,
+                                f"gate file cannot be used ({bad.message}); every bundle is "
+                                "held until it is fixed"))
+        if bundle.source.pause_reason is not None:
+            holds.append(Reason(ReasonKind.PAUSE_FILE, PAUSE_FILE,
+                                join(bundle.source.path, PAUSE_FILE), bundle.source.pause_reason))
+        holds += _label_reasons(bundle)
+        for state in states:
+            if bundle.name not in state.covers:
+                continue
+            changes.append(state.next_change)
+            if not state.active:
+                continue
+            gate = state.gate
+            reason = Reason(ReasonKind.GATE, gate.name, gate.file, gate.reason, gate.action,
+                            gate.until, gate.clusters)
+            approved = any(a.bundle == bundle.name and a.digest == digest
+                           for a in gate.approvals)
+            if approved:
+                notes.append(Reason(ReasonKind.APPROVED, gate.name, gate.file,
+                                    f"digest {digest[:12]} approved through: {gate.reason}",
+                                    gate.action, gate.until))
+            elif gate.action is Action.HOLD:
+                holds.append(reason)
+            else:
+                suspends.append(reason)
+        next_change = _earliest(changes)
+        if holds:
+            verdict = Verdict.HELD
+        elif suspends:
+            verdict = Verdict.SUSPENDED
+        else:
+            verdict = Verdict.APPLY
+        clusters: tuple[str, ...] | None = None
+        if verdict is Verdict.SUSPENDED and all(r.clusters for r in suspends):
+            clusters = tuple(sorted({c for r in suspends for c in r.clusters}))
+        verdicts[bundle.name] = BundleVerdict(
+            bundle.name, verdict, digest, tuple(holds + suspends + notes), next_change,
+            suspend_clusters=clusters)
+    return _with_dependency_holds(bundles, verdicts)
+
+
+def _with_dependency_holds(bundles: list[Bundle],
+                           verdicts: dict[str, BundleVerdict]) -> dict[str, BundleVerdict]:
+    """A held workload holds what it uses, even when another bundle defines it."""
+    owner = {ObjectRef.of(o): b.name for b in bundles for o in b.objects}
+    all_objects = [o for b in bundles for o in b.objects]
+    extra: dict[str, dict[ObjectRef, list[Reason]]] = {}
+    for bundle in bundles:
+        verdict = verdicts[bundle.name]
+        if verdict.verdict is not Verdict.HELD:
+            continue
+        why = verdict.reasons[0]
+        for workload in (o for o in bundle.objects if deps.is_workload(o)):
+            for ref in deps.dependency_refs(workload, all_objects):
+                other = owner.get(ref)
+                if other is None or other == bundle.name:
+                    continue
+                if verdicts[other].verdict in (Verdict.HELD, Verdict.FAILED):
+                    continue
+                extra.setdefault(other, {}).setdefault(ref, []).append(Reason(
+                    ReasonKind.DEPENDENCY, why.gate, why.file,
+                    f"{ref} is used by {ObjectRef.of(workload)} of held bundle {bundle.name} "
+                    f"({why.reason})", why.action, why.until, object=ref))
+    out = dict(verdicts)
+    for name, held in extra.items():
+        base = verdicts[name]
+        reasons = tuple(r for refs in held.values() for r in refs)
+        out[name] = BundleVerdict(base.bundle, base.verdict, base.digest,
+                                  base.reasons + reasons, base.next_change,
+                                  tuple(sorted(held)), base.suspend_clusters)
+    return out

@@ -1,0 +1,232 @@
+"""Gate files: parse and validate. A file that cannot be read or validated becomes an
+InvalidGate, which the evaluator turns into a hold on every bundle (fail closed)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+from gitgate.yamlio import YamlSyntaxError, load_documents
+
+API_VERSION = "gitgate.io/v1alpha1"
+KIND = "Gate"
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+_TOP_KEYS = {"apiVersion", "kind", "metadata", "spec"}
+_META_KEYS = {"name", "labels", "annotations"}
+_SPEC_KEYS = {"bundles", "selector", "action", "clusters", "reason", "until", "windows", "approve"}
+_WINDOW_KEYS = {"cron", "duration", "timeZone"}
+_APPROVE_KEYS = {"bundle", "digest"}
+
+
+class Action(StrEnum):
+    HOLD = "hold"
+    SUSPEND = "suspend"
+
+
+@dataclass(frozen=True)
+class Window:
+    cron: str
+    duration: timedelta
+    time_zone: str = "UTC"
+
+
+@dataclass(frozen=True)
+class Approval:
+    bundle: str
+    digest: str
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    file: str
+    reason: str
+    action: Action = Action.HOLD
+    bundles: tuple[str, ...] = ()
+    match_labels: dict[str, str] = field(default_factory=dict)
+    clusters: tuple[str, ...] = ()
+    until: datetime | None = None
+    windows: tuple[Window, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+
+
+@dataclass(frozen=True)
+class InvalidGate:
+    file: str
+    message: str
+    line: int | None = None
+
+
+class GateSpecError(ValueError):
+    pass
+
+
+def parse_duration(text: str) -> timedelta:
+    """'62h', '1h30m', '90m', '2d', '45s' (Go durations, plus days)."""
+    text = str(text).strip()
+    if not text or _DURATION_PART.sub("", text):
+        raise GateSpecError(f"duration {text!r} is not like 62h, 1h30m or 2d")
+    seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION_PART.findall(text))
+    if seconds <= 0:
+        raise GateSpecError(f"duration {text!r} must be positive")
+    return timedelta(seconds=seconds)
+
+
+def parse_time(text: Any, what: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise GateSpecError(f"{what} {text!r} is not an RFC 3339 time like "
+                       "2026-11-30T18:00:00Z") from None
+    if value.tzinfo is None:
+        raise GateSpecError(f"{what} {text!r} needs a time zone offset (Z or +01:00)")
+    return value.astimezone(UTC)
+
+
+def _unknown(data: dict[str, Any], allowed: set[str], where: str) -> None:
+    extra = sorted(set(data) - allowed)
+    if extra:
+        raise GateSpecError(f"unknown field(s) {', '.join(where + k for k in extra)}")
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise GateSpecError(f"{where} must be a mapping")
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise GateSpecError(f"{where} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _window(value: Any, index: int) -> Window:
+    where = f"spec.windows[{index}]"
+    data = _mapping(value, where)
+    _unknown(data, _WINDOW_KEYS, where + ".")
+    cron = data.get("cron")
+    if not isinstance(cron, str) or not croniter.is_valid(cron):
+        raise GateSpecError(f"{where}.cron {cron!r} is not a valid cron expression")
+    zone = data.get("timeZone", "UTC")
+    try:
+        ZoneInfo(str(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise GateSpecError(f"{where}.timeZone {zone!r} is not an IANA time zone") from None
+    if "duration" not in data:
+        raise GateSpecError(f"{where}.duration is required")
+    return Window(cron, parse_duration(data["duration"]), str(zone))
+
+
+def _approvals(value: Any) -> tuple[Approval, ...]:
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for index, item in enumerate(items):
+        where = f"spec.approve[{index}]" if isinstance(value, list) else "spec.approve"
+        data = _mapping(item, where)
+        _unknown(data, _APPROVE_KEYS, where + ".")
+        bundle, digest = data.get("bundle"), data.get("digest")
+        if not isinstance(bundle, str) or not bundle:
+            raise GateSpecError(f"{where}.bundle is required")
+        if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise GateSpecError(
+                f"{where}.digest must be the 64-hex sha256 that `gitgate plan` shows")
+        out.append(Approval(bundle, digest))
+    return tuple(out)
+
+
+def gate_from_data(data: Any, file: str) -> Gate:
+    data = _mapping(data, "a Gate document")
+    _unknown(data, _TOP_KEYS, "")
+    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
+        raise GateSpecError(f"expected apiVersion: {API_VERSION} and kind: {KIND}")
+    meta = _mapping(data.get("metadata"), "metadata")
+    _unknown(meta, _META_KEYS, "metadata.")
+    name = meta.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise GateSpecError("metadata.name must be a lowercase DNS name")
+    spec = _mapping(data.get("spec"), "spec")
+    _unknown(spec, _SPEC_KEYS, "spec.")
+    reason = spec.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise GateSpecError("spec.reason is required: say why the bundles are held")
+    bundles = _strings(spec.get("bundles"), "spec.bundles")
+    match_labels: dict[str, str] = {}
+    if spec.get("selector") is not None:
+        selector = _mapping(spec["selector"], "spec.selector")
+        _unknown(selector, {"matchLabels"}, "spec.selector.")
+        labels = _mapping(selector.get("matchLabels"), "spec.selector.matchLabels")
+        if not labels or not all(isinstance(v, str) for v in labels.values()):
+            raise GateSpecError("spec.selector.matchLabels must map label names to strings")
+        match_labels = {str(k): v for k, v in labels.items()}
+    if not bundles and not match_labels:
+        raise GateSpecError("spec.bundles or spec.selector.matchLabels is required")
+    try:
+        action = Action(spec.get("action", "hold"))
+    except ValueError:
+        raise GateSpecError(
+            f"spec.action must be hold or suspend, not {spec.get('action')!r}") from None
+    clusters = _strings(spec.get("clusters"), "spec.clusters")
+    if clusters and action is not Action.SUSPEND:
+        raise GateSpecError(
+            "spec.clusters only works with action: suspend (hold is all or nothing)")
+    windows = spec.get("windows")
+    if windows is not None and not isinstance(windows, list):
+        raise GateSpecError("spec.windows must be a list")
+    return Gate(
+        name=name, file=file, reason=reason.strip(), action=action, bundles=bundles,
+        match_labels=match_labels, clusters=clusters,
+        until=parse_time(spec["until"], "spec.until") if spec.get("until") is not None else None,
+        windows=tuple(_window(w, i) for i, w in enumerate(windows or [])),
+        approvals=_approvals(spec.get("approve")),
+    )
+
+
+def parse_gate_file(text: str | None, file: str) -> tuple[list[Gate], list[InvalidGate]]:
+    """All gates of one file, or the reason the file is invalid (then none of its gates count)."""
+    if text is None:
+        return [], [InvalidGate(file, "cannot read the gate file")]
+    try:
+        documents = list(load_documents(text))
+    except YamlSyntaxError as exc:
+        return [], [InvalidGate(file, str(exc), exc.line)]
+    gates: list[Gate] = []
+    for doc in documents:
+        try:
+            gates.append(gate_from_data(doc.data, file))
+        except GateSpecError as exc:
+            return [], [InvalidGate(file, str(exc), doc.line)]
+    if not gates:
+        return [], [InvalidGate(file, "the gate file is empty; delete it to resume")]
+    return gates, []
+
+
+def parse_gates(files: dict[str, str | None]) -> tuple[list[Gate], list[InvalidGate]]:
+    """Gates of every file (path -> text); two gates with one name are both invalid."""
+    gates: list[Gate] = []
+    invalid: list[InvalidGate] = []
+    for file in sorted(files):
+        found, bad = parse_gate_file(files[file], file)
+        gates += found
+        invalid += bad
+    names: dict[str, str] = {}
+    for gate in gates:
+        other = names.setdefault(gate.name, gate.file)
+        if other != gate.file:
+            invalid.append(InvalidGate(gate.file, f"gate name {gate.name!r} is also used in "
+                                                   f"{other}"))
+    return gates, invalid

@@ -1,0 +1,66 @@
+"""When a gate is active. Windows start at each cron time in their IANA zone (so 18:00 stays
+18:00 local across DST changes) and last `duration` of real elapsed time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from croniter import croniter
+
+from gitgate.gate.spec import Gate, Window
+
+_MAX_STEPS = 10_000
+
+
+@dataclass(frozen=True)
+class Activity:
+    active: bool
+    next_change: datetime | None  # when `active` flips next, None if never
+
+
+def _window_cover(window: Window, now: datetime) -> tuple[datetime | None, datetime]:
+    """(end of the occurrence covering `now` or None, start of the next occurrence)."""
+    zone = ZoneInfo(window.time_zone)
+    local_now = now.astimezone(zone)
+    covering_end: datetime | None = None
+    back = croniter(window.cron, local_now)
+    for _ in range(_MAX_STEPS):
+        start = back.get_prev(datetime).astimezone(UTC)
+        if start + window.duration <= now:
+            break
+        end = start + window.duration
+        covering_end = end if covering_end is None else max(covering_end, end)
+    nxt = croniter(window.cron, local_now).get_next(datetime).astimezone(UTC)
+    return covering_end, nxt
+
+
+def window_activity(windows: tuple[Window, ...], now: datetime) -> Activity:
+    """Active inside any window; next change is the end of the covering occurrences (chained
+    through overlapping ones) or the next start."""
+    covers = [_window_cover(w, now) for w in windows]
+    ends = [end for end, _ in covers if end is not None]
+    if ends:
+        end = max(ends)
+        for _ in range(100):  # an occurrence starting before `end` extends the window
+            later = [e for e, _ in (_window_cover(w, end) for w in windows) if e is not None]
+            if not later or max(later) <= end:
+                break
+            end = max(later)
+        return Activity(True, end)
+    return Activity(False, min(start for _, start in covers))
+
+
+def gate_activity(gate: Gate, now: datetime) -> Activity:
+    """A gate is active when `until` has not passed and, if it has windows, inside one."""
+    now = now.astimezone(UTC)
+    if gate.until is not None and now >= gate.until:
+        return Activity(False, None)
+    if not gate.windows:
+        return Activity(True, gate.until)
+    activity = window_activity(gate.windows, now)
+    change = activity.next_change
+    if gate.until is not None and (change is None or gate.until < change):
+        return Activity(activity.active, gate.until if activity.active else None)
+    return activity

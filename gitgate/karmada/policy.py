@@ -1,0 +1,87 @@
+"""Karmada PropagationPolicies for a bundle, and suspension on every policy of a suspended
+bundle. Pure: bundle + placement + verdict -> policy manifests."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from gitgate.bundle.group import Bundle
+from gitgate.gate.evaluate import BundleVerdict, Verdict
+from gitgate.model import BUNDLE_LABEL, Manifest, ObjectRef
+
+API_VERSION = "policy.karmada.io/v1alpha1"
+GROUP = "policy.karmada.io"
+POLICY_KINDS = {"PropagationPolicy", "ClusterPropagationPolicy"}
+_NOT_DNS = re.compile(r"[^a-z0-9.-]+")
+
+
+def policy_name(bundle: str) -> str:
+    name = _NOT_DNS.sub("-", f"gitgate-{bundle}".lower()).strip("-.")
+    return name[:253]
+
+
+def is_policy(obj: Manifest) -> bool:
+    ref = ObjectRef.of(obj)
+    return ref.group == GROUP and ref.kind in POLICY_KINDS
+
+
+def suspension_for(verdict: BundleVerdict) -> Manifest | None:
+    """Karmada's `spec.suspension`: dispatching to all clusters, or only to the named ones.
+    The two fields cannot be combined (Karmada's webhook refuses it)."""
+    if verdict.verdict is not Verdict.SUSPENDED:
+        return None
+    if verdict.suspend_clusters:
+        return {"dispatchingOnClusters": {"clusterNames": list(verdict.suspend_clusters)}}
+    return {"dispatching": True}
+
+
+def _selector(obj: Manifest) -> Manifest:
+    meta = obj["metadata"]
+    selector = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"]}
+    if meta.get("namespace"):
+        selector["namespace"] = meta["namespace"]
+    return selector
+
+
+def generated_policies(bundle: Bundle, placement: Manifest | None,
+                       verdict: BundleVerdict) -> list[Manifest]:
+    """One PropagationPolicy per namespace the bundle touches, one ClusterPropagationPolicy
+    for its cluster-scoped objects; none without a placement or when it ships its own."""
+    if placement is None or any(is_policy(o) for o in bundle.objects):
+        return []
+    suspension = suspension_for(verdict)
+    name = policy_name(bundle.name)
+    by_namespace: dict[str, list[Manifest]] = {}
+    for obj in bundle.objects:
+        by_namespace.setdefault(obj["metadata"].get("namespace") or "", []).append(obj)
+    policies = []
+    for namespace, objects in sorted(by_namespace.items()):
+        meta: Manifest = {"name": name, "labels": {BUNDLE_LABEL: bundle.name}}
+        kind = "ClusterPropagationPolicy"
+        if namespace:
+            meta["namespace"] = namespace
+            kind = "PropagationPolicy"
+        spec: Manifest = {
+            "resourceSelectors": [_selector(o) for o in sorted(objects, key=ObjectRef.of)],
+            "propagateDeps": True,
+            "placement": copy.deepcopy(placement),
+        }
+        if suspension:
+            spec["suspension"] = suspension
+        policies.append({"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec})
+    return policies
+
+
+def with_suspension(objects: tuple[Manifest, ...], verdict: BundleVerdict) -> list[Manifest]:
+    """The bundle's own policies carry the suspension too (others are returned as they are)."""
+    suspension = suspension_for(verdict)
+    out = []
+    for obj in objects:
+        if suspension and is_policy(obj):
+            obj = copy.deepcopy(obj)
+            spec = obj.setdefault("spec", {})
+            spec.pop("suspension", None)
+            spec["suspension"] = suspension
+        out.append(obj)
+    return out

@@ -1,0 +1,87 @@
+"""Plan and gate reports as JSON-ready data and as text tables. Pure."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from gitgate.model import ObjectRef
+from gitgate.plan import Plan
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    bundles = []
+    for item in plan.bundles:
+        verdict = item.verdict
+        bundles.append({
+            "name": item.bundle.name,
+            "source": {"path": item.bundle.source.path, "kind": str(item.bundle.source.kind)},
+            "verdict": str(verdict.verdict),
+            "reasons": [{**r.as_dict(), "until": _time(r.until)} for r in verdict.reasons],
+            "nextChange": _time(verdict.next_change),
+            "digest": verdict.digest,
+            "objects": [_ref_dict(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
+            "heldObjects": [str(r) for r in verdict.held_objects],
+            "policies": list(item.policies),
+        })
+    return {
+        "revision": plan.revision,
+        "at": _time(plan.at),
+        "bundles": bundles,
+        "errors": [p.as_dict() for p in plan.problems]
+        + [{"source": "gates", "file": g.file, "line": g.line, "reason": "InvalidGate",
+            "message": g.message} for g in plan.invalid_gates],
+    }
+
+
+def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
+    return {"apiVersion": api_version, "kind": ref.kind, "namespace": ref.namespace,
+            "name": ref.name}
+
+
+def table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                     for r in rows)
+
+
+def plan_table(plan: Plan) -> str:
+    rows = [["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "NEXT CHANGE", "DIGEST", "WHY"]]
+    for item in plan.bundles:
+        verdict = item.verdict
+        why = "; ".join(f"{r.file}: {r.reason}" for r in verdict.reasons) or "-"
+        rows.append([item.bundle.name, str(verdict.verdict), str(len(item.desired)),
+                     str(len(item.policies)), _time(verdict.next_change) or "-",
+                     verdict.digest[:12], why])
+    lines = [f"revision {plan.revision} at {_time(plan.at)}", table(rows)]
+    for problem in plan.problems:
+        lines.append(f"error: {problem.location()}: [{problem.reason}] {problem.message}")
+    for bad in plan.invalid_gates:
+        where = f"{bad.file}:{bad.line}" if bad.line else bad.file
+        lines.append(f"error: {where}: [InvalidGate] {bad.message} (every bundle is held)")
+    return "\n".join(lines) + "\n"
+
+
+def gates_document(plan: Plan) -> dict[str, Any]:
+    return {"at": _time(plan.at), "gates": [{
+        "name": s.gate.name, "file": s.gate.file, "action": str(s.gate.action),
+        "reason": s.gate.reason, "active": s.active, "covers": list(s.covers),
+        "until": _time(s.gate.until), "nextChange": _time(s.next_change),
+    } for s in plan.gates], "invalid": [{"file": g.file, "line": g.line, "message": g.message}
+                                         for g in plan.invalid_gates]}
+
+
+def gates_table(plan: Plan) -> str:
+    rows = [["GATE", "FILE", "ACTION", "ACTIVE", "COVERS", "NEXT CHANGE", "REASON"]]
+    for s in plan.gates:
+        rows.append([s.gate.name, s.gate.file, str(s.gate.action), "yes" if s.active else "no",
+                     ",".join(s.covers) or "(nothing)", _time(s.next_change) or "-",
+                     s.gate.reason])
+    lines = [table(rows)]
+    for bad in plan.invalid_gates:
+        lines.append(f"invalid: {bad.file}: {bad.message} (holds every bundle)")
+    return "\n".join(lines) + "\n"
