@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
@@ -25,7 +25,7 @@ def _window_cover(window: Window, now: datetime) -> tuple[datetime | None, datet
     zone = ZoneInfo(window.time_zone)
     local_now = now.astimezone(zone)
     covering_end: datetime | None = None
-    back = croniter(window.cron, local_now)
+    back = croniter(window.cron, local_now + timedelta(seconds=1))  # a start at `now` counts
     for _ in range(_MAX_STEPS):
         start = back.get_prev(datetime).astimezone(UTC)
         if start + window.duration <= now:
