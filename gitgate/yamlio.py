@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +30,15 @@ class YamlSyntaxError(ValueError):
 class Document:
     data: Any
     line: int  # 1-based line where the document's content starts
+    key_lines: dict[tuple[str, ...], int] | None = None  # mapping key path -> 1-based line
+
+    def line_of(self, path: tuple[str, ...]) -> int:
+        """The line of the deepest known key along `path` (the document start if none)."""
+        lines = self.key_lines or {}
+        for end in range(len(path), 0, -1):
+            if path[:end] in lines:
+                return lines[path[:end]]
+        return self.line
 
 
 def _reader() -> YAML:
@@ -53,13 +63,28 @@ def to_plain(value: Any) -> Any:
     return str(value)
 
 
+def _key_lines(data: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
+    lines: dict[tuple[str, ...], int] = {}
+    if isinstance(data, dict) and hasattr(data, "lc"):
+        for key, value in data.items():
+            path = (*prefix, str(key))
+            with contextlib.suppress(KeyError, TypeError):
+                lines[path] = data.lc.key(key)[0] + 1
+            lines.update(_key_lines(value, path))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            lines.update(_key_lines(value, (*prefix, str(index))))
+    return lines
+
+
 def _line_of(data: Any) -> int:
     lc = getattr(data, "lc", None)
     return (lc.line + 1) if lc is not None and lc.line is not None else 1
 
 
-def load_documents(text: str) -> Iterator[Document]:
-    """Yield every non-empty document of a multi-document YAML stream.
+def load_documents(text: str, *, key_lines: bool = False) -> Iterator[Document]:
+    """Yield every non-empty document of a multi-document YAML stream (with the line of every
+    mapping key when `key_lines` is set).
 
     Raises YamlSyntaxError with the 1-based line of the problem.
     """
@@ -67,7 +92,8 @@ def load_documents(text: str) -> Iterator[Document]:
         for data in _reader().load_all(io.StringIO(text)):
             if data is None:
                 continue
-            yield Document(to_plain(data), _line_of(data))
+            yield Document(to_plain(data), _line_of(data),
+                           _key_lines(data) if key_lines else None)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None

@@ -66,7 +66,11 @@ class InvalidGate:
 
 
 class GateSpecError(ValueError):
-    pass
+    """A gate that cannot be used; `path` is where in the document (for the line number)."""
+
+    def __init__(self, message: str, path: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.path = path
 
 
 def parse_duration(text: str) -> timedelta:
@@ -94,7 +98,9 @@ def parse_time(text: Any, what: str) -> datetime:
 def _unknown(data: dict[str, Any], allowed: set[str], where: str) -> None:
     extra = sorted(set(data) - allowed)
     if extra:
-        raise GateSpecError(f"unknown field(s) {', '.join(where + k for k in extra)}")
+        path = tuple(p for p in (where + extra[0]).replace("[", ".").replace("]", "").split("."))
+        raise GateSpecError(f"unknown field(s) {', '.join(where + k for k in extra)}; "
+                            f"allowed: {', '.join(sorted(allowed))}", path)
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:
@@ -201,7 +207,7 @@ def parse_gate_file(text: str | None, file: str) -> tuple[list[Gate], list[Inval
     if text is None:
         return [], [InvalidGate(file, "cannot read the gate file")]
     try:
-        documents = list(load_documents(text))
+        documents = list(load_documents(text, key_lines=True))
     except YamlSyntaxError as exc:
         return [], [InvalidGate(file, str(exc), exc.line)]
     gates: list[Gate] = []
@@ -209,10 +215,17 @@ def parse_gate_file(text: str | None, file: str) -> tuple[list[Gate], list[Inval
         try:
             gates.append(gate_from_data(doc.data, file))
         except GateSpecError as exc:
-            return [], [InvalidGate(file, str(exc), doc.line)]
+            path = exc.path or _path_in_message(str(exc))
+            return [], [InvalidGate(file, str(exc), doc.line_of(path))]
     if not gates:
         return [], [InvalidGate(file, "the gate file is empty; delete it to resume")]
     return gates, []
+
+
+def _path_in_message(message: str) -> tuple[str, ...]:
+    """Messages start with the field they are about (`spec.windows[0].cron ...`)."""
+    first = message.split(" ", 1)[0]
+    return tuple(p for p in first.replace("[", ".").replace("]", "").split(".") if p)
 
 
 def parse_gates(files: dict[str, str | None]) -> tuple[list[Gate], list[InvalidGate]]:

@@ -66,3 +66,17 @@ def test_duplicate_gate_names_across_files_are_invalid():
                                            ("45s", 45)])
 def test_durations(text, seconds):
     assert parse_duration(text).total_seconds() == seconds
+
+
+def test_errors_point_at_the_line_of_the_bad_field():
+    text = HEAD + """spec:
+  bundles: [a]
+  reason: r
+  windows:
+    - cron: "0 18 * * 5"
+      duration: 62h
+    - cron: "every friday"
+      duration: 1h
+"""
+    _, invalid = parse_gate_file(text, "gates/g.yaml")
+    assert invalid[0].line == 10 and "spec.windows[1].cron" in invalid[0].message

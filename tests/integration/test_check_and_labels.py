@@ -1,0 +1,101 @@
+"""`gitgate check` for CI, and pause labels set through each kind of source."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
+
+import pytest
+
+from gitgate.cli import main
+from gitgate.gate.evaluate import ReasonKind
+from gitgate.offline import plan_repo
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.integration
+
+
+def test_check_passes_on_the_examples_repo(tools, tmp_path, capsys):
+    report = tmp_path / "junit.xml"
+    assert main(["check", str(EXAMPLES), "--junit", str(report)]) == 0
+    suite = ET.parse(report).getroot().find("testsuite")
+    assert suite.get("failures") == "0" and int(suite.get("tests")) >= 7
+
+
+def test_check_fails_with_junit_for_a_malformed_gate(tools, make_repo, tmp_path, capsys):
+    root = make_repo({
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        "gates/bad.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: b}\n"
+                          "spec: {bundles: [a], reason: r, actoin: hold}\n",
+        "gates/orphan.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                             "metadata: {name: orphan}\nspec: {bundles: [nope], reason: r}\n",
+    })
+    report = tmp_path / "junit.xml"
+    assert main(["check", str(root), "--junit", str(report), "-o", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False
+    suite = ET.parse(report).getroot().find("testsuite")
+    failures = {case.get("name"): [f.get("message") for f in case.findall("failure")]
+                for case in suite.findall("testcase")}
+    assert failures["apps/a"] == []
+    assert "spec.actoin" in failures["gates/bad.yaml"][0]
+    assert "gates/bad.yaml:4" in failures["gates/bad.yaml"][0]
+    assert "matches no bundle" in failures["gates/orphan.yaml"][0]
+
+
+def test_a_malformed_gate_holds_every_bundle_in_plan(tools, make_repo, capsys):
+    root = make_repo({
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        "apps/b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+        "gates/bad.yaml": "this is: [not closed\n",
+    })
+    assert main(["plan", str(root), "-o", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert {b["verdict"] for b in doc["bundles"]} == {"held"}
+    assert doc["errors"][0]["file"] == "gates/bad.yaml"
+
+
+def test_pause_labels_from_helm_values_kustomize_labels_and_raw_files(tools, make_repo):
+    root = make_repo({
+        "chart/Chart.yaml": "apiVersion: v2\nname: chart\nversion: 0.1.0\n",
+        "chart/values.yaml": "extraLabels: {}\n",
+        "chart/bundle.yaml": "values: {extraLabels: {gitgate.io/paused: 'true'}}\n",
+        "chart/templates/cm.yaml": """
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: chart
+              labels: {{ toYaml .Values.extraLabels | nindent 4 }}
+        """,
+        "kust/kustomization.yaml": "resources: [cm.yaml]\n"
+                                   "commonLabels: {work.karmada.io/paused: 'true'}\n",
+        "kust/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kust}\n",
+        "raw/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: raw\n"
+                       "  labels: {gitgate.io/paused: 'true'}\n",
+        "open/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: open}\n",
+    })
+    plan = plan_repo(root, tools, datetime.now(UTC))
+    verdicts = {b.bundle.name: b.verdict for b in plan.bundles}
+    assert {n: str(v.verdict) for n, v in verdicts.items()} == {
+        "chart": "held", "kust": "held", "raw": "held", "open": "apply"}
+    labels = {n: v.reasons[0].gate for n, v in verdicts.items() if v.reasons}
+    assert labels == {"chart": "gitgate.io/paused", "kust": "work.karmada.io/paused",
+                      "raw": "gitgate.io/paused"}
+    assert all(v.reasons[0].kind is ReasonKind.LABEL for n, v in verdicts.items() if v.reasons)
+
+
+def test_examples_plan_shows_a_held_bundle_and_policies(tools, capsys):
+    main(["plan", str(EXAMPLES), "-o", "json", "--at", "2026-11-18T12:00:00Z"])
+    doc = json.loads(capsys.readouterr().out)
+    bundles = {b["name"]: b for b in doc["bundles"]}
+    assert bundles["podinfo"]["verdict"] == "held"
+    assert bundles["podinfo"]["reasons"][0]["file"] == "gates/podinfo-incident.yaml"
+    assert bundles["shop/payment"]["verdict"] == "suspended"
+    suspension = bundles["shop/payment"]["policies"][0]["spec"]["suspension"]
+    assert suspension == {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
+    assert bundles["guestbook"]["verdict"] == "apply"
+    assert bundles["guestbook"]["nextChange"] == "2026-11-20T17:00:00Z"
+    assert len(bundles["guestbook"]["digest"]) == 64
+    assert {o["kind"] for o in bundles["guestbook"]["objects"]} == {
+        "ConfigMap", "Deployment", "Service"}
