@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 
@@ -18,6 +18,13 @@ class _Constructor(RoundTripConstructor):
 
 
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp", RoundTripConstructor.construct_yaml_str)
+
+
+class _FastConstructor(SafeConstructor):
+    """Timestamps stay strings on the fast path too."""
+
+
+_FastConstructor.add_constructor("tag:yaml.org,2002:timestamp", SafeConstructor.construct_yaml_str)
 
 
 class YamlSyntaxError(ValueError):
@@ -82,12 +89,30 @@ def _line_of(data: Any) -> int:
     return (lc.line + 1) if lc is not None and lc.line is not None else 1
 
 
-def load_documents(text: str, *, key_lines: bool = False) -> Iterator[Document]:
-    """Yield every non-empty document of a multi-document YAML stream (with the line of every
-    mapping key when `key_lines` is set).
+def _fast_reader() -> YAML:
+    yaml = YAML(typ="safe")  # the C parser (ruamel.yaml.clib) where it is installed
+    yaml.Constructor = _FastConstructor
+    yaml.allow_duplicate_keys = False
+    return yaml
 
-    Raises YamlSyntaxError with the 1-based line of the problem.
+
+def load_documents(text: str, *, located: bool = False,
+                   key_lines: bool = False) -> Iterator[Document]:
+    """Yield every non-empty document of a multi-document YAML stream.
+
+    Without `located`, documents come from the fast safe loader and `line` is 0; ask again with
+    `located=True` for lines (and `key_lines=True` for the line of every mapping key). Raises
+    YamlSyntaxError with the 1-based line of the problem.
     """
+    if not (located or key_lines):
+        try:
+            fast = [Document(to_plain(d), 0) for d in _fast_reader().load_all(text)
+                    if d is not None]
+        except YAMLError:
+            fast = None  # the located path below reports the error with its line
+        if fast is not None:
+            yield from fast
+            return
     try:
         for data in _reader().load_all(io.StringIO(text)):
             if data is None:
@@ -107,7 +132,8 @@ def load_one(text: str) -> Any:
     """Load a single-document YAML file (config files); None when empty."""
     docs = list(load_documents(text))
     if len(docs) > 1:
-        raise YamlSyntaxError("expected one YAML document, found several", docs[1].line)
+        second = list(load_documents(text, located=True))[1].line
+        raise YamlSyntaxError("expected one YAML document, found several", second)
     return docs[0].data if docs else None
 
 

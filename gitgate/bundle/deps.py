@@ -122,16 +122,11 @@ def targets_workload(obj: Manifest, workload: Manifest) -> bool:
     return False
 
 
-def dependency_refs(workload: Manifest, objects: Iterable[Manifest]) -> set[ObjectRef]:
-    """Refs among `objects` that the workload uses (same namespace)."""
+def dependency_refs(workload: Manifest, present: set[ObjectRef]) -> set[ObjectRef]:
+    """Refs among `present` that the workload uses (core group, same namespace)."""
     namespace = _get(workload, "metadata", "namespace") or ""
-    wanted = used_refs(workload)
-    found = set()
-    for obj in objects:
-        ref = ObjectRef.of(obj)
-        if ref.group == "" and (ref.kind, ref.name) in wanted and ref.namespace == namespace:
-            found.add(ref)
-    return found
+    wanted = {ObjectRef("", kind, namespace, name) for kind, name in used_refs(workload)}
+    return wanted & present
 
 
 def exposing(workload: Manifest, objects: Iterable[Manifest]) -> list[Manifest]:

@@ -55,9 +55,10 @@ def split_by_app(base: str, objects: list[Manifest]) -> dict[ObjectRef, str]:
         assignment[ObjectRef.of(workload)] = f"{base}/{workload['metadata']['name']}"
     by_ref = {ObjectRef.of(o): o for o in objects}
     users: dict[ObjectRef, set[str]] = {}
+    present = set(by_ref)
     for workload in workloads:
         app = assignment[ObjectRef.of(workload)]
-        for ref in deps.dependency_refs(workload, objects):
+        for ref in deps.dependency_refs(workload, present):
             users.setdefault(ref, set()).add(app)
         for obj in deps.exposing(workload, objects):
             users.setdefault(ObjectRef.of(obj), set()).add(app)

@@ -176,7 +176,7 @@ def _with_dependency_holds(bundles: list[Bundle],
                            verdicts: dict[str, BundleVerdict]) -> dict[str, BundleVerdict]:
     """A held workload holds what it uses, even when another bundle defines it."""
     owner = {ObjectRef.of(o): b.name for b in bundles for o in b.objects}
-    all_objects = [o for b in bundles for o in b.objects]
+    present = set(owner)
     extra: dict[str, dict[ObjectRef, list[Reason]]] = {}
     for bundle in bundles:
         verdict = verdicts[bundle.name]
@@ -184,7 +184,7 @@ def _with_dependency_holds(bundles: list[Bundle],
             continue
         why = verdict.reasons[0]
         for workload in (o for o in bundle.objects if deps.is_workload(o)):
-            for ref in deps.dependency_refs(workload, all_objects):
+            for ref in deps.dependency_refs(workload, present):
                 other = owner.get(ref)
                 if other is None or other == bundle.name:
                     continue

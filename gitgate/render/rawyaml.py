@@ -21,11 +21,14 @@ def render_raw(source: Source, tree: RepoTree) -> tuple[list[Manifest], list[Pro
         except YamlSyntaxError as exc:
             problems.append(Problem(source.path, f"{exc}; fix the YAML syntax", file, exc.line))
             continue
-        for document in documents:
+        lines: list[int] | None = None
+        for index, document in enumerate(documents):
             for item in expand_lists([document.data]):
                 reason = invalid_reason(item)
                 if reason:
-                    problems.append(Problem(source.path, reason, file, document.line))
+                    if lines is None:  # only a broken file pays for locating its documents
+                        lines = [d.line for d in load_documents(text, located=True)]
+                    problems.append(Problem(source.path, reason, file, lines[index]))
                 else:
                     objects.append(item)  # type: ignore[arg-type]
     return objects, problems
