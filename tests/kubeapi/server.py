@@ -1,0 +1,85 @@
+"""Serve an ApiState over HTTP on loopback, for the real kubernetes client."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from tests.kubeapi.store import ApiState
+
+KARMADA_CRDS = Path(__file__).resolve().parents[3] / "shared" / "karmada-crds"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state: ApiState
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, payload = self.server.state.handle(self.command, self.path, headers, body)
+        if isinstance(payload, str):
+            data, content_type = payload.encode(), "text/plain; charset=utf-8"
+        else:
+            data, content_type = json.dumps(payload).encode(), "application/json"
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet test output
+        return
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, state: ApiState):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+
+
+class KubeApiEmulator:
+    """`with KubeApiEmulator() as api:` serves on http://127.0.0.1:<port>; `api.state` holds
+    objects, the request log and fault hooks."""
+
+    def __init__(self, *, karmada: bool = True, crd_establish_delay: float = 0.05):
+        self.state = ApiState(crd_establish_delay)
+        if karmada:
+            self.install_karmada_crds()
+        self._server = _Server(self.state)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def install_karmada_crds(self) -> None:
+        from ruamel.yaml import YAML
+        for file in sorted(KARMADA_CRDS.glob("policy.karmada.io_*.yaml")):
+            self.state.install_crd(YAML(typ="safe").load(file.read_text()))
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def write_kubeconfig(self, path: Path) -> Path:
+        path.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
+            "clusters": [{"name": "emulator", "cluster": {"server": self.url}}],
+            "users": [{"name": "tester", "user": {"token": "test-token-not-secret"}}],
+            "contexts": [{"name": "emulator",
+                          "context": {"cluster": "emulator", "user": "tester"}}],
+        }))
+        return path
+
+    def __enter__(self) -> KubeApiEmulator:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

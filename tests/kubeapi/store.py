@@ -1,0 +1,638 @@
+"""The emulated API server's state and request handling (no HTTP here; see server.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qs
+
+from tests.kubeapi import fields as F
+from tests.kubeapi.resources import BUILTIN, Resource, group_list, resource_list
+
+VERSION = {"major": "1", "minor": "36", "gitVersion": "v1.36.0-gitgate-emulator",
+           "platform": "linux/amd64"}
+NOT_FOUND_PAGE = "404 page not found\n"
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_NAME_MESSAGE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                 "characters, '-' or '.', and must start and end with an alphanumeric character "
+                 "(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+                 "(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_LABEL_MESSAGE = ("a valid label must be an empty string or consist of alphanumeric characters, "
+                  "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+                  "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+                  "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+KARMADA_POLICIES = {("policy.karmada.io", "PropagationPolicy"): "propagationpolicy",
+                    ("policy.karmada.io", "ClusterPropagationPolicy"): "clusterpropagationpolicy"}
+_KARMADA_FINALIZERS = {
+    "propagationpolicy": "karmada.io/propagation-policy-controller",
+    "clusterpropagationpolicy": "karmada.io/cluster-propagation-policy-controller"}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, body: Any):
+        super().__init__(str(body))
+        self.status = status
+        self.body = body
+
+
+def status_error(code: int, reason: str, message: str, details: dict | None = None) -> ApiError:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+    if details is not None:
+        body["details"] = details
+    return ApiError(code, body)
+
+
+def not_found(plural: str, name: str) -> ApiError:
+    return status_error(404, "NotFound", f'{plural} "{name}" not found',
+                        {"name": name, "kind": plural})
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Manager:
+    operation: str
+    api_version: str
+    time: str
+    fields: set[F.Path]
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    content_type: str | None
+    body: Any
+    user_agent: str = ""
+
+    @property
+    def is_write(self) -> bool:
+        return self.method in ("POST", "PUT", "PATCH", "DELETE") and self.query.get(
+            "dryRun") != "All"
+
+
+@dataclass
+class Stored:
+    obj: dict
+    managers: dict[str, Manager] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Target:
+    resource: Resource
+    namespace: str
+    name: str
+
+
+class ApiState:
+    """Objects, field managers and served resources of one emulated API server."""
+
+    def __init__(self, crd_establish_delay: float = 0.05):
+        self.lock = threading.RLock()
+        self.crd_establish_delay = crd_establish_delay
+        self.served: dict[tuple[str, str, str], Resource] = {
+            (r.group, r.version, r.plural): r for r in BUILTIN}
+        self.objects: dict[tuple[str, str, str, str], Stored] = {}
+        self.pending_crds: dict[str, float] = {}
+        self.resource_version = 1000
+        self.requests: list[Request] = []
+        self.faults: list = []  # callables(Request) -> None | (status, body)
+
+    # ---------------------------------------------------------------- routing
+    def handle(self, method: str, raw_path: str, headers: dict[str, str],
+               body: bytes) -> tuple[int, Any]:
+        path, _, query_string = raw_path.partition("?")
+        query = {k: v[-1] for k, v in parse_qs(query_string).items()}
+        content_type = (headers.get("content-type") or "").split(";")[0].strip() or None
+        parsed = _parse_body(body, content_type)
+        request = Request(method, path, query, content_type, parsed,
+                          headers.get("user-agent", ""))
+        with self.lock:
+            self.requests.append(request)
+            for fault in list(self.faults):
+                injected = fault(request)
+                if injected is not None:
+                    return injected
+            self._establish_due_crds()
+            try:
+                return self._route(request)
+            except ApiError as exc:
+                return exc.status, exc.body
+
+    def _route(self, request: Request) -> tuple[int, Any]:
+        parts = [p for p in request.path.split("/") if p]
+        if parts == ["version"]:
+            return 200, VERSION
+        if parts == ["api"]:
+            return 200, {"kind": "APIVersions", "versions": ["v1"],
+                         "serverAddressByClientCIDRs": [
+                             {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+        if parts == ["apis"]:
+            return 200, group_list(list(self.served.values()))
+        if parts[:1] == ["api"] and len(parts) >= 2:
+            group, version, rest = "", parts[1], parts[2:]
+        elif parts[:1] == ["apis"] and len(parts) >= 3:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise ApiError(404, NOT_FOUND_PAGE)
+        gv = f"{group}/{version}" if group else version
+        served = [r for (g, v, _), r in self.served.items() if (g, v) == (group, version)]
+        if not served:
+            raise ApiError(404, NOT_FOUND_PAGE)
+        if not rest:
+            return 200, resource_list(gv, served)
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        plural, name = rest[0], rest[1] if len(rest) > 1 else ""
+        if len(rest) > 2:
+            raise ApiError(404, NOT_FOUND_PAGE)  # subresources are not emulated
+        resource = self.served.get((group, version, plural))
+        if resource is None:
+            raise ApiError(404, NOT_FOUND_PAGE)
+        target = Target(resource, namespace if resource.namespaced else "", name)
+        method = request.method
+        if method == "GET":
+            return self._get(target, request) if name else self._list(target, request)
+        if method == "PATCH" and name:
+            if request.content_type == "application/apply-patch+yaml":
+                return self._apply(target, request)
+            return self._merge_patch(target, request)
+        if method == "POST" and not name:
+            return self._create(target, request)
+        if method == "PUT" and name:
+            return self._replace(target, request)
+        if method == "DELETE" and name:
+            return self._delete(target, request)
+        raise status_error(405, "MethodNotAllowed", f"{method} is not supported here")
+
+    # ---------------------------------------------------------------- helpers
+    def _key(self, target: Target, name: str | None = None) -> tuple[str, str, str, str]:
+        return (target.resource.group, target.resource.plural, target.namespace,
+                name if name is not None else target.name)
+
+    def _bump(self) -> str:
+        self.resource_version += 1
+        return str(self.resource_version)
+
+    def _check_namespace(self, target: Target) -> None:
+        if target.resource.namespaced and target.namespace and (
+                ("", "namespaces", "", target.namespace) not in self.objects):
+            raise status_error(404, "NotFound", f'namespaces "{target.namespace}" not found',
+                               {"name": target.namespace, "kind": "namespaces"})
+
+    def _invalid(self, target: Target, name: str, field_path: str, value: Any,
+                 detail: str) -> ApiError:
+        r = target.resource
+        kind = f"{r.kind}.{r.group}" if r.group else r.kind
+        shown = json.dumps(value) if isinstance(value, str) else str(value)
+        message = f'{kind} "{name}" is invalid: {field_path}: Invalid value: {shown}: {detail}'
+        details = {"name": name, "kind": r.kind,
+                   "causes": [{"reason": "FieldValueInvalid",
+                               "message": f"Invalid value: {shown}: {detail}",
+                               "field": field_path}]}
+        if r.group:
+            details = {"name": name, "group": r.group, "kind": r.kind,
+                       "causes": details["causes"]}
+        return status_error(422, "Invalid", message, details)
+
+    def _validate(self, target: Target, obj: dict) -> None:
+        meta = obj.get("metadata") or {}
+        name = meta.get("name", "")
+        if not _DNS_SUBDOMAIN.match(name) or len(name) > 253:
+            raise self._invalid(target, name, "metadata.name", name, _NAME_MESSAGE)
+        for value in (meta.get("labels") or {}).values():
+            if not isinstance(value, str) or not _LABEL_VALUE.match(value) or len(value) > 63:
+                raise self._invalid(target, name, "metadata.labels", value, _LABEL_MESSAGE)
+        if (target.resource.group, target.resource.kind) in KARMADA_POLICIES:
+            selectors = (obj.get("spec") or {}).get("resourceSelectors")
+            if not selectors:
+                raise self._invalid(target, name, "spec.resourceSelectors", 0,
+                                    "spec.resourceSelectors in body should have at least 1 "
+                                    "items")
+            suspension = (obj.get("spec") or {}).get("suspension") or {}
+            if suspension.get("dispatching") and (suspension.get("dispatchingOnClusters") or {}
+                                                  ).get("clusterNames"):
+                webhook = KARMADA_POLICIES[(target.resource.group, target.resource.kind)]
+                shown = json.dumps({"dispatching": suspension["dispatching"],
+                                    "dispatchingOnClusters": suspension["dispatchingOnClusters"]},
+                                   separators=(",", ":"))
+                raise status_error(403, "Forbidden", (
+                    f'admission webhook "{webhook}.karmada.io" denied the request: '
+                    f"spec.suspension.suspension: Invalid value: {shown}: suspension dispatching "
+                    "cannot co-exist with dispatchingOnClusters.clusterNames"))
+
+    def _mutate(self, target: Target, obj: dict, created: bool) -> None:
+        """What admission and the registry add: namespace labels, Karmada's defaults."""
+        meta = obj["metadata"]
+        kind = (target.resource.group, target.resource.kind)
+        if kind == ("", "Namespace"):
+            meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+            obj.setdefault("spec", {"finalizers": ["kubernetes"]})
+            obj.setdefault("status", {"phase": "Active"})
+        if kind in KARMADA_POLICIES:
+            prefix = KARMADA_POLICIES[kind]
+            labels = meta.setdefault("labels", {})
+            if created or f"{prefix}.karmada.io/permanent-id" not in labels:
+                labels.setdefault(f"{prefix}.karmada.io/permanent-id", str(uuid.uuid4()))
+            spec = obj.setdefault("spec", {})
+            for key, value in (("conflictResolution", "Abort"), ("preemption", "Never"),
+                               ("priority", 0), ("schedulerName", "default-scheduler")):
+                spec.setdefault(key, value)
+            meta.setdefault("finalizers", [_KARMADA_FINALIZERS[prefix]])
+
+    def _managed_fields(self, managers: dict[str, Manager]) -> list[dict]:
+        return [{"manager": name, "operation": m.operation, "apiVersion": m.api_version,
+                 "time": m.time, "fieldsType": "FieldsV1",
+                 "fieldsV1": F.to_fields_v1(m.fields)} for name, m in managers.items()]
+
+    def _render(self, stored: Stored) -> dict:
+        obj = copy.deepcopy(stored.obj)
+        obj["metadata"]["managedFields"] = self._managed_fields(stored.managers)
+        return obj
+
+    # ---------------------------------------------------------------- verbs
+    def _get(self, target: Target, request: Request) -> tuple[int, Any]:
+        stored = self.objects.get(self._key(target))
+        if stored is None:
+            raise not_found(target.resource.plural, target.name)
+        return 200, self._render(stored)
+
+    def _list(self, target: Target, request: Request) -> tuple[int, Any]:
+        selector = parse_selector(request.query.get("labelSelector", ""))
+        items = []
+        for (group, plural, namespace, _), stored in sorted(self.objects.items()):
+            if (group, plural) != (target.resource.group, target.resource.plural):
+                continue
+            if target.namespace and namespace != target.namespace:
+                continue
+            labels = stored.obj["metadata"].get("labels") or {}
+            if all(match(labels) for match in selector):
+                item = self._render(stored)
+                item.pop("apiVersion", None)
+                item.pop("kind", None)
+                items.append(item)
+        return 200, {"kind": f"{target.resource.kind}List",
+                     "apiVersion": target.resource.group_version,
+                     "metadata": {"resourceVersion": str(self.resource_version)}, "items": items}
+
+    def _apply(self, target: Target, request: Request) -> tuple[int, Any]:
+        manager = request.query.get("fieldManager")
+        if not manager:
+            raise status_error(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: '
+                               "fieldManager: Required value: is required for apply patch",
+                               {"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [
+                                   {"reason": "FieldValueRequired",
+                                    "message": "Required value: is required for apply patch",
+                                    "field": "fieldManager"}]})
+        config = request.body
+        if not isinstance(config, dict):
+            raise status_error(400, "BadRequest", "the apply patch is not an object")
+        body_name = (config.get("metadata") or {}).get("name")
+        if body_name != target.name:
+            raise status_error(400, "BadRequest", f"the name of the object ({body_name}) does "
+                               f"not match the name on the URL ({target.name})")
+        self._validate(target, {**config, "metadata": {**config.get("metadata", {}),
+                                                       "name": target.name}})
+        self._check_namespace(target)
+        force = request.query.get("force") == "true"
+        dry_run = request.query.get("dryRun") == "All"
+        key = self._key(target)
+        existing = self.objects.get(key)
+        builtin = target.resource in BUILTIN
+        new_fields = F.field_set(config, builtin, target.resource.deduced)
+        managers = copy.deepcopy(existing.managers) if existing else {}
+        live = copy.deepcopy(existing.obj) if existing else {}
+        conflicts: dict[str, list[F.Path]] = {}
+        for other, entry in managers.items():
+            if other == manager:
+                continue
+            for path in sorted(new_fields & entry.fields):
+                if F.get_at(live, path) != F.get_at(config, path):
+                    conflicts.setdefault(other, []).append(path)
+        if conflicts and not force:
+            raise _conflict_error(conflicts)
+        for other, paths in conflicts.items():
+            managers[other].fields -= set(paths)
+        previous = managers.get(manager)
+        if previous is not None:
+            others = set().union(*(m.fields for n, m in managers.items() if n != manager))
+            for path in sorted(previous.fields - new_fields, key=len, reverse=True):
+                if not F.covered(path[:-1] if path[-1] == "." else path, others):
+                    F.remove_at(live, path)
+        merged = F.merge(live, {k: v for k, v in config.items() if k != "status"}, None, builtin)
+        merged.setdefault("metadata", {})
+        merged["metadata"]["name"] = target.name
+        if target.namespace:
+            merged["metadata"]["namespace"] = target.namespace
+        managers[manager] = Manager("Apply", config.get("apiVersion", ""),
+                                    previous.time if previous and previous.fields == new_fields
+                                    else _now(), new_fields)
+        managers = {n: m for n, m in managers.items() if m.fields}
+        return self._store(target, key, existing, merged, managers, dry_run)
+
+    def _store(self, target: Target, key, existing: Stored | None, obj: dict,
+               managers: dict[str, Manager], dry_run: bool) -> tuple[int, Any]:
+        created = existing is None
+        self._mutate(target, obj, created)
+        self._validate(target, obj)
+        meta = obj["metadata"]
+        if existing is not None:
+            old = existing.obj
+            same_fields = {n: m.fields for n, m in existing.managers.items()} == {
+                n: m.fields for n, m in managers.items()}
+            if _content(old) == _content(obj) and same_fields:
+                return 200, self._render(existing)
+            for kept in ("uid", "creationTimestamp", "generation"):
+                if kept in old["metadata"]:
+                    meta[kept] = old["metadata"][kept]
+            if "spec" in obj and obj.get("spec") != old.get("spec"):
+                meta["generation"] = int(old["metadata"].get("generation", 0)) + 1
+        else:
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = _now()
+            if "spec" in obj and (target.resource.kind not in ("Namespace",)):
+                meta["generation"] = 1
+        stored = Stored(obj, managers)
+        if dry_run:
+            rendered = self._render(stored)
+            if created:
+                rendered["metadata"].pop("resourceVersion", None)
+            return (201 if created else 200), rendered
+        meta["resourceVersion"] = self._bump()
+        self.objects[key] = stored
+        self._karmada_claim()
+        if target.resource.kind == "CustomResourceDefinition" and created:
+            self.pending_crds[meta["name"]] = time.monotonic() + self.crd_establish_delay
+        return (201 if created else 200), self._render(stored)
+
+    def _merge_patch(self, target: Target, request: Request) -> tuple[int, Any]:
+        key = self._key(target)
+        existing = self.objects.get(key)
+        if existing is None:
+            raise not_found(target.resource.plural, target.name)
+        if not isinstance(request.body, dict):
+            raise status_error(400, "BadRequest", "the patch is not an object")
+        manager = request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
+        patched = _merge_patch(copy.deepcopy(existing.obj), request.body)
+        changed = {p for p in F.field_set(request.body)
+                   if F.get_at(existing.obj, p) != F.get_at(patched, p)}
+        managers = copy.deepcopy(existing.managers)
+        for entry in managers.values():
+            entry.fields -= changed
+        entry = managers.get(manager) or Manager("Update", patched.get("apiVersion", ""),
+                                                 _now(), set())
+        entry.fields |= {p for p in changed if F.get_at(patched, p) is not F.MISSING}
+        managers[manager] = entry
+        managers = {n: m for n, m in managers.items() if m.fields}
+        return self._store(target, key, existing, patched, managers,
+                           request.query.get("dryRun") == "All")
+
+    def _create(self, target: Target, request: Request) -> tuple[int, Any]:
+        obj = request.body
+        if not isinstance(obj, dict):
+            raise status_error(400, "BadRequest", "the body is not an object")
+        name = (obj.get("metadata") or {}).get("name", "")
+        named = Target(target.resource, target.namespace, name)
+        self._validate(named, obj)
+        self._check_namespace(named)
+        key = self._key(named)
+        if key in self.objects:
+            raise status_error(409, "AlreadyExists",
+                               f'{target.resource.plural} "{name}" already exists',
+                               {"name": name, "kind": target.resource.plural})
+        manager = request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
+        obj = copy.deepcopy(obj)
+        if target.namespace:
+            obj["metadata"]["namespace"] = target.namespace
+        managers = {manager: Manager("Update", obj.get("apiVersion", ""), _now(),
+                                     F.field_set(obj))}
+        return self._store(named, key, None, obj, managers, request.query.get("dryRun") == "All")
+
+    def _replace(self, target: Target, request: Request) -> tuple[int, Any]:
+        key = self._key(target)
+        existing = self.objects.get(key)
+        if existing is None:
+            raise not_found(target.resource.plural, target.name)
+        obj = copy.deepcopy(request.body)
+        manager = request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
+        managers = copy.deepcopy(existing.managers)
+        managers[manager] = Manager("Update", obj.get("apiVersion", ""), _now(),
+                                    F.field_set(obj))
+        return self._store(target, key, existing, obj, managers, False)
+
+    def _delete(self, target: Target, request: Request) -> tuple[int, Any]:
+        key = self._key(target)
+        stored = self.objects.get(key)
+        if stored is None:
+            raise not_found(target.resource.plural, target.name)
+        if request.query.get("dryRun") == "All":
+            return 200, self._render(stored)
+        rendered = self._render(stored)
+        del self.objects[key]
+        kind = target.resource.kind
+        options = request.body if isinstance(request.body, dict) else {}
+        if kind == "Namespace":
+            for other in [k for k in self.objects if k[2] == target.name]:
+                del self.objects[other]
+            rendered["status"] = {"phase": "Terminating"}
+        elif kind == "CustomResourceDefinition":
+            self._forget_crd(stored.obj)
+        elif options.get("propagationPolicy") != "Foreground":
+            return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                         "status": "Success", "details": {
+                             "name": target.name, "kind": target.resource.plural,
+                             "uid": stored.obj["metadata"]["uid"]}}
+        rendered["metadata"]["deletionTimestamp"] = _now()
+        rendered["metadata"]["resourceVersion"] = self._bump()
+        return 200, rendered
+
+    def _karmada_claim(self) -> None:
+        """Karmada's controller marks every resource template a policy selects with the
+        policy's permanent-id label and name annotations."""
+        for (group, plural, namespace, _), policy in list(self.objects.items()):
+            if group != "policy.karmada.io" or plural not in ("propagationpolicies",
+                                                               "clusterpropagationpolicies"):
+                continue
+            prefix = "propagationpolicy" if plural == "propagationpolicies" else \
+                "clusterpropagationpolicy"
+            meta = policy.obj["metadata"]
+            permanent_id = (meta.get("labels") or {}).get(f"{prefix}.karmada.io/permanent-id")
+            for selector in (policy.obj.get("spec") or {}).get("resourceSelectors") or []:
+                template = self._find(selector, namespace)
+                if template is None:
+                    continue
+                t_meta = template.obj["metadata"]
+                labels = t_meta.setdefault("labels", {})
+                if labels.get(f"{prefix}.karmada.io/permanent-id") == permanent_id:
+                    continue
+                labels[f"{prefix}.karmada.io/permanent-id"] = permanent_id
+                annotations = t_meta.setdefault("annotations", {})
+                annotations[f"{prefix}.karmada.io/name"] = meta["name"]
+                if namespace:
+                    annotations[f"{prefix}.karmada.io/namespace"] = namespace
+                template.managers["karmada-controller-manager"] = Manager(
+                    "Update", template.obj.get("apiVersion", ""), _now(), {
+                        ("f:metadata", "f:labels", f"f:{prefix}.karmada.io/permanent-id"),
+                        *{("f:metadata", "f:annotations", f"f:{k}")
+                          for k in annotations if k.startswith(prefix)}})
+                t_meta["resourceVersion"] = self._bump()
+
+    def _find(self, selector: dict, policy_namespace: str) -> Stored | None:
+        group = str(selector.get("apiVersion", "")).rpartition("/")[0]
+        for resource in self.served.values():
+            if (resource.group, resource.kind) == (group, selector.get("kind")):
+                namespace = (selector.get("namespace") or policy_namespace
+                             if resource.namespaced else "")
+                return self.objects.get((group, resource.plural, namespace,
+                                         selector.get("name", "")))
+        return None
+
+    # ---------------------------------------------------------------- CRDs
+    def install_crd(self, crd: dict) -> None:
+        """Serve a CRD at once, as a control plane that ships it (Karmada's policies)."""
+        with self.lock:
+            target = Target(self.served[("apiextensions.k8s.io", "v1",
+                                         "customresourcedefinitions")], "",
+                            crd["metadata"]["name"])
+            key = self._key(target)
+            obj = copy.deepcopy(crd)
+            obj["metadata"].update(uid=str(uuid.uuid4()), creationTimestamp=_now(),
+                                   resourceVersion=self._bump(), generation=1)
+            self.objects[key] = Stored(obj, {})
+            self._establish(obj)
+
+    def _establish_due_crds(self) -> None:
+        now = time.monotonic()
+        for name, due in list(self.pending_crds.items()):
+            if due <= now:
+                del self.pending_crds[name]
+                stored = self.objects.get(("apiextensions.k8s.io", "customresourcedefinitions",
+                                           "", name))
+                if stored is not None:
+                    self._establish(stored.obj)
+                    stored.obj["metadata"]["resourceVersion"] = self._bump()
+
+    def _establish(self, crd: dict) -> None:
+        spec = crd["spec"]
+        names = spec["names"]
+        for version in spec.get("versions", []):
+            schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
+            if version.get("served", True):
+                self.served[(spec["group"], version["name"], names["plural"])] = Resource(
+                    spec["group"], version["name"], names["kind"], names["plural"],
+                    spec.get("scope", "Namespaced") == "Namespaced",
+                    tuple(names.get("shortNames", [])),
+                    bool(schema.get("x-kubernetes-preserve-unknown-fields")))
+        when = _now()
+        crd["status"] = {"acceptedNames": {k: names[k] for k in ("plural", "singular", "kind",
+                                                                  "listKind") if k in names},
+                         "conditions": [
+                             {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                              "message": "no conflicts found", "lastTransitionTime": when},
+                             {"type": "Established", "status": "True",
+                              "reason": "InitialNamesAccepted",
+                              "message": "the initial names have been accepted",
+                              "lastTransitionTime": when}]}
+
+    def _forget_crd(self, crd: dict) -> None:
+        spec = crd["spec"]
+        for version in spec.get("versions", []):
+            self.served.pop((spec["group"], version["name"], spec["names"]["plural"]), None)
+        for key in [k for k in self.objects if (k[0], k[1]) == (spec["group"],
+                                                                 spec["names"]["plural"])]:
+            del self.objects[key]
+
+    # ---------------------------------------------------------------- for tests
+    def writes(self) -> list[Request]:
+        with self.lock:
+            return [r for r in self.requests if r.is_write]
+
+    def object(self, group: str, plural: str, namespace: str, name: str) -> dict | None:
+        with self.lock:
+            stored = self.objects.get((group, plural, namespace, name))
+            return self._render(stored) if stored else None
+
+
+def _content(obj: dict) -> dict:
+    meta = {k: v for k, v in obj["metadata"].items()
+            if k not in ("resourceVersion", "managedFields", "generation", "uid",
+                         "creationTimestamp")}
+    return {**obj, "metadata": meta}
+
+
+def _conflict_error(conflicts: dict[str, list[F.Path]]) -> ApiError:
+    total = sum(len(p) for p in conflicts.values())
+    causes = [{"reason": "FieldManagerConflict", "message": f'conflict with "{m}"',
+               "field": F.describe(p)} for m, paths in conflicts.items() for p in paths]
+    if total == 1:
+        (manager, (path,)), = conflicts.items()
+        message = f'Apply failed with 1 conflict: conflict with "{manager}": {F.describe(path)}'
+    else:
+        lines = []
+        for manager, paths in conflicts.items():
+            lines.append(f'conflicts with "{manager}":')
+            lines += [f"- {F.describe(p)}" for p in paths]
+        message = f"Apply failed with {total} conflicts: " + "\n".join(lines)
+    return status_error(409, "Conflict", message, {"causes": causes})
+
+
+def _merge_patch(target: Any, patch: Any) -> Any:
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge_patch(out.get(key), value)
+    return out
+
+
+def _parse_body(body: bytes, content_type: str | None) -> Any:
+    if not body:
+        return None
+    text = body.decode("utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        from ruamel.yaml import YAML
+        return YAML(typ="safe").load(text)
+
+
+def parse_selector(text: str) -> list:
+    """Label selector terms as predicates over a label dict (=, ==, !=, in, notin, exists)."""
+    terms = []
+    for raw in re.findall(r"[^,(]+(?:\([^)]*\))?", text):
+        term = raw.strip()
+        if term:
+            terms.append(_term(term))
+    return terms
+
+
+def _term(term: str):
+    m = re.match(r"^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$", term)
+    if m:
+        key, wanted = m.group(1), {v.strip() for v in m.group(3).split(",")}
+        inside = m.group(2) == "in"
+        return lambda labels: (labels.get(key) in wanted) == inside
+    m = re.match(r"^([\w./-]+)\s*(==|=|!=)\s*([\w.-]*)$", term)
+    if m:
+        key, op, value = m.groups()
+        return lambda labels: (labels.get(key) == value) != (op == "!=")
+    if term.startswith("!"):
+        absent = term[1:].strip()
+        return lambda labels: absent not in labels
+    return lambda labels: term in labels
