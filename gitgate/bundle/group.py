@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from gitgate.bundle import deps
 from gitgate.model import BUNDLE_LABEL, Manifest, ObjectRef, Problem, RenderedSource, Source
-from gitgate.render.post import with_bundle_label
+from gitgate.render.post import bundle_from_label, with_bundle_label
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def bundle_digest(objects: Iterable[Manifest]) -> str:
 def _label_override(obj: Manifest) -> str | None:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     value = labels.get(BUNDLE_LABEL)
-    return value if isinstance(value, str) and value else None
+    return bundle_from_label(value) if isinstance(value, str) and value else None
 
 
 def _single(owners: set[str]) -> str | None:

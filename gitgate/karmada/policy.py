@@ -9,6 +9,7 @@ import re
 from gitgate.bundle.group import Bundle
 from gitgate.gate.evaluate import BundleVerdict, Verdict
 from gitgate.model import BUNDLE_LABEL, Manifest, ObjectRef
+from gitgate.render.post import bundle_label_value
 
 API_VERSION = "policy.karmada.io/v1alpha1"
 GROUP = "policy.karmada.io"
@@ -17,7 +18,8 @@ _NOT_DNS = re.compile(r"[^a-z0-9.-]+")
 
 
 def policy_name(bundle: str) -> str:
-    name = _NOT_DNS.sub("-", f"gitgate-{bundle}".lower()).strip("-.")
+    """`gitgate-<bundle>`, '/' written '.' so that `shop/carts` and `shop-carts` differ."""
+    name = _NOT_DNS.sub("-", f"gitgate-{bundle}".lower().replace("/", ".")).strip("-.")
     return name[:253]
 
 
@@ -57,7 +59,7 @@ def generated_policies(bundle: Bundle, placement: Manifest | None,
         by_namespace.setdefault(obj["metadata"].get("namespace") or "", []).append(obj)
     policies = []
     for namespace, objects in sorted(by_namespace.items()):
-        meta: Manifest = {"name": name, "labels": {BUNDLE_LABEL: bundle.name}}
+        meta: Manifest = {"name": name, "labels": {BUNDLE_LABEL: bundle_label_value(bundle.name)}}
         kind = "ClusterPropagationPolicy"
         if namespace:
             meta["namespace"] = namespace

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Iterable
 
 from gitgate.model import BUNDLE_LABEL, Manifest
@@ -123,9 +124,23 @@ def default_namespace(objects: Iterable[Manifest], namespace: str,
     return out, warnings
 
 
+def bundle_label_value(bundle: str) -> str:
+    """Label values cannot hold '/': `shop/carts` is written `shop_carts` (bundle names never
+    hold '_'); names too long for a label value end in a short hash."""
+    value = bundle.replace("/", "_")
+    if len(value) > 63:
+        digest = hashlib.sha256(bundle.encode()).hexdigest()[:8]
+        value = value[:54].rstrip("-_.") + "-" + digest
+    return value
+
+
+def bundle_from_label(value: str) -> str:
+    return value.replace("_", "/")
+
+
 def with_bundle_label(obj: Manifest, bundle: str) -> Manifest:
     labelled = copy.deepcopy(obj)
     meta = labelled.setdefault("metadata", {})
     labels = meta.get("labels") or {}
-    meta["labels"] = {**labels, BUNDLE_LABEL: bundle}
+    meta["labels"] = {**labels, BUNDLE_LABEL: bundle_label_value(bundle)}
     return labelled

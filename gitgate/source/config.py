@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ _REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
                 "placement", "labels", "dependsOn", "split"}
 SPLIT_MODES = {"app"}
+_BUNDLE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,50}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,12 @@ def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> Bundl
         if path.startswith("/") or ".." in path.split("/"):
             raise ConfigError(f"{file}: {path!r} must be a path inside the bundle's folder",
                               file=file)
+    name = _optional_str(data.get("name"), file, "name")
+    if name is not None and not _BUNDLE_NAME.match(name):
+        raise ConfigError(f"{file}: name {name!r} must be lowercase letters, digits, '-' and '.' "
+                          "(it names Kubernetes objects)", file=file)
     return BundleOptions(
-        name=_optional_str(data.get("name"), file, "name"),
+        name=name,
         namespace=_optional_str(data.get("namespace"), file, "namespace") or repo.default_namespace,
         release_name=_optional_str(data.get("releaseName"), file, "releaseName"),
         values_files=_str_list(data.get("valuesFiles"), file, "valuesFiles"),

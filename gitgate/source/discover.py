@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 from gitgate.errors import ConfigError
@@ -43,7 +44,10 @@ def is_under(path: str, folder: str) -> bool:
 
 
 def bundle_name_for(path: str) -> str:
-    return "root" if path == "." else path.replace("/", "-")
+    """`apps/Payments_v2` -> `apps-payments-v2`: a name fit for Kubernetes object names."""
+    if path == ".":
+        return "root"
+    return re.sub(r"[^a-z0-9.-]+", "-", path.lower().replace("/", "-")).strip("-.") or "root"
 
 
 def _files_by_dir(files: frozenset[str]) -> dict[str, set[str]]:

@@ -74,7 +74,8 @@ def assert_same_as_tools(tools, root: Path) -> int:
             theirs[ObjectRef.of(obj)] = obj
         assert set(ours) == set(theirs), source.path
         for ref, obj in ours.items():
-            assert obj["metadata"]["labels"][BUNDLE_LABEL].startswith(source.bundle_name)
+            assert obj["metadata"]["labels"][BUNDLE_LABEL].startswith(
+                source.bundle_name.replace("/", "_"))
             assert without_bundle_label(obj) == without_bundle_label(theirs[ref]), str(ref)
         compared += len(ours)
     return compared

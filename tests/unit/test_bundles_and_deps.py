@@ -38,7 +38,8 @@ def test_each_service_is_its_own_bundle_with_what_it_uses(shop_bundles):
         "ConfigMap/frontend-config", "Deployment/frontend", "Ingress/shop", "Service/frontend"]
     assert names(shop_bundles["shop"]) == ["ConfigMap/shop-common", "ServiceAccount/shop"]
     for bundle in shop_bundles.values():
-        assert {o["metadata"]["labels"][BUNDLE_LABEL] for o in bundle.objects} == {bundle.name}
+        assert {o["metadata"]["labels"][BUNDLE_LABEL] for o in bundle.objects} == {
+            bundle.name.replace("/", "_")}
 
 
 def test_used_refs_cover_volumes_projected_env_pull_secrets_and_service_account():

@@ -18,8 +18,8 @@ def test_one_policy_per_namespace_and_one_cluster_policy():
     assert kinds == [("ClusterPropagationPolicy", None), ("PropagationPolicy", "ns"),
                      ("PropagationPolicy", "other")]
     ns_policy = policies[1]
-    assert ns_policy["metadata"]["name"] == "gitgate-shop-carts"
-    assert ns_policy["metadata"]["labels"] == {BUNDLE_LABEL: "shop/carts"}
+    assert ns_policy["metadata"]["name"] == "gitgate-shop.carts"
+    assert ns_policy["metadata"]["labels"] == {BUNDLE_LABEL: "shop_carts"}
     assert ns_policy["spec"]["propagateDeps"] is True
     assert ns_policy["spec"]["placement"] == PLACEMENT
     assert ns_policy["spec"]["resourceSelectors"] == [
@@ -54,4 +54,4 @@ def test_suspension_on_generated_and_own_policies():
 
 
 def test_policy_names_are_dns_names():
-    assert policy_name("Shop/Carts_v2") == "gitgate-shop-carts-v2"
+    assert policy_name("Shop/Carts_v2") == "gitgate-shop.carts-v2"

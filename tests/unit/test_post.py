@@ -49,8 +49,15 @@ def test_default_namespace_uses_builtin_table_and_repo_crds():
     assert len(warnings) == 1 and "Thing" in warnings[0]
 
 
+def test_bundle_label_values_are_valid_label_values():
+    assert post.bundle_label_value("shop/carts") == "shop_carts"
+    assert post.bundle_from_label("shop_carts") == "shop/carts"
+    long = post.bundle_label_value("a" * 40 + "/" + "b" * 40)
+    assert len(long) <= 63 and long[-9] == "-"
+
+
 def test_bundle_label_is_added_without_touching_the_input():
     original = cm("a", labels={"app": "x"})
     labelled = post.with_bundle_label(original, "shop/carts")
-    assert labelled["metadata"]["labels"] == {"app": "x", BUNDLE_LABEL: "shop/carts"}
+    assert labelled["metadata"]["labels"] == {"app": "x", BUNDLE_LABEL: "shop_carts"}
     assert original["metadata"]["labels"] == {"app": "x"}
