@@ -43,3 +43,29 @@ def tools() -> Tools:
     venv_bin = str(Path(os.sys.executable).parent)
     os.environ["PATH"] = venv_bin + os.pathsep + os.environ.get("PATH", "")
     return find_tools()
+
+
+# --------------------------------------------------------------------------- the API server
+# Integration tests talk HTTP to the emulator in tests/kubeapi; with GITGATE_TEST_KUBECONFIG
+# set they talk to that real cluster instead (the contract suite), in names unique to the run.
+
+@pytest.fixture
+def kube(tmp_path: Path):
+    import uuid
+
+    from gitgate.apply.kube import load_client
+    from tests.kubeapi.server import KubeApiEmulator
+    from tests.kubetarget import KubeTarget, RecordingKube, install_karmada_crds
+
+    run_id = "gg" + uuid.uuid4().hex[:8]
+    real = os.environ.get("GITGATE_TEST_KUBECONFIG")
+    if real:
+        cluster = RecordingKube(load_client(real))
+        install_karmada_crds(cluster)
+        target = KubeTarget(cluster, None, run_id)
+        yield target
+        target.cleanup()
+        return
+    with KubeApiEmulator() as emulator:
+        kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+        yield KubeTarget(RecordingKube(load_client(str(kubeconfig))), emulator, run_id)

@@ -1,0 +1,289 @@
+"""One apply pass over a small cluster port: staged server-side apply, skip-unchanged through
+the inventories, prune with a mass-delete guard, holds kept strictly (no write to a held
+bundle's objects), inventories written only when something changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from gitgate.apply import stages
+from gitgate.apply.inventory import (
+    DEFAULT_INSTANCE,
+    INSTANCE_LABEL,
+    INVENTORY_LABEL,
+    NAMESPACE,
+    PRUNE_ANNOTATION,
+    Diff,
+    Entry,
+    Inventory,
+    configmap_name,
+    diff,
+    entry_for,
+    from_configmap,
+    mass_prune,
+    system_namespace,
+    to_configmap,
+)
+from gitgate.errors import GitgateError
+from gitgate.gate.evaluate import Verdict
+from gitgate.model import Manifest, ObjectRef
+from gitgate.plan import BundlePlan, Plan
+
+
+class ClusterPort(Protocol):
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Manifest: ...
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
+    def list(self, api_version: str, kind: str, namespace: str = "",
+             label_selector: str = "") -> list[Manifest]: ...
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
+    def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    now: datetime
+    dry_run: bool = False
+    force_conflicts: bool = False
+    allow_mass_prune: bool = False
+    resync: timedelta = timedelta(minutes=10)
+    instance: str = DEFAULT_INSTANCE  # several gitgates on one API server keep apart
+
+
+@dataclass
+class BundleResult:
+    bundle: str
+    verdict: str
+    reason: str = ""
+    message: str = ""
+    applied: list[ObjectRef] = field(default_factory=list)
+    unchanged: int = 0
+    pruned: list[ObjectRef] = field(default_factory=list)
+    kept: list[ObjectRef] = field(default_factory=list)  # prune disabled by annotation
+    prune_failed: list[ObjectRef] = field(default_factory=list)
+    failed: bool = False
+
+
+@dataclass
+class PassResult:
+    revision: str
+    bundles: list[BundleResult]
+    prune_blocked: bool = False
+    inventories_written: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.prune_blocked and not any(b.failed for b in self.bundles)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def read_inventories(cluster: ClusterPort,
+                     instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
+    configmaps = cluster.list("v1", "ConfigMap", NAMESPACE,
+                              f"{INVENTORY_LABEL}=true,{INSTANCE_LABEL}={instance}")
+    inventories = [from_configmap(c) for c in configmaps]
+    return {inv.bundle: inv for inv in inventories}
+
+
+def _resync_due(previous: Inventory | None, options: ApplyOptions) -> bool:
+    if previous is None or not previous.last_full_apply:
+        return True
+    try:
+        last = datetime.fromisoformat(previous.last_full_apply.replace("Z", "+00:00"))
+    except ValueError:
+        return True
+    return options.now - last >= options.resync
+
+
+@dataclass
+class _Work:
+    plan: BundlePlan | None  # None for a bundle that left Git (only its inventory remains)
+    previous: Inventory | None
+    diff: Diff | None
+    result: BundleResult
+    entries: dict[ObjectRef, Entry]
+    resync: bool = False
+    wrote: bool = False
+
+
+def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
+             scope: Callable[[str], bool] | None = None) -> PassResult:
+    """Apply `plan`. With `scope`, only bundles it accepts are touched: an inventory outside it
+    is never taken for a bundle that left Git."""
+    inventories = read_inventories(cluster, options.instance)
+    order, order_problems = stages.bundle_order(
+        {b.bundle.name: b.bundle.source.options.depends_on for b in plan.bundles})
+    plans = {b.bundle.name: b for b in plan.bundles}
+    work: dict[str, _Work] = {}
+    for name in order:
+        item = plans[name]
+        previous = inventories.get(name)
+        verdict = item.verdict.verdict
+        result = BundleResult(name, str(verdict))
+        entries = dict(previous.by_ref()) if previous else {}
+        unit = _Work(item, previous, None, result, entries)
+        work[name] = unit
+        if verdict is Verdict.FAILED:
+            result.reason, result.failed = "RenderFailed", True
+            result.message = "; ".join(r.reason for r in item.verdict.reasons)
+        elif verdict is Verdict.HELD:
+            result.reason = "Held"
+            result.message = "; ".join(f"{r.file}: {r.reason}" for r in item.verdict.reasons)
+        elif name in order_problems:
+            result.reason, result.failed = "DependencyNotReady", True
+            result.message = order_problems[name]
+        else:
+            unit.resync = _resync_due(previous, options)
+            unit.diff = diff([*item.desired, *item.policies], previous, resync=unit.resync,
+                             keep=frozenset(item.verdict.held_objects))
+            result.unchanged = len(unit.diff.unchanged)
+    gone = {name: inv for name, inv in inventories.items()
+            if name not in plans and (scope is None or scope(name))}
+    prunes = sum(len(w.diff.to_prune) for w in work.values() if w.diff) + sum(
+        len(inv.entries) for inv in gone.values())
+    managed = sum(len(inv.entries) for inv in inventories.values())
+    blocked = mass_prune(prunes, managed) and not options.allow_mass_prune
+    _apply_stages(work, order, cluster, options)
+    if not options.dry_run:
+        for unit in work.values():
+            if unit.diff is not None and not unit.result.failed:
+                if blocked and unit.diff.to_prune:
+                    unit.result.reason = "PruneBlocked"
+                    unit.result.message = (f"{len(unit.diff.to_prune)} object(s) left Git, but "
+                                           f"this pass would delete {prunes} of the {managed} "
+                                           "objects gitgate manages; run with "
+                                           "--allow-mass-prune if that is intended")
+                elif not blocked:
+                    _prune(unit, unit.diff.to_prune, cluster)
+        if not blocked:
+            for name, inventory in gone.items():
+                orphan = _Work(None, inventory, None, BundleResult(name, "removed"),
+                               dict(inventory.by_ref()))
+                _prune(orphan, inventory.entries, cluster)
+                work_result = orphan.result
+                if not orphan.entries:
+                    cluster.delete("v1", "ConfigMap", NAMESPACE,
+                                   configmap_name(name, options.instance))
+                else:
+                    work_result.failed = True
+                    work_result.reason = "PruneFailed"
+                    _write_inventory(cluster, replace(inventory, entries=tuple(
+                        orphan.entries.values()), message=work_result.message))
+                work[name] = orphan
+    written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
+    results = [w.result for w in work.values()]
+    return PassResult(plan.revision, results, blocked, written)
+
+
+def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort,
+                  options: ApplyOptions) -> None:
+    staged = {name: stages.by_stage(w.diff.to_apply) for name, w in work.items() if w.diff}
+    for stage in stages.STAGES:
+        crds: list[str] = []
+        for name in order:
+            unit = work[name]
+            if unit.diff is None or unit.result.failed or unit.plan is None:
+                continue
+            needs = unit.plan.bundle.source.options.depends_on
+            blocking = [d for d in needs if d in work and work[d].result.failed]
+            if blocking:
+                unit.result.failed, unit.result.reason = True, "DependencyNotReady"
+                unit.result.message = f"depends on failed bundle(s) {', '.join(blocking)}"
+                continue
+            for obj in staged[name][stage]:
+                try:
+                    cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
+                except GitgateError as exc:
+                    unit.result.failed, unit.result.reason = True, "ApplyFailed"
+                    unit.result.message = exc.message
+                    break
+                ref = ObjectRef.of(obj)
+                unit.result.applied.append(ref)
+                unit.entries[ref] = entry_for(obj)
+                unit.wrote = True
+                if ref.kind == "CustomResourceDefinition":
+                    crds.append(ref.name)
+        if crds and not options.dry_run:
+            late = cluster.wait_established(crds)
+            for unit in work.values():
+                if late and not unit.result.failed and any(
+                        r.name in late for r in unit.result.applied):
+                    unit.result.failed, unit.result.reason = True, "ApplyFailed"
+                    unit.result.message = f"CRD(s) not established in time: {', '.join(late)}"
+
+
+def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
+    by_ref = {e.ref: e for e in entries}
+    manifests = [{"apiVersion": e.api_version, "kind": e.kind,
+                  "metadata": {"name": e.name, **({"namespace": e.namespace}
+                                                  if e.namespace else {})}}
+                 for e in by_ref.values()]
+    for obj in stages.prune_order(manifests):
+        ref = ObjectRef.of(obj)
+        entry = by_ref[ref]
+        try:
+            live = cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name)
+            annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+            if live is not None and annotations.get(PRUNE_ANNOTATION) == "disabled":
+                unit.result.kept.append(ref)
+            elif live is not None:
+                cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
+                unit.result.pruned.append(ref)
+            unit.entries.pop(ref, None)
+            unit.wrote = True
+        except GitgateError as exc:
+            unit.result.prune_failed.append(ref)
+            unit.result.failed, unit.result.reason = True, "PruneFailed"
+            unit.result.message = exc.message
+
+
+def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
+                       options: ApplyOptions) -> int:
+    now = _iso(options.now)
+    written = 0
+    namespace_ready = False
+    for name, unit in work.items():
+        if unit.plan is None:
+            continue
+        verdict = unit.plan.verdict
+        previous = unit.previous
+        state = "failed" if unit.result.failed else str(verdict.verdict)
+        all_applied = (unit.diff is not None and unit.resync and not unit.result.failed)
+        inventory = Inventory(
+            bundle=name,
+            entries=tuple(unit.entries[r] for r in sorted(unit.entries)),
+            revision=plan.revision, digest=verdict.digest, verdict=state,
+            reasons=tuple(_reason_dict(r) for r in verdict.reasons),
+            message=(f"{unit.result.reason}: {unit.result.message}" if unit.result.message
+                     else unit.result.reason or "Applied"),
+            since=previous.since if previous and previous.verdict == state else now,
+            last_applied=now if unit.wrote else (previous.last_applied if previous else ""),
+            last_full_apply=now if all_applied else (previous.last_full_apply
+                                                     if previous else ""),
+            instance=options.instance)
+        if previous is not None and previous.status_key() == inventory.status_key() and not (
+                all_applied and unit.wrote):
+            continue
+        if not namespace_ready:
+            if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
+                cluster.apply(system_namespace())
+            namespace_ready = True
+        _write_inventory(cluster, inventory)
+        written += 1
+    return written
+
+
+def _write_inventory(cluster: ClusterPort, inventory: Inventory) -> None:
+    cluster.apply(to_configmap(inventory))
+
+
+def _reason_dict(reason) -> dict:
+    out = reason.as_dict()
+    if reason.until is not None:
+        out["until"] = _iso(reason.until)
+    return out

@@ -1,0 +1,145 @@
+"""Per-bundle inventory: what gitgate last applied (object refs with content hashes), kept in a
+ConfigMap `gitgate-<bundle>` in `gitgate-system`. Pure encoding and diffing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from gitgate.model import Manifest, ObjectRef
+
+NAMESPACE = "gitgate-system"
+INVENTORY_LABEL = "gitgate.io/inventory"
+INSTANCE_LABEL = "gitgate.io/instance"
+DEFAULT_INSTANCE = "default"
+SKIP_PROPAGATION = "namespace.karmada.io/skip-auto-propagation"
+PRUNE_ANNOTATION = "gitgate.io/prune"
+
+
+@dataclass(frozen=True)
+class Entry:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    hash: str
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.api_version.rpartition("/")[0], self.kind, self.namespace,
+                         self.name)
+
+    def as_dict(self) -> dict[str, str]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace,
+                "name": self.name, "hash": self.hash}
+
+
+@dataclass(frozen=True)
+class Inventory:
+    bundle: str
+    entries: tuple[Entry, ...] = ()
+    revision: str = ""
+    digest: str = ""
+    verdict: str = ""
+    reasons: tuple[dict[str, Any], ...] = ()
+    message: str = ""
+    since: str = ""
+    last_applied: str = ""
+    last_full_apply: str = ""
+    instance: str = DEFAULT_INSTANCE
+
+    def by_ref(self) -> dict[ObjectRef, Entry]:
+        return {e.ref: e for e in self.entries}
+
+    def status_key(self) -> tuple:
+        """What a status write would change (times excluded)."""
+        return (self.entries, self.revision, self.digest, self.verdict,
+                json.dumps(self.reasons, sort_keys=True), self.message)
+
+
+def content_hash(obj: Manifest) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+                          ).hexdigest()
+
+
+def entry_for(obj: Manifest) -> Entry:
+    ref = ObjectRef.of(obj)
+    return Entry(obj["apiVersion"], ref.kind, ref.namespace, ref.name, content_hash(obj))
+
+
+def configmap_name(bundle: str, instance: str = DEFAULT_INSTANCE) -> str:
+    """`gitgate-<bundle>`; another gitgate instance on the same API server adds its name."""
+    prefix = "gitgate-" if instance == DEFAULT_INSTANCE else f"gitgate-{instance}."
+    return prefix + bundle.replace("/", ".")
+
+
+def to_configmap(inventory: Inventory) -> Manifest:
+    data = {
+        "bundle": inventory.bundle, "revision": inventory.revision, "digest": inventory.digest,
+        "verdict": inventory.verdict, "reasons": json.dumps(list(inventory.reasons)),
+        "message": inventory.message, "since": inventory.since,
+        "lastApplied": inventory.last_applied, "lastFullApply": inventory.last_full_apply,
+        "objects": json.dumps([e.as_dict() for e in inventory.entries], sort_keys=True),
+    }
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
+                         "namespace": NAMESPACE,
+                         "labels": {INVENTORY_LABEL: "true", INSTANCE_LABEL: inventory.instance,
+                                    "app.kubernetes.io/managed-by": "gitgate"}},
+            "data": data}
+
+
+def from_configmap(configmap: Manifest) -> Inventory:
+    data = configmap.get("data") or {}
+    entries = tuple(Entry(e["apiVersion"], e["kind"], e.get("namespace", ""), e["name"],
+                          e.get("hash", "")) for e in json.loads(data.get("objects") or "[]"))
+    return Inventory(
+        bundle=data.get("bundle", configmap["metadata"]["name"].removeprefix("gitgate-")),
+        entries=entries, revision=data.get("revision", ""), digest=data.get("digest", ""),
+        verdict=data.get("verdict", ""), reasons=tuple(json.loads(data.get("reasons") or "[]")),
+        message=data.get("message", ""), since=data.get("since", ""),
+        last_applied=data.get("lastApplied", ""),
+        last_full_apply=data.get("lastFullApply", ""),
+        instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
+                                                                  DEFAULT_INSTANCE))
+
+
+def system_namespace() -> Manifest:
+    """gitgate's own namespace, kept out of Karmada's automatic namespace propagation."""
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": NAMESPACE, "labels": {SKIP_PROPAGATION: "true"}}}
+
+
+@dataclass(frozen=True)
+class Diff:
+    to_apply: tuple[Manifest, ...]
+    unchanged: tuple[Manifest, ...]
+    to_prune: tuple[Entry, ...]
+
+
+def diff(desired: list[Manifest], previous: Inventory | None, *, resync: bool,
+         keep: frozenset[ObjectRef] = frozenset()) -> Diff:
+    """What to send (changed, new, or everything on resync), what is unchanged, and what left
+    Git (to prune). Objects in `keep` (held through a dependency) are neither sent nor pruned."""
+    old = previous.by_ref() if previous else {}
+    to_apply, unchanged = [], []
+    wanted = set()
+    for obj in desired:
+        ref = ObjectRef.of(obj)
+        wanted.add(ref)
+        if ref in keep:
+            continue
+        entry = old.get(ref)
+        if resync or entry is None or entry.hash != content_hash(obj):
+            to_apply.append(obj)
+        else:
+            unchanged.append(obj)
+    to_prune = tuple(e for ref, e in sorted(old.items()) if ref not in wanted and ref not in keep)
+    return Diff(tuple(to_apply), tuple(unchanged), to_prune)
+
+
+def mass_prune(prunes: int, managed: int) -> bool:
+    """More than half of everything gitgate manages, or all of it, is going away."""
+    return managed > 0 and prunes > 0 and (prunes * 2 > managed or prunes == managed)

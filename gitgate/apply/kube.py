@@ -1,0 +1,225 @@
+"""The Kubernetes API edge: the only module that imports `kubernetes`.
+
+Requests go through the official client's ApiClient (auth, TLS, kubeconfig handling); writes
+are server-side apply patches (`application/apply-patch+yaml`, field manager `gitgate`).
+Discovery (GVK -> resource and scope) is cached and refreshed after CRDs are applied.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from gitgate.errors import GitgateError
+from gitgate.model import Manifest, ObjectRef
+
+FIELD_MANAGER = "gitgate"
+_CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
+
+
+class KubeError(GitgateError):
+    """An API error that names the object; `status` and `api_reason` come from the server."""
+
+    reason = "ApplyFailed"
+
+    def __init__(self, message: str, *, status: int = 0, api_reason: str = "",
+                 conflict_with: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.status = status
+        self.api_reason = api_reason
+        self.conflict_with = conflict_with
+
+
+@dataclass(frozen=True)
+class ApiResource:
+    group_version: str
+    plural: str
+    namespaced: bool
+
+
+def load_client(kubeconfig: str | None = None, context: str | None = None) -> k8s.ApiClient:
+    """A client from --kubeconfig/--context, $KUBECONFIG, ~/.kube/config, or in-cluster."""
+    try:
+        if kubeconfig or context:
+            return k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
+        try:
+            return k8s_config.new_client_from_config()
+        except (ConfigException, FileNotFoundError):
+            configuration = k8s.Configuration()
+            k8s_config.load_incluster_config(client_configuration=configuration)
+            return k8s.ApiClient(configuration)
+    except (ConfigException, FileNotFoundError) as exc:
+        raise GitgateError(f"cannot load a kubeconfig ({exc}); pass --kubeconfig or set "
+                           "KUBECONFIG") from None
+
+
+class KubeCluster:
+    """Reads and writes Kubernetes objects by manifest."""
+
+    def __init__(self, api: k8s.ApiClient, *, timeout: float = 30.0):
+        self.api = api
+        self.timeout = timeout
+        self._discovery: dict[str, dict[str, ApiResource]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ transport
+    def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
+                body: Any = None, content_type: str | None = None) -> tuple[int, Any]:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        params = self.api.param_serialize(
+            method=method, resource_path=path,
+            query_params=list((query or {}).items()), header_params=headers, body=body,
+            auth_settings=["BearerToken"])
+        try:
+            response = self.api.call_api(*params, _request_timeout=self.timeout)
+            response.read()
+            status, raw = response.status, response.data
+        except ApiException as exc:
+            status, raw = exc.status, exc.body
+        except Exception as exc:  # urllib3 connection errors: name the server, not secrets
+            raise KubeError(f"cannot reach the API server: {type(exc).__name__}") from None
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (raw or "")
+        try:
+            return status, json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return status, text
+
+    # ------------------------------------------------------------ discovery
+    def _resources(self, group_version: str) -> dict[str, ApiResource]:
+        with self._lock:
+            cached = self._discovery.get(group_version)
+        if cached is not None:
+            return cached
+        path = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+        status, body = self.request("GET", path)
+        found: dict[str, ApiResource] = {}
+        if status == 200 and isinstance(body, dict):
+            for resource in body.get("resources", []):
+                if "/" not in resource["name"]:
+                    found[resource["kind"]] = ApiResource(group_version, resource["name"],
+                                                          bool(resource["namespaced"]))
+        with self._lock:
+            if found:
+                self._discovery[group_version] = found
+        return found
+
+    def refresh_discovery(self) -> None:
+        with self._lock:
+            self._discovery.clear()
+
+    def resource_for(self, api_version: str, kind: str) -> ApiResource:
+        resource = self._resources(api_version).get(kind)
+        if resource is None:
+            raise KubeError(f"the API server does not serve {kind} in {api_version} (is its "
+                            "CRD installed and established?)", status=404, api_reason="NotFound")
+        return resource
+
+    def path_for(self, api_version: str, kind: str, namespace: str, name: str = "") -> str:
+        resource = self.resource_for(api_version, kind)
+        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        if resource.namespaced:
+            if not namespace:
+                raise KubeError(f"{kind} {name} needs a namespace")
+            base += f"/namespaces/{quote(namespace)}"
+        base += f"/{resource.plural}"
+        return base + (f"/{quote(name)}" if name else "")
+
+    # ------------------------------------------------------------ verbs
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Manifest:
+        ref = ObjectRef.of(obj)
+        meta = obj["metadata"]
+        path = self.path_for(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
+                             meta["name"])
+        query = {"fieldManager": FIELD_MANAGER}
+        if force:
+            query["force"] = "true"
+        if dry_run:
+            query["dryRun"] = "All"
+        status, body = self.request("PATCH", path, query=query, body=obj,
+                                    content_type="application/apply-patch+yaml")
+        if status >= 300:
+            raise self._error(ref, "apply", status, body)
+        return body
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
+        status, body = self.request("GET", self.path_for(api_version, kind, namespace, name))
+        if status == 404:
+            return None
+        if status >= 300:
+            raise self._error(ObjectRef(api_version.rpartition("/")[0], kind, namespace, name),
+                              "read", status, body)
+        return body
+
+    def list(self, api_version: str, kind: str, namespace: str = "",
+             label_selector: str = "") -> list[Manifest]:
+        query = {"labelSelector": label_selector} if label_selector else {}
+        status, body = self.request("GET", self.path_for(api_version, kind, namespace),
+                                    query=query)
+        if status == 404:
+            return []
+        if status >= 300:
+            raise KubeError(f"cannot list {kind}: {self._message(body)}", status=status)
+        items = body.get("items", [])
+        for item in items:
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind)
+        return items
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
+        """True when deleted, False when it was already gone."""
+        path = self.path_for(api_version, kind, namespace, name)
+        status, body = self.request("DELETE", path, body={
+            "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
+            content_type="application/json")
+        if status == 404:
+            return False
+        if status >= 300:
+            raise self._error(ObjectRef(api_version.rpartition("/")[0], kind, namespace, name),
+                              "delete", status, body)
+        return True
+
+    def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
+        """Wait until the CRDs are Established; returns those that are not in time."""
+        deadline = time.monotonic() + timeout
+        pending = list(crd_names)
+        while pending and time.monotonic() < deadline:
+            for name in list(pending):
+                crd = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+                conditions = ((crd or {}).get("status") or {}).get("conditions") or []
+                if any(c.get("type") == "Established" and c.get("status") == "True"
+                       for c in conditions):
+                    pending.remove(name)
+            if pending:
+                time.sleep(0.1)
+        self.refresh_discovery()
+        return pending
+
+    # ------------------------------------------------------------ errors
+    @staticmethod
+    def _message(body: Any) -> str:
+        if isinstance(body, dict):
+            return str(body.get("message") or body.get("reason") or body)
+        return str(body).strip()[:300]
+
+    def _error(self, ref: ObjectRef, verb: str, status: int, body: Any) -> KubeError:
+        message = self._message(body)
+        api_reason = body.get("reason", "") if isinstance(body, dict) else ""
+        owners = tuple(dict.fromkeys(_CONFLICT.findall(message))) if status == 409 else ()
+        hint = ""
+        if owners:
+            hint = (f"; field manager {', '.join(owners)} owns these fields: change it there, "
+                    "or run with --force-conflicts to take them over")
+        return KubeError(f"{verb} {ref} failed ({status} {api_reason}): {message}{hint}",
+                         status=status, api_reason=api_reason, conflict_with=owners)

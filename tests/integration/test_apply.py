@@ -1,0 +1,279 @@
+"""Apply passes against the API emulator over real HTTP with the official client (or against
+a real cluster with GITGATE_TEST_KUBECONFIG): staging, skip-unchanged, prune, holds, suspend,
+conflicts."""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from gitgate.apply.engine import ApplyOptions
+from gitgate.reconcile import reconcile_once
+from tests.conftest import write_files
+
+pytestmark = pytest.mark.integration
+NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
+PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
+
+
+def cm(name: str, ns: str, data: str = "v1", annotations: str = "") -> str:
+    extra = f"\n  annotations: {{{annotations}}}" if annotations else ""
+    return textwrap.dedent(f"""\
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: {name}
+          namespace: {ns}""") + extra + f"\ndata: {{value: '{data}'}}\n"
+
+
+def deployment(name: str, ns: str, image: str = "web:1") -> str:
+    return textwrap.dedent(f"""\
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: {name}, namespace: {ns}}}
+        spec:
+          selector: {{matchLabels: {{app: {name}}}}}
+          template:
+            metadata: {{labels: {{app: {name}}}}}
+            spec:
+              containers:
+                - name: {name}
+                  image: {image}
+                  envFrom: [{{configMapRef: {{name: {name}-config}}}}]
+        """)
+
+
+class Repo:
+    """A gitgate repo in a temp folder with three bundles: <run>-ns, <run>-web, <run>-db."""
+
+    def __init__(self, root: Path, kube):
+        self.root, self.kube, self.run = root, kube, kube.run_id
+        self.web_ns, self.db_ns = kube.ns("web"), kube.ns("db")
+        write_files(root, {
+            "gitgate.yaml": PLACEMENT,
+            "ns/bundle.yaml": f"name: {self.run}-ns\n",
+            "ns/namespaces.yaml": "".join(
+                f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n"
+                for n in (self.web_ns, self.db_ns)),
+            "web/bundle.yaml": f"name: {self.run}-web\ndependsOn: [{self.run}-ns]\n"
+                               "labels: {tier: web}\n",
+            "web/app.yaml": deployment("web", self.web_ns) + cm("web-config", self.web_ns)
+            + "".join(cm(f"extra-{i}", self.web_ns) for i in range(4)),
+            "db/bundle.yaml": f"name: {self.run}-db\n",
+            "db/app.yaml": cm("db-config", self.db_ns) + deployment("db", self.db_ns),
+        })
+
+    def write(self, files: dict[str, str]) -> None:
+        write_files(self.root, files)
+
+    def remove(self, rel: str) -> None:
+        (self.root / rel).unlink()
+
+    def apply(self, tools, at: datetime = NOW, **options):
+        self.kube.cluster.forget()
+        return reconcile_once(self.root, tools, self.kube.cluster,
+                              ApplyOptions(now=at, instance=self.run, **options))[1]
+
+    def live(self, api_version: str, kind: str, namespace: str, name: str):
+        return self.kube.cluster.get(api_version, kind, namespace, name)
+
+
+@pytest.fixture
+def repo(tmp_path, kube) -> Repo:
+    return Repo(tmp_path / "repo", kube)
+
+
+def result_of(result, suffix: str):
+    return next(b for b in result.bundles if b.bundle.endswith(suffix))
+
+
+def test_first_apply_creates_everything_in_stage_order(repo, tools, kube):
+    result = repo.apply(tools)
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles]
+    writes = [p for m, p in kube.bundle_writes()]
+    position = {p.rsplit("/", 1)[-1]: i for i, p in enumerate(writes)}
+    assert position[repo.web_ns] < position["web"] and position[repo.db_ns] < position["db"]
+    policies = [i for i, p in enumerate(writes) if "propagationpolicies" in p]
+    templates = [i for i, p in enumerate(writes) if "/configmaps/" in p or "/deployments/" in p]
+    assert policies and min(policies) > max(templates)
+    web = repo.live("apps/v1", "Deployment", repo.web_ns, "web")
+    assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
+    assert web["metadata"]["labels"]["gitgate.io/bundle"] == f"{repo.run}-web"
+    policy = repo.live("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.web_ns,
+                       f"gitgate-{repo.run}-web")
+    assert policy["spec"]["propagateDeps"] is True and "suspension" not in policy["spec"]
+    assert {s["name"] for s in policy["spec"]["resourceSelectors"]} == {
+        "web", "web-config", "extra-0", "extra-1", "extra-2", "extra-3"}
+    inventory = repo.live("v1", "ConfigMap", "gitgate-system",
+                          f"gitgate-{repo.run}.{repo.run}-web")
+    assert inventory["data"]["verdict"] == "apply" and '"name": "web"' in inventory["data"][
+        "objects"]
+    ns = repo.live("v1", "Namespace", "", "gitgate-system")
+    assert ns["metadata"]["labels"]["namespace.karmada.io/skip-auto-propagation"] == "true"
+
+
+def test_crds_are_applied_first_and_established_before_their_objects(repo, tools, kube):
+    group = f"{repo.run}.example.com"
+    repo.write({"widgets/bundle.yaml": f"name: {repo.run}-widgets\n", "widgets/all.yaml": f"""
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata: {{name: widgets.{group}}}
+        spec:
+          group: {group}
+          scope: Namespaced
+          names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
+          versions:
+            - name: v1
+              served: true
+              storage: true
+              schema:
+                openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+        ---
+        apiVersion: {group}/v1
+        kind: Widget
+        metadata: {{name: w1, namespace: {repo.web_ns}}}
+        spec: {{size: 3}}
+    """})
+    try:
+        result = repo.apply(tools)
+        assert result.ok, [(b.bundle, b.message) for b in result.bundles]
+        assert repo.live(f"{group}/v1", "Widget", repo.web_ns, "w1")["spec"] == {"size": 3}
+        writes = [p for _, p in kube.bundle_writes()]
+        crd = next(i for i, p in enumerate(writes) if "customresourcedefinitions" in p)
+        widget = next(i for i, p in enumerate(writes) if p.endswith("/widgets/w1"))
+        assert crd < widget
+    finally:
+        kube.cluster.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                            f"widgets.{group}")
+
+
+def test_second_pass_without_change_writes_nothing(repo, tools, kube):
+    repo.apply(tools)
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result.ok and kube.cluster.writes() == []
+    if kube.emulator is not None:
+        before = len(kube.emulator.state.writes())
+        repo.apply(tools, NOW + timedelta(minutes=2))
+        assert len(kube.emulator.state.writes()) == before
+
+
+def test_only_the_changed_object_is_written_and_resync_rewrites_all(repo, tools, kube):
+    repo.apply(tools)
+    repo.write({"db/app.yaml": cm("db-config", repo.db_ns, "v2") + deployment("db", repo.db_ns)})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result.ok
+    assert kube.bundle_writes() == [
+        ("PATCH", f"/api/v1/namespaces/{repo.db_ns}/configmaps/db-config")]
+    assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v2"}
+    repo.apply(tools, NOW + timedelta(minutes=11))
+    assert len(kube.bundle_writes()) >= 10  # the periodic resync re-applies every open object
+
+
+def test_removed_object_is_pruned_and_prune_disabled_survives(repo, tools, kube):
+    repo.write({"web/keep.yaml": cm("keep-me", repo.web_ns, annotations="gitgate.io/prune: "
+                                                                         "disabled")})
+    repo.apply(tools)
+    repo.write({"web/app.yaml": deployment("web", repo.web_ns) + cm("web-config", repo.web_ns)
+                + "".join(cm(f"extra-{i}", repo.web_ns) for i in range(3))})
+    repo.remove("web/keep.yaml")
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles]
+    web = result_of(result, "-web")
+    assert [r.name for r in web.pruned] == ["extra-3"] and [r.name for r in web.kept] == [
+        "keep-me"]
+    assert ("DELETE", f"/api/v1/namespaces/{repo.web_ns}/configmaps/extra-3") in \
+        kube.bundle_writes()
+    assert repo.live("v1", "ConfigMap", repo.web_ns, "extra-3") is None
+    assert repo.live("v1", "ConfigMap", repo.web_ns, "keep-me") is not None
+    assert not [w for w in kube.bundle_writes() if "keep-me" in w[1]]
+
+
+def test_mass_prune_is_blocked_until_allowed(repo, tools, kube):
+    repo.apply(tools)
+    repo.remove("web/app.yaml")
+    repo.remove("db/app.yaml")
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result.prune_blocked and not result.ok
+    assert "--allow-mass-prune" in result_of(result, "-web").message
+    assert [w for w in kube.bundle_writes() if w[0] == "DELETE"] == []
+    assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
+    result = repo.apply(tools, NOW + timedelta(minutes=2), allow_mass_prune=True)
+    assert not result.prune_blocked
+    assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is None
+
+
+def test_held_bundle_receives_no_write_while_its_neighbour_is_applied(repo, tools, kube):
+    repo.apply(tools)
+    repo.write({
+        "gates/web.yaml": f"""
+            apiVersion: gitgate.io/v1alpha1
+            kind: Gate
+            metadata: {{name: web-freeze}}
+            spec: {{bundles: ["{repo.run}-web"], reason: INC-7}}
+        """,
+        "web/app.yaml": deployment("web", repo.web_ns, "web:2") + cm("web-config", repo.web_ns),
+        "db/app.yaml": cm("db-config", repo.db_ns, "v2") + deployment("db", repo.db_ns),
+    })
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    web = result_of(result, "-web")
+    assert web.verdict == "held" and "INC-7" in web.message and web.applied == []
+    writes = kube.bundle_writes()
+    assert writes == [("PATCH", f"/api/v1/namespaces/{repo.db_ns}/configmaps/db-config")]
+    if kube.emulator is not None:
+        server_writes = [r.path for r in kube.emulator.state.writes()]
+        assert not [p for p in server_writes[-5:] if f"/namespaces/{repo.web_ns}/" in p]
+    live = repo.live("apps/v1", "Deployment", repo.web_ns, "web")
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
+    assert repo.live("v1", "ConfigMap", repo.web_ns, "extra-0") is not None  # not pruned
+    inventory = repo.live("v1", "ConfigMap", "gitgate-system",
+                          f"gitgate-{repo.run}.{repo.run}-web")
+    assert inventory["data"]["verdict"] == "held" and "web-freeze" in inventory["data"]["reasons"]
+
+
+def test_suspended_bundle_templates_update_and_policies_carry_suspension(repo, tools, kube):
+    repo.apply(tools)
+    gate = {"gates/move.yaml": f"""
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata: {{name: move-db}}
+        spec: {{bundles: ["{repo.run}-db"], action: suspend, clusters: [member2], reason: b/g}}
+    """}
+    repo.write({**gate, "db/app.yaml": cm("db-config", repo.db_ns, "v2")
+                + deployment("db", repo.db_ns)})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result_of(result, "-db").verdict == "suspended" and result.ok
+    assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v2"}
+    policy_args = ("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
+                   f"gitgate-{repo.run}-db")
+    assert repo.live(*policy_args)["spec"]["suspension"] == {
+        "dispatchingOnClusters": {"clusterNames": ["member2"]}}
+    repo.remove("gates/move.yaml")
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result_of(result, "-db").verdict == "apply"
+    assert "suspension" not in repo.live(*policy_args)["spec"]
+
+
+def test_conflict_with_another_field_manager_is_reported_by_name(repo, tools, kube):
+    repo.apply(tools)
+    path = f"/api/v1/namespaces/{repo.db_ns}/configmaps/db-config"
+    status, _ = kube.cluster.request(
+        "PATCH", path, query={"fieldManager": "hotfix-operator", "force": "true"},
+        body={"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "db-config", "namespace": repo.db_ns},
+              "data": {"value": "hotfix"}}, content_type="application/apply-patch+yaml")
+    assert status == 200
+    repo.write({"db/app.yaml": cm("db-config", repo.db_ns, "v3") + deployment("db", repo.db_ns)})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    db = result_of(result, "-db")
+    assert db.failed and db.reason == "ApplyFailed"
+    assert '"hotfix-operator"' in db.message and "db-config" in db.message
+    assert "--force-conflicts" in db.message
+    assert result_of(result, "-web").failed is False
+    result = repo.apply(tools, NOW + timedelta(minutes=2), force_conflicts=True)
+    assert result.ok
+    assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v3"}

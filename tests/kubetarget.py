@@ -1,0 +1,74 @@
+"""What the integration tests drive: a KubeCluster that records gitgate's requests, against
+the emulator or a real cluster (GITGATE_TEST_KUBECONFIG)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from gitgate.apply.inventory import NAMESPACE
+from gitgate.apply.kube import KubeCluster
+
+KARMADA_CRDS = Path(__file__).resolve().parents[2] / "shared" / "karmada-crds"
+
+
+class RecordingKube(KubeCluster):
+    """The real client, with a log of every request gitgate sent (method, path, query)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sent: list[tuple[str, str, dict]] = []
+
+    def request(self, method, path, *, query=None, body=None, content_type=None):
+        dry = (query or {}).get("dryRun") == "All"
+        self.sent.append((method, path, dict(query or {}), dry))
+        return super().request(method, path, query=query, body=body, content_type=content_type)
+
+    def writes(self) -> list[tuple[str, str]]:
+        return [(m, p) for m, p, _, dry in self.sent if m in ("PATCH", "POST", "PUT", "DELETE")
+                and not dry]
+
+    def forget(self) -> None:
+        self.sent.clear()
+
+
+def install_karmada_crds(cluster: KubeCluster) -> None:
+    names = []
+    for file in sorted(KARMADA_CRDS.glob("policy.karmada.io_*.yaml")):
+        crd = YAML(typ="safe").load(file.read_text())
+        cluster.apply(crd, force=True)
+        names.append(crd["metadata"]["name"])
+    cluster.wait_established(names)
+
+
+@dataclass
+class KubeTarget:
+    cluster: RecordingKube
+    emulator: object | None
+    run_id: str
+    namespaces: list[str] = field(default_factory=list)
+
+    def ns(self, name: str) -> str:
+        """A namespace name unique to this run."""
+        full = f"{self.run_id}-{name}"
+        if full not in self.namespaces:
+            self.namespaces.append(full)
+        return full
+
+    def bundle_writes(self) -> list[tuple[str, str]]:
+        """Writes to anything but gitgate's own inventories."""
+        return [w for w in self.cluster.writes() if f"/namespaces/{NAMESPACE}/" not in w[1]
+                and not w[1].endswith(f"/namespaces/{NAMESPACE}")]
+
+    def cleanup(self) -> None:
+        for policy in self.cluster.list("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy"):
+            if self.run_id in policy["metadata"]["name"]:
+                self.cluster.delete("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy", "",
+                                    policy["metadata"]["name"])
+        for namespace in self.namespaces:
+            self.cluster.delete("v1", "Namespace", "", namespace)
+        for cm in self.cluster.list("v1", "ConfigMap", NAMESPACE,
+                                    f"gitgate.io/instance={self.run_id}"):
+            self.cluster.delete("v1", "ConfigMap", NAMESPACE, cm["metadata"]["name"])
