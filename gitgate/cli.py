@@ -29,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("path")
     render.add_argument("-o", "--output", choices=["yaml", "json"], default="yaml")
     render.add_argument("--bundle", help="only bundles whose name matches this glob")
+    render.add_argument("--show-secrets", action="store_true",
+                        help="print Secret values (redacted by default)")
     _tool_flags(render)
     render.set_defaults(func=commands.cmd_render)
 
@@ -38,7 +40,28 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--bundle", help="only bundles whose name matches this glob")
     _at_flag(plan)
     _tool_flags(plan)
+    _kube_flags(plan, required=False)
     plan.set_defaults(func=commands.cmd_plan)
+
+    apply = sub.add_parser("apply", help="one pass against the Karmada API (for CI pipelines)")
+    apply.add_argument("path")
+    apply.add_argument("--once", action="store_true", help="accepted for clarity: one pass")
+    apply.add_argument("--dry-run", action="store_true", help="server-side dry run, no writes")
+    apply.add_argument("--bundle", help="only bundles whose name matches this glob")
+    apply.add_argument("--force-conflicts", action="store_true",
+                       help="take over fields another field manager owns")
+    apply.add_argument("--allow-mass-prune", action="store_true",
+                       help="allow a pass to delete more than half of what gitgate manages")
+    apply.add_argument("--resync", default="10m", help="re-apply unchanged objects this often")
+    apply.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    _tool_flags(apply)
+    _kube_flags(apply, required=True)
+    apply.set_defaults(func=commands.cmd_apply)
+
+    status = sub.add_parser("status", help="what gitgate last did with each bundle")
+    status.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    _kube_flags(status, required=True)
+    status.set_defaults(func=commands.cmd_status)
 
     gates = sub.add_parser("gates", help="every gate: active or not, what it covers, when next")
     gates.add_argument("path")
@@ -75,6 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     _git_flags(approve)
     approve.set_defaults(func=git_commands.cmd_approve)
     return parser
+
+
+def _kube_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    """`required`: the command always talks to the API server (else only when asked to)."""
+    default = "$KUBECONFIG, ~/.kube/config, in-cluster" if required else "offline"
+    parser.add_argument("--kubeconfig",
+                        help=f"kubeconfig of the Karmada API server (default: {default})")
+    parser.add_argument("--context", help="kubeconfig context")
+    parser.add_argument("--instance", default="default",
+                        help="name of this gitgate when several share one API server")
 
 
 def _git_flags(parser: argparse.ArgumentParser) -> None:

@@ -12,15 +12,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
+from gitgate.apply.livediff import live_diff
 from gitgate.bundle.group import Bundle, group_all
 from gitgate.check import check_report, junit_xml
 from gitgate.errors import ConfigError, GitgateError
-from gitgate.gate.spec import GateSpecError, parse_time
+from gitgate.gate.spec import GateSpecError, parse_duration, parse_time
 from gitgate.model import Problem
 from gitgate.offline import plan_from_render
+from gitgate.reconcile import reconcile_once
 from gitgate.render.pipeline import RepoRender, render_repo
+from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
-from gitgate.report import gates_document, gates_table, plan_document, plan_table
+from gitgate.report import gates_document, gates_table, plan_document, plan_table, table
+from gitgate.status_report import (
+    dumps,
+    pass_document,
+    pass_table,
+    status_document,
+    status_table,
+)
 from gitgate.yamlio import dump_all
 
 
@@ -55,6 +66,9 @@ def print_problems(problems: Iterable[Problem], warnings: Iterable[Problem] = ()
 def cmd_render(args: argparse.Namespace) -> int:
     result = render_path(args)
     bundles = _selected(group_all(result.rendered), args.bundle)
+    if not args.show_secrets:
+        bundles = [replace(b, objects=tuple(redact_secret(o) for o in b.objects))
+                   for b in bundles]
     sources = {b.source.path for b in bundles}
     problems = [p for p in result.problems if args.bundle is None or p.source in sources]
     if args.output == "json":
@@ -83,11 +97,61 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.bundle:
         plan = replace(plan, bundles=tuple(b for b in plan.bundles
                                            if fnmatch.fnmatchcase(b.bundle.name, args.bundle)))
+    changes = None
+    if args.kubeconfig or args.context:
+        changes = live_diff(plan, cluster_from(args), ApplyOptions(
+            now=plan.at, instance=args.instance))
     if args.output == "json":
-        print(json.dumps(plan_document(plan), indent=2))
+        doc = plan_document(plan)
+        if changes is not None:
+            for bundle in doc["bundles"]:
+                bundle["changes"] = [c.as_dict() for c in changes if c.bundle == bundle["name"]]
+        print(json.dumps(doc, indent=2))
     else:
         sys.stdout.write(plan_table(plan))
-    return 1 if plan.problems or plan.invalid_gates else 0
+        if changes is not None:
+            rows = [["BUNDLE", "ACTION", "OBJECT", "FIELDS"]] + [
+                [c.bundle, c.action, str(c.ref), ", ".join(c.fields) or c.message or "-"]
+                for c in changes]
+            sys.stdout.write("\n" + table(rows) + "\n")
+    failed = changes is not None and any(c.action == "error" for c in changes)
+    return 1 if plan.problems or plan.invalid_gates or failed else 0
+
+
+def cluster_from(args: argparse.Namespace) -> ClusterPort:
+    from gitgate.apply.kube import KubeCluster, load_client  # the kubernetes client loads slowly
+    return KubeCluster(load_client(args.kubeconfig, args.context))
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    try:
+        resync = parse_duration(args.resync)
+    except GateSpecError as exc:
+        raise ConfigError(f"--resync: {exc}") from None
+    root = Path(args.path)
+    if not root.is_dir():
+        raise GitgateError(f"{root} is not a folder; pass the repo to apply")
+    options = ApplyOptions(now=datetime.now(UTC), dry_run=args.dry_run,
+                           force_conflicts=args.force_conflicts,
+                           allow_mass_prune=args.allow_mass_prune, resync=resync,
+                           instance=args.instance)
+    plan, result = reconcile_once(root, find_tools(args.helm, args.kustomize),
+                                  cluster_from(args), options, args.bundle)
+    if args.output == "json":
+        print(dumps(pass_document(result)))
+    else:
+        sys.stdout.write(pass_table(result))
+    print_problems(plan.problems, plan.warnings)
+    return 0 if result.ok else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    inventories = list(read_inventories(cluster_from(args), args.instance).values())
+    if args.output == "json":
+        print(dumps(status_document(inventories)))
+    else:
+        sys.stdout.write(status_table(inventories))
+    return 0
 
 
 def cmd_gates(args: argparse.Namespace) -> int:

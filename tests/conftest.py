@@ -62,10 +62,11 @@ def kube(tmp_path: Path):
     if real:
         cluster = RecordingKube(load_client(real))
         install_karmada_crds(cluster)
-        target = KubeTarget(cluster, None, run_id)
+        target = KubeTarget(cluster, None, run_id, real)
         yield target
         target.cleanup()
         return
     with KubeApiEmulator() as emulator:
         kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-        yield KubeTarget(RecordingKube(load_client(str(kubeconfig))), emulator, run_id)
+        yield KubeTarget(RecordingKube(load_client(str(kubeconfig))), emulator, run_id,
+                         str(kubeconfig))

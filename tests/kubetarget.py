@@ -48,6 +48,7 @@ class KubeTarget:
     cluster: RecordingKube
     emulator: object | None
     run_id: str
+    kubeconfig: str = ""
     namespaces: list[str] = field(default_factory=list)
 
     def ns(self, name: str) -> str:

@@ -144,3 +144,17 @@ def with_bundle_label(obj: Manifest, bundle: str) -> Manifest:
     labels = meta.get("labels") or {}
     meta["labels"] = {**labels, BUNDLE_LABEL: bundle_label_value(bundle)}
     return labelled
+
+
+def redact_secret(obj: Manifest) -> Manifest:
+    """A Secret with every value of `data` and `stringData` replaced by a short fingerprint, so
+    that output shows which keys changed without showing what they hold."""
+    if obj.get("kind") != "Secret" or group_of(obj) != "":
+        return obj
+    out = dict(obj)
+    for key in ("data", "stringData"):
+        values = obj.get(key)
+        if isinstance(values, dict):
+            out[key] = {k: "<redacted sha256:" + hashlib.sha256(str(v).encode()).hexdigest()[:12]
+                        + ">" for k, v in values.items()}
+    return out

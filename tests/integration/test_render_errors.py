@@ -126,7 +126,10 @@ def test_duplicate_object_across_two_sources_names_both(tools, make_repo, capsys
 
 def test_yaml_output_has_a_comment_per_bundle_and_exit_0(tools, make_repo, capsys):
     root = write_files(make_repo(GOOD), {"other/s.yaml": "apiVersion: v1\nkind: Secret\n"
-                                         "metadata: {name: s}\n"})
+                                         "metadata: {name: s}\nstringData: {pw: hunter2}\n"})
     assert main(["render", str(root)]) == 0
     out = capsys.readouterr().out
     assert "# bundle good (source good, raw)" in out and "# bundle other" in out
+    assert "hunter2" not in out and "pw: <redacted sha256:" in out
+    assert main(["render", str(root), "--show-secrets"]) == 0
+    assert "hunter2" in capsys.readouterr().out

@@ -1,0 +1,83 @@
+"""`gitgate apply`, `plan --kubeconfig` and `status` from the command line, over HTTP."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitgate.cli import main
+from tests.conftest import write_files
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def small_repo(tmp_path, kube):
+    ns = kube.ns("shop")
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [m1]}}}\n",
+        "base/bundle.yaml": f"name: {kube.run_id}-base\n",
+        "base/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "app/bundle.yaml": f"name: {kube.run_id}-app\ndependsOn: [{kube.run_id}-base]\n",
+        "app/cm.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, "
+                       f"namespace: {ns}}}\ndata: {{mode: one}}\n---\napiVersion: v1\n"
+                       f"kind: Secret\nmetadata: {{name: creds, namespace: {ns}}}\n"
+                       "stringData: {password: hunter2-do-not-print}\n",
+    })
+    return root, ns
+
+
+def run(capsys, *argv) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_apply_then_status_then_live_plan(small_repo, kube, tools, capsys):
+    root, ns = small_repo
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    code, doc = run(capsys, "apply", str(root), *flags, "-o", "json")
+    assert code == 0 and doc["ok"]
+    applied = {b["name"]: b["applied"] for b in doc["bundles"]}
+    assert f"ConfigMap {ns}/settings" in applied[f"{kube.run_id}-app"]
+
+    code, status = run(capsys, "status", *flags, "-o", "json")
+    assert code == 0
+    assert {b["name"]: b["verdict"] for b in status["bundles"]} == {
+        f"{kube.run_id}-app": "apply", f"{kube.run_id}-base": "apply"}
+
+    write_files(root, {"app/cm.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: "
+                       f"settings, namespace: {ns}}}\ndata: {{mode: two}}\n---\napiVersion: v1\n"
+                       f"kind: Secret\nmetadata: {{name: creds, namespace: {ns}}}\n"
+                       "stringData: {password: changed-secret-value}\n"})
+    capsys.readouterr()
+    code = main(["plan", str(root), *flags, "-o", "json"])
+    raw = capsys.readouterr().out
+    assert "changed-secret-value" not in raw and "hunter2" not in raw
+    plan = {b["name"]: b for b in json.loads(raw)["bundles"]}
+    changes = {c["object"]: c for c in plan[f"{kube.run_id}-app"]["changes"]}
+    assert changes[f"ConfigMap {ns}/settings"]["action"] == "update"
+    assert changes[f"ConfigMap {ns}/settings"]["fields"] == [".data.mode"]
+    assert changes[f"Secret {ns}/creds"]["action"] == "update"
+    assert changes[f"PropagationPolicy.policy.karmada.io {ns}/gitgate-{kube.run_id}-app"][
+        "action"] == "unchanged"
+    assert code == 0
+    kube.cluster.forget()
+    code, doc = run(capsys, "apply", str(root), *flags, "--dry-run", "-o", "json")
+    assert code == 0 and kube.cluster.writes() == []
+
+
+def test_apply_exit_status_is_1_when_a_bundle_fails(small_repo, kube, tools, capsys):
+    root, ns = small_repo
+    write_files(root, {"bad/bundle.yaml": f"name: {kube.run_id}-bad\n",
+                       "bad/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                      f"  name: Not_Valid\n  namespace: {ns}\n"})
+    code, doc = run(capsys, "apply", str(root), "--kubeconfig", kube.kubeconfig,
+                    "--instance", kube.run_id, "-o", "json")
+    assert code == 1
+    bundles = {b["name"]: b for b in doc["bundles"]}
+    bad = bundles[f"{kube.run_id}-bad"]
+    assert bad["failed"] and bad["reason"] == "ApplyFailed" and "Not_Valid" in bad["message"]
+    assert not bundles[f"{kube.run_id}-app"]["failed"]
