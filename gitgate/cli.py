@@ -8,6 +8,7 @@ import sys
 from gitgate import commands
 from gitgate.errors import GitgateError
 from gitgate.gitops import commands as git_commands
+from gitgate.run_command import add_run_parser
 
 
 def _tool_flags(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("bundle")
     _git_flags(approve)
     approve.set_defaults(func=git_commands.cmd_approve)
+    add_run_parser(sub)
     return parser
 
 

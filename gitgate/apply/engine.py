@@ -4,6 +4,7 @@ bundle's objects), inventories written only when something changed."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -112,7 +113,8 @@ class _Work:
 
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
-             scope: Callable[[str], bool] | None = None) -> PassResult:
+             scope: Callable[[str], bool] | None = None,
+             stop: threading.Event | None = None) -> PassResult:
     """Apply `plan`. With `scope`, only bundles it accepts are touched: an inventory outside it
     is never taken for a bundle that left Git."""
     inventories = read_inventories(cluster, options.instance)
@@ -148,11 +150,17 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
         len(inv.entries) for inv in gone.values())
     managed = sum(len(inv.entries) for inv in inventories.values())
     blocked = mass_prune(prunes, managed) and not options.allow_mass_prune
-    _apply_stages(work, order, cluster, options)
+    _apply_stages(work, order, cluster, options, stop)
+    interrupted = stop is not None and stop.is_set()
+    if interrupted:  # SIGTERM: the object in flight is done; prune nothing, record status
+        blocked = True
     if not options.dry_run:
         for unit in work.values():
             if unit.diff is not None and not unit.result.failed:
-                if blocked and unit.diff.to_prune:
+                if interrupted and unit.diff.to_prune:
+                    unit.result.reason = "Interrupted"
+                    unit.result.message = "stopping: pruning left for the next pass"
+                elif blocked and unit.diff.to_prune:
                     unit.result.reason = "PruneBlocked"
                     unit.result.message = (f"{len(unit.diff.to_prune)} object(s) left Git, but "
                                            f"this pass would delete {prunes} of the {managed} "
@@ -161,7 +169,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                 elif not blocked:
                     _prune(unit, unit.diff.to_prune, cluster)
         if not blocked:
-            for name, inventory in gone.items():
+            for name, inventory in gone.items():  # bundles that left Git
                 orphan = _Work(None, inventory, None, BundleResult(name, "removed"),
                                dict(inventory.by_ref()))
                 _prune(orphan, inventory.entries, cluster)
@@ -177,11 +185,11 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                 work[name] = orphan
     written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
     results = [w.result for w in work.values()]
-    return PassResult(plan.revision, results, blocked, written)
+    return PassResult(plan.revision, results, blocked and not interrupted, written)
 
 
 def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort,
-                  options: ApplyOptions) -> None:
+                  options: ApplyOptions, stop: threading.Event | None = None) -> None:
     staged = {name: stages.by_stage(w.diff.to_apply) for name, w in work.items() if w.diff}
     for stage in stages.STAGES:
         crds: list[str] = []
@@ -196,6 +204,10 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                 unit.result.message = f"depends on failed bundle(s) {', '.join(blocking)}"
                 continue
             for obj in staged[name][stage]:
+                if stop is not None and stop.is_set():
+                    unit.result.failed, unit.result.reason = True, "Interrupted"
+                    unit.result.message = "stopping: the rest is applied by the next pass"
+                    break
                 try:
                     cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
                 except GitgateError as exc:

@@ -19,6 +19,8 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
+from kubernetes.leaderelection import electionconfig, leaderelection
+from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
 from gitgate.errors import GitgateError
 from gitgate.model import Manifest, ObjectRef
@@ -223,3 +225,71 @@ class KubeCluster:
                     "or run with --force-conflicts to take them over")
         return KubeError(f"{verb} {ref} failed ({status} {api_reason}): {message}{hint}",
                          status=status, api_reason=api_reason, conflict_with=owners)
+
+
+# ---------------------------------------------------------------------------- leader election
+class _StoppableLeaseLock(LeaseLock):
+    """The client's LeaseLock bound to our ApiClient; once stopped it neither reads nor renews,
+    so the lease runs out and a standby takes over."""
+
+    def __init__(self, name: str, namespace: str, identity: str, api: k8s.ApiClient,
+                 stopped: threading.Event):
+        super().__init__(name, namespace, identity)
+        self.api_instance = k8s.CoordinationV1Api(api)
+        self.stopped = stopped
+
+    def get(self, name, namespace):
+        if self.stopped.is_set():
+            return False, ApiException(status=503, reason="stopping")
+        return super().get(name, namespace)
+
+    def create(self, name, namespace, election_record):
+        return False if self.stopped.is_set() else super().create(name, namespace,
+                                                                   election_record)
+
+    def update(self, name, namespace, updated_record):
+        return False if self.stopped.is_set() else super().update(name, namespace,
+                                                                   updated_record)
+
+
+class LeaseElector:
+    """Leader election on a coordination.k8s.io/v1 Lease, with the official client's
+    `kubernetes.leaderelection`: only the holder writes; a standby takes over within the lease
+    duration when the holder stops renewing."""
+
+    def __init__(self, api: k8s.ApiClient, namespace: str, name: str, identity: str, *,
+                 lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2):
+        if not (lease_duration > renew_deadline > 1.2 * retry_period and retry_period >= 1):
+            raise GitgateError("leader election needs lease > renew deadline > 1.2 x retry "
+                               "period >= 1 second")
+        self.api, self.namespace, self.name, self.identity = api, namespace, name, identity
+        self.timings = (lease_duration, renew_deadline, retry_period)
+        self.leading = threading.Event()
+        self.stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"lease-{identity}")
+
+    def start(self) -> LeaseElector:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.leading.clear()
+
+    def is_leader(self) -> bool:
+        return self.leading.is_set() and not self.stopped.is_set()
+
+    def _run(self) -> None:
+        while not self.stopped.is_set():
+            lock = _StoppableLeaseLock(self.name, self.namespace, self.identity, self.api,
+                                       self.stopped)
+            lease_duration, renew_deadline, retry_period = self.timings
+            config = electionconfig.Config(lock, lease_duration, renew_deadline, retry_period,
+                                           self._started, self.leading.clear)
+            leaderelection.LeaderElection(config).run()
+            self.leading.clear()
+
+    def _started(self) -> None:
+        if not self.stopped.is_set():
+            self.leading.set()

@@ -427,6 +427,16 @@ class ApiState:
         if existing is None:
             raise not_found(target.resource.plural, target.name)
         obj = copy.deepcopy(request.body)
+        sent_version = (obj.get("metadata") or {}).get("resourceVersion")
+        if sent_version and sent_version != existing.obj["metadata"].get("resourceVersion"):
+            r = target.resource
+            kind = f"{r.plural}.{r.group}" if r.group else r.plural
+            raise status_error(409, "Conflict", f'Operation cannot be fulfilled on {kind} '
+                               f'"{target.name}": the object has been modified; please apply '
+                               "your changes to the latest version and try again",
+                               {"name": target.name, "group": r.group, "kind": r.plural})
+        for volatile in ("managedFields", "resourceVersion"):
+            obj.setdefault("metadata", {}).pop(volatile, None)
         manager = request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
         managers = copy.deepcopy(existing.managers)
         managers[manager] = Manager("Update", obj.get("apiVersion", ""), _now(),

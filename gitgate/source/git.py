@@ -1,0 +1,126 @@
+"""Follow a remote branch with GitPython: clone once into a cache folder, then fetch and hard
+reset each tick (a force-pushed branch is followed). Credentials reach git only through its
+environment and never appear in logs, errors or status."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from gitgate.errors import SourceError
+
+_URL_CREDENTIALS = re.compile(r"(://)[^/@\s]+@")
+
+
+@dataclass(frozen=True)
+class GitAuth:
+    """HTTPS: a token (from a file or an env var) sent as basic auth; SSH: a key and a
+    known_hosts file (host keys are always checked)."""
+
+    token: str | None = None
+    username: str = "x-access-token"
+    ssh_key: Path | None = None
+    known_hosts: Path | None = None
+
+    @classmethod
+    def from_settings(cls, token_file: str | None = None, token_env: str | None = None,
+                      ssh_key: str | None = None, known_hosts: str | None = None,
+                      username: str = "x-access-token") -> GitAuth:
+        token = None
+        if token_file:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        elif token_env:
+            token = os.environ.get(token_env, "").strip() or None
+            if token is None:
+                raise SourceError(f"environment variable {token_env} (git token) is empty")
+        if ssh_key and not known_hosts:
+            raise SourceError("an SSH key needs --git-known-hosts: gitgate always checks host "
+                              "keys")
+        return cls(token, username, Path(ssh_key) if ssh_key else None,
+                   Path(known_hosts) if known_hosts else None)
+
+    def env(self) -> dict[str, str]:
+        env = {"GIT_TERMINAL_PROMPT": "0"}
+        if self.token:
+            basic = base64.b64encode(f"{self.username}:{self.token}".encode()).decode()
+            env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
+                       GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
+        if self.ssh_key:
+            env["GIT_SSH_COMMAND"] = (
+                f"ssh -i {self.ssh_key} -o IdentitiesOnly=yes -o BatchMode=yes "
+                f"-o UserKnownHostsFile={self.known_hosts} -o StrictHostKeyChecking=yes")
+        return env
+
+    def secrets(self) -> list[str]:
+        if not self.token:
+            return []
+        basic = base64.b64encode(f"{self.username}:{self.token}".encode()).decode()
+        return [self.token, basic]
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    text = _URL_CREDENTIALS.sub(r"\1***@", text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+class GitSource:
+    """One remote branch checked out in `cache_dir`."""
+
+    def __init__(self, url: str, branch: str, cache_dir: Path, auth: GitAuth | None = None):
+        self.url = url
+        self.branch = branch
+        self.cache_dir = Path(cache_dir)
+        self.auth = auth or GitAuth()
+        self._repo: git.Repo | None = None
+
+    @property
+    def display_url(self) -> str:
+        return redact(self.url, self.auth.secrets())
+
+    def _fail(self, what: str, exc: Exception) -> SourceError:
+        detail = getattr(exc, "stderr", "") or str(exc)
+        detail = redact(str(detail).strip(), self.auth.secrets())
+        return SourceError(f"{what} {self.display_url} (branch {self.branch}) failed: {detail}")
+
+    def sync(self) -> str:
+        """Bring the checkout to the remote branch; returns the commit id."""
+        env = {**os.environ, **self.auth.env()}
+        try:
+            repo = self._open_or_clone(env)
+            shallow = ["--depth=1"] if "://" in self.url or self.url.startswith("git@") else []
+            repo.git.fetch("origin", f"+refs/heads/{self.branch}:refs/remotes/origin/"
+                           f"{self.branch}", "--force", "--prune", *shallow, env=env)
+            repo.git.reset("--hard", f"origin/{self.branch}", env=env)
+            repo.git.clean("-ffdx", env=env)
+            return repo.head.commit.hexsha
+        except (git.GitCommandError, git.InvalidGitRepositoryError, ValueError) as exc:
+            raise self._fail("fetching", exc) from None
+
+    def _open_or_clone(self, env: dict[str, str]) -> git.Repo:
+        if self._repo is not None:
+            return self._repo
+        if (self.cache_dir / ".git").is_dir():
+            repo = git.Repo(self.cache_dir)
+            if repo.remotes.origin.url != self.url:
+                repo.remotes.origin.set_url(self.url)
+        else:
+            if self.cache_dir.exists():
+                shutil.rmtree(self.cache_dir)
+            self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
+            depth = {"depth": 1} if "://" in self.url or self.url.startswith("git@") else {}
+            try:
+                repo = git.Repo.clone_from(self.url, self.cache_dir, branch=self.branch,
+                                           env=env, **depth)
+            except git.GitCommandError as exc:
+                raise self._fail("cloning", exc) from None
+        self._repo = repo
+        return repo

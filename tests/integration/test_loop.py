@@ -1,0 +1,221 @@
+"""The reconcile loop with a local bare Git repo (file:// remote) and the API emulator."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+import time
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import git
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from gitgate.apply.engine import ApplyOptions
+from gitgate.httpserver import EndpointServer, LoopEndpoints
+from gitgate.loop import LoopSettings, Reconciler
+from gitgate.source.git import GitSource
+from tests.conftest import write_files
+
+pytestmark = pytest.mark.integration
+T0 = datetime(2026, 11, 18, 12, tzinfo=UTC)  # a Wednesday
+
+
+class Clock:
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta) -> None:
+        self.now += timedelta(**delta)
+
+
+class Upstream:
+    """A bare repo and a working clone that pushes to it."""
+
+    def __init__(self, tmp: Path, kube):
+        self.bare = git.Repo.init(tmp / "upstream.git", bare=True, initial_branch="main")
+        self.work = git.Repo.init(tmp / "work", initial_branch="main")
+        with self.work.config_writer() as config:
+            config.set_value("user", "name", "Dev")
+            config.set_value("user", "email", "dev@example.com")
+        self.work.create_remote("origin", self.bare.working_dir)
+        self.root = Path(self.work.working_tree_dir)
+        self.ns = kube.ns("loop")
+        self.run = kube.run_id
+        self.commit({
+            "ns/bundle.yaml": f"name: {self.run}-ns\n",
+            "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {self.ns}}}\n",
+            "app/bundle.yaml": f"name: {self.run}-app\n",
+            "app/cm.yaml": self.configmap("one"),
+        }, "initial")
+
+    @property
+    def url(self) -> str:
+        return "file://" + self.bare.working_dir
+
+    def configmap(self, value: str) -> str:
+        return (f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: "
+                f"{self.ns}}}\ndata: {{value: {value}}}\n")
+
+    def commit(self, files: dict[str, str], message: str) -> str:
+        write_files(self.root, files)
+        self.work.git.add("-A")
+        self.work.git.commit("-m", message)
+        self.work.git.push("origin", "main", "--force")
+        return self.work.head.commit.hexsha
+
+    def gate(self, name: str, spec: str) -> dict[str, str]:
+        return {f"gates/{name}.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                                      f"metadata: {{name: {name}}}\nspec: {spec}\n"}
+
+
+@pytest.fixture
+def upstream(tmp_path, kube) -> Upstream:
+    return Upstream(tmp_path, kube)
+
+
+def reconciler(upstream, kube, tools, tmp_path, clock=None, cluster=None, interval=60.0):
+    source = GitSource(upstream.url, "main", tmp_path / f"cache-{time.monotonic_ns()}")
+    settings = LoopSettings(interval=timedelta(seconds=interval), resync=timedelta(hours=24),
+                            backoff_base=timedelta(seconds=0.2),
+                            apply=ApplyOptions(now=T0, instance=kube.run_id))
+    return Reconciler(source, cluster or kube.cluster, tools, settings, clock=clock)
+
+
+def live_value(kube, upstream) -> str | None:
+    obj = kube.cluster.get("v1", "ConfigMap", upstream.ns, "settings")
+    return obj["data"]["value"] if obj else None
+
+
+def app_writes(kube, upstream) -> list:
+    return [w for w in kube.bundle_writes() if f"/namespaces/{upstream.ns}/" in w[1]]
+
+
+def test_a_new_commit_is_applied_by_the_next_tick(upstream, kube, tools, tmp_path):
+    clock = Clock(T0)
+    loop = reconciler(upstream, kube, tools, tmp_path, clock)
+    assert loop.tick() == "revision" and live_value(kube, upstream) == "one"
+    assert loop.tick() is None  # nothing new: no pass
+    sha = upstream.commit({"app/cm.yaml": upstream.configmap("two")}, "two")
+    clock.advance(seconds=60)
+    assert loop.tick() == "revision"
+    assert live_value(kube, upstream) == "two" and loop.state.revision == sha
+    upstream.work.git.reset("--hard", "HEAD~1")  # a force-pushed branch is followed
+    upstream.work.git.push("origin", "main", "--force")
+    clock.advance(seconds=60)
+    assert loop.tick() == "revision" and live_value(kube, upstream) == "one"
+
+
+def test_a_committed_gate_holds_the_bundle_on_the_next_pass(upstream, kube, tools, tmp_path):
+    clock = Clock(T0)
+    loop = reconciler(upstream, kube, tools, tmp_path, clock)
+    loop.tick()
+    upstream.commit({**upstream.gate("freeze", f'{{bundles: ["{upstream.run}-app"], '
+                                               'reason: INC-1}'),
+                     "app/cm.yaml": upstream.configmap("frozen")}, "freeze and change")
+    kube.cluster.forget()
+    clock.advance(seconds=60)
+    assert loop.tick() == "revision"
+    assert app_writes(kube, upstream) == [] and live_value(kube, upstream) == "one"
+    verdicts = {b.bundle: b.verdict for b in loop.state.last_result.bundles}
+    assert verdicts[f"{upstream.run}-app"] == "held"
+
+
+def test_an_until_that_passes_applies_without_a_new_commit(upstream, kube, tools, tmp_path):
+    until = (T0 + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+    upstream.commit({**upstream.gate("inc", f'{{bundles: ["{upstream.run}-app"], '
+                                            f'reason: INC-2, until: "{until}"}}'),
+                     "app/cm.yaml": upstream.configmap("after-incident")}, "gate")
+    clock = Clock(T0)
+    loop = reconciler(upstream, kube, tools, tmp_path, clock)
+    loop.tick()
+    assert live_value(kube, upstream) is None  # held from the start: never created
+    assert loop.state.next_transition == T0 + timedelta(hours=1)
+    clock.advance(minutes=30)
+    assert loop.tick() is None
+    clock.advance(minutes=30)
+    assert loop.tick() == "gate-transition"
+    assert live_value(kube, upstream) == "after-incident"
+
+
+def test_a_window_opening_holds_without_a_commit(upstream, kube, tools, tmp_path):
+    upstream.commit(upstream.gate("window", f'{{bundles: ["{upstream.run}-app"], reason: freeze,'
+                                            ' windows: [{cron: "30 12 * * *", duration: 1h, '
+                                            'timeZone: UTC}]}'), "window gate")
+    clock = Clock(T0)
+    loop = reconciler(upstream, kube, tools, tmp_path, clock)
+    loop.tick()
+    assert live_value(kube, upstream) == "one"
+    assert loop.state.next_transition == T0 + timedelta(minutes=30)
+    clock.advance(minutes=31)
+    kube.cluster.forget()
+    assert loop.tick() == "gate-transition"
+    verdicts = {b.bundle: b.verdict for b in loop.state.last_result.bundles}
+    assert verdicts[f"{upstream.run}-app"] == "held"
+    assert app_writes(kube, upstream) == []
+    assert loop.state.next_transition == T0 + timedelta(minutes=90)
+
+
+def test_webhook_signature_and_metrics(upstream, kube, tools, tmp_path):
+    loop = reconciler(upstream, kube, tools, tmp_path, interval=600)
+    secret = b"webhook-secret"
+    server = EndpointServer("127.0.0.1:0", LoopEndpoints(
+        ready=lambda: loop.state.ready, status=loop.status, metrics=loop.metrics.exposition,
+        trigger=loop.trigger, webhook_secret=secret)).start()
+    base = f"http://127.0.0.1:{server.port}"
+    thread = threading.Thread(target=loop.run, daemon=True)
+    try:
+        thread.start()
+        wait_for(lambda: loop.state.ready)
+        assert urllib.request.urlopen(base + "/readyz").status == 200
+        sha = upstream.commit({"app/cm.yaml": upstream.configmap("hooked")}, "hooked")
+        body = b'{"ref": "refs/heads/main"}'
+        assert post(base + "/hooks/git", body, "sha256=" + "0" * 64) == 401
+        assert post(base + "/hooks/git", body, None) == 401
+        time.sleep(0.3)
+        assert live_value(kube, upstream) == "one"  # a bad signature triggers nothing
+        good = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+        assert post(base + "/hooks/git", body, good) == 202
+        wait_for(lambda: loop.state.revision == sha)  # the interval is 10 minutes
+        assert live_value(kube, upstream) == "hooked"
+        text = urllib.request.urlopen(base + "/metrics").read().decode()
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        verdicts = {(s.labels["bundle"], s.labels["verdict"]): s.value
+                    for s in families["gitgate_bundle_verdict"].samples}
+        assert verdicts[(f"{upstream.run}-app", "apply")] == 1
+        assert verdicts[(f"{upstream.run}-app", "held")] == 0
+        assert "gitgate_pass_duration_seconds" in families
+        assert families["gitgate_last_success_timestamp_seconds"].samples[0].value > 0
+        status = urllib.request.urlopen(base + "/status").read().decode()
+        assert sha in status
+    finally:
+        loop.stop.set()
+        loop.wake.set()
+        thread.join(10)
+        server.stop()
+
+
+def post(url: str, body: bytes, signature: str | None) -> int:
+    headers = {"Content-Type": "application/json"}
+    if signature:
+        headers["X-Hub-Signature-256"] = signature
+    try:
+        return urllib.request.urlopen(urllib.request.Request(
+            url, data=body, headers=headers, method="POST")).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def wait_for(condition, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)

@@ -1,0 +1,32 @@
+from datetime import UTC, datetime, timedelta
+
+from gitgate.loop import LoopState, backoff, next_wake, pass_reason
+
+T0 = datetime(2026, 11, 18, 12, tzinfo=UTC)
+RESYNC = timedelta(minutes=10)
+
+
+def test_pass_reasons_in_order_of_priority():
+    state = LoopState(revision="a", last_pass=T0, next_transition=T0 + timedelta(minutes=5))
+    assert pass_reason(state, "a", T0 + timedelta(minutes=1), RESYNC) is None
+    assert pass_reason(state, "b", T0 + timedelta(minutes=1), RESYNC) == "revision"
+    assert pass_reason(state, "a", T0 + timedelta(minutes=5), RESYNC) == "gate-transition"
+    state.next_transition = None
+    assert pass_reason(state, "a", T0 + RESYNC, RESYNC) == "resync"
+    state.retry_at = T0 + timedelta(seconds=30)
+    assert pass_reason(state, "b", T0 + timedelta(seconds=10), RESYNC) is None
+    assert pass_reason(state, "b", T0 + timedelta(seconds=30), RESYNC) == "retry"
+
+
+def test_wake_up_for_transitions_and_retries_before_the_interval():
+    state = LoopState(next_transition=T0 + timedelta(seconds=20))
+    assert next_wake(state, T0, timedelta(minutes=1)) == T0 + timedelta(seconds=20)
+    state.retry_at = T0 + timedelta(seconds=5)
+    assert next_wake(state, T0, timedelta(minutes=1)) == T0 + timedelta(seconds=5)
+    assert next_wake(LoopState(), T0, timedelta(minutes=1)) == T0 + timedelta(minutes=1)
+
+
+def test_backoff_doubles_and_is_capped():
+    base, cap = timedelta(seconds=5), timedelta(minutes=5)
+    assert [backoff(n, base, cap).total_seconds() for n in (1, 2, 3, 4, 10)] == [
+        5, 10, 20, 40, 300]
