@@ -219,3 +219,54 @@ def wait_for(condition, timeout: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.05)
+
+
+def test_only_the_leader_writes_and_a_standby_takes_over(upstream, kube, tools, tmp_path):
+    from gitgate.apply.inventory import NAMESPACE, system_namespace
+    from gitgate.apply.kube import LeaseElector, load_client
+    from tests.kubetarget import RecordingKube
+
+    apis = [load_client(kube.kubeconfig), load_client(kube.kubeconfig)]
+    clusters = [RecordingKube(api) for api in apis]
+    if clusters[0].get("v1", "Namespace", "", NAMESPACE) is None:
+        clusters[0].apply(system_namespace())
+    loops = [reconciler(upstream, kube, tools, tmp_path, cluster=c, interval=0.3)
+             for c in clusters]
+    electors = [LeaseElector(api, NAMESPACE, f"gitgate-{kube.run_id}", name, lease_duration=3,
+                             renew_deadline=2, retry_period=1) for api, name in zip(
+                                 apis, ("replica-a", "replica-b"), strict=True)]
+    threads = []
+    try:
+        electors[0].start()
+        wait_for(electors[0].is_leader)
+        electors[1].start()
+        for loop, elector in zip(loops, electors, strict=True):
+            thread = threading.Thread(target=loop.run, args=(elector.is_leader,), daemon=True)
+            thread.start()
+            threads.append(thread)
+        wait_for(lambda: live_value(kube, upstream) == "one")
+        time.sleep(1.5)  # several ticks of both loops
+        assert clusters[0].writes() and clusters[1].writes() == []
+        assert not electors[1].is_leader()
+
+        electors[0].stop()  # the leader dies: it stops renewing and writing
+        loops[0].stop.set()
+        loops[0].wake.set()
+        threads[0].join(10)
+        sha = upstream.commit({"app/cm.yaml": upstream.configmap("two")}, "after failover")
+        wait_for(electors[1].is_leader, timeout=20)
+        wait_for(lambda: loops[1].state.revision == sha, timeout=20)
+        assert live_value(kube, upstream) == "two"
+        assert clusters[1].writes()
+        if kube.emulator is not None:
+            lease = kube.emulator.state.object("coordination.k8s.io", "leases", NAMESPACE,
+                                               f"gitgate-{kube.run_id}")
+            assert lease["spec"]["holderIdentity"] == "replica-b"
+    finally:
+        for elector in electors:
+            elector.stop()
+        for loop in loops:
+            loop.stop.set()
+            loop.wake.set()
+        for thread in threads:
+            thread.join(10)
