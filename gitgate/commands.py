@@ -142,7 +142,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(pass_table(result))
     print_problems(plan.problems, plan.warnings)
-    return 0 if result.ok else 1
+    return 0 if result.ok and not plan.problems else 1
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -144,8 +144,13 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
             unit.diff = diff([*item.desired, *item.policies], previous, resync=unit.resync,
                              keep=frozenset(item.verdict.held_objects))
             result.unchanged = len(unit.diff.unchanged)
-    gone = {name: inv for name, inv in inventories.items()
-            if name not in plans and (scope is None or scope(name))}
+    # A problem no bundle owns (an unreadable gitgate.yaml) means the repo was not fully
+    # understood: no bundle is taken for gone then.
+    sources = {b.bundle.source.path for b in plan.bundles}
+    repo_broken = any(p.source not in sources for p in plan.problems)
+    gone = {} if repo_broken else {
+        name: inv for name, inv in inventories.items()
+        if name not in plans and (scope is None or scope(name))}
     prunes = sum(len(w.diff.to_prune) for w in work.values() if w.diff) + sum(
         len(inv.entries) for inv in gone.values())
     managed = sum(len(inv.entries) for inv in inventories.values())

@@ -277,3 +277,50 @@ def test_conflict_with_another_field_manager_is_reported_by_name(repo, tools, ku
     result = repo.apply(tools, NOW + timedelta(minutes=2), force_conflicts=True)
     assert result.ok
     assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v3"}
+
+
+def test_a_failed_delete_stays_in_the_inventory(repo, tools, kube):
+    if kube.emulator is None:
+        pytest.skip("needs the emulator's fault hooks")
+    repo.apply(tools)
+    target = f"/api/v1/namespaces/{repo.web_ns}/configmaps/extra-3"
+
+    def refuse_delete(request):
+        if request.method == "DELETE" and request.path == target:
+            return 500, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                         "message": "etcdserver: request timed out", "reason": "InternalError",
+                         "code": 500}
+        return None
+
+    kube.emulator.state.faults.append(refuse_delete)
+    repo.write({"web/app.yaml": deployment("web", repo.web_ns) + cm("web-config", repo.web_ns)
+                + "".join(cm(f"extra-{i}", repo.web_ns) for i in range(3))})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    web = result_of(result, "-web")
+    assert web.failed and web.reason == "PruneFailed" and "extra-3" in web.message
+    inventory = repo.live("v1", "ConfigMap", "gitgate-system", f"gitgate-{repo.run}.{repo.run}-web")
+    assert '"name": "extra-3"' in inventory["data"]["objects"]
+    kube.emulator.state.faults.clear()
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result.ok and [r.name for r in result_of(result, "-web").pruned] == ["extra-3"]
+    inventory = repo.live("v1", "ConfigMap", "gitgate-system", f"gitgate-{repo.run}.{repo.run}-web")
+    assert '"name": "extra-3"' not in inventory["data"]["objects"]
+
+
+def test_an_unreadable_repo_config_prunes_nothing(repo, tools, kube):
+    repo.apply(tools)
+    repo.write({"gitgate.yaml": "paths: [unclosed\n"})
+    result = repo.apply(tools, NOW + timedelta(minutes=1), allow_mass_prune=True)
+    assert [w for w in kube.bundle_writes() if w[0] == "DELETE"] == []
+    assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
+    assert result.bundles == [] or all(not b.pruned for b in result.bundles)
+
+
+def test_bundle_glob_leaves_other_bundles_alone(repo, tools, kube):
+    repo.apply(tools)
+    kube.cluster.forget()
+    _, result = reconcile_once(repo.root, tools, kube.cluster, ApplyOptions(
+        now=NOW + timedelta(minutes=11), instance=repo.run), f"{repo.run}-db")
+    assert [b.bundle for b in result.bundles] == [f"{repo.run}-db"]
+    assert all(f"/namespaces/{repo.web_ns}/" not in p for _, p in kube.bundle_writes())
+    assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None

@@ -161,3 +161,13 @@ def test_plan_at_shows_transitions_of_until_and_windows(repo, capsys):
     assert gates["freeze"]["active"] is False and gates["inc"]["active"] is True
     assert gates["inc"]["covers"] == ["payments"]
     assert gates["inc"]["nextChange"] == "2026-11-25T00:00:00Z"
+
+
+def test_pause_push_sends_the_commit_to_origin(repo, tmp_path, capsys):
+    root = Path(repo.working_tree_dir)
+    remote = git.Repo.init(tmp_path / "origin.git", bare=True, initial_branch="main")
+    repo.create_remote("origin", remote.working_dir)
+    repo.git.push("origin", "main")
+    assert main(["pause", "payments", "--reason", "INC-9", "--repo", str(root), "--push"]) == 0
+    assert remote.commit("main").hexsha == repo.head.commit.hexsha
+    assert remote.commit("main").message.strip() == "pause payments: INC-9"
