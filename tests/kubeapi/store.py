@@ -385,7 +385,7 @@ class ApiState:
             raise not_found(target.resource.plural, target.name)
         if not isinstance(request.body, dict):
             raise status_error(400, "BadRequest", "the patch is not an object")
-        manager = request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
+        manager = _manager_of(request)
         patched = _merge_patch(copy.deepcopy(existing.obj), request.body)
         changed = {p for p in F.field_set(request.body)
                    if F.get_at(existing.obj, p) != F.get_at(patched, p)}
@@ -413,7 +413,7 @@ class ApiState:
             raise status_error(409, "AlreadyExists",
                                f'{target.resource.plural} "{name}" already exists',
                                {"name": name, "kind": target.resource.plural})
-        manager = request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
+        manager = _manager_of(request)
         obj = copy.deepcopy(obj)
         if target.namespace:
             obj["metadata"]["namespace"] = target.namespace
@@ -437,7 +437,7 @@ class ApiState:
                                {"name": target.name, "group": r.group, "kind": r.plural})
         for volatile in ("managedFields", "resourceVersion"):
             obj.setdefault("metadata", {}).pop(volatile, None)
-        manager = request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
+        manager = _manager_of(request)
         managers = copy.deepcopy(existing.managers)
         managers[manager] = Manager("Update", obj.get("apiVersion", ""), _now(),
                                     F.field_set(obj))
@@ -574,6 +574,11 @@ class ApiState:
         with self.lock:
             stored = self.objects.get((group, plural, namespace, name))
             return self._render(stored) if stored else None
+
+
+def _manager_of(request: Request) -> str:
+    """The field manager of a non-apply write: the query's, else the client's user agent."""
+    return request.query.get("fieldManager") or request.user_agent.split("/")[0] or "unknown"
 
 
 def _content(obj: dict) -> dict:
