@@ -14,7 +14,6 @@ from gitgate.source.tree import RepoTree
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO_ROOT / "examples" / "repo"
-SHARED = REPO_ROOT.parent / "shared"
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:

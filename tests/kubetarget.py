@@ -4,14 +4,12 @@ the emulator or a real cluster (GITGATE_TEST_KUBECONFIG)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ruamel.yaml import YAML
 
 from gitgate.apply.inventory import NAMESPACE
 from gitgate.apply.kube import KubeCluster
-
-KARMADA_CRDS = Path(__file__).resolve().parents[2] / "shared" / "karmada-crds"
+from tests.shared_data import karmada_crds_dir
 
 
 class RecordingKube(KubeCluster):
@@ -36,7 +34,7 @@ class RecordingKube(KubeCluster):
 
 def install_karmada_crds(cluster: KubeCluster) -> None:
     names = []
-    for file in sorted(KARMADA_CRDS.glob("policy.karmada.io_*.yaml")):
+    for file in sorted(karmada_crds_dir().glob("policy.karmada.io_*.yaml")):
         crd = YAML(typ="safe").load(file.read_text())
         cluster.apply(crd, force=True)
         names.append(crd["metadata"]["name"])

@@ -8,8 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from tests.kubeapi.store import ApiState
-
-KARMADA_CRDS = Path(__file__).resolve().parents[3] / "shared" / "karmada-crds"
+from tests.shared_data import karmada_crds_dir
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -58,7 +57,7 @@ class KubeApiEmulator:
 
     def install_karmada_crds(self) -> None:
         from ruamel.yaml import YAML
-        for file in sorted(KARMADA_CRDS.glob("policy.karmada.io_*.yaml")):
+        for file in sorted(karmada_crds_dir().glob("policy.karmada.io_*.yaml")):
             self.state.install_crd(YAML(typ="safe").load(file.read_text()))
 
     @property
