@@ -91,6 +91,17 @@ def read_inventories(cluster: ClusterPort,
     return {inv.bundle: inv for inv in inventories}
 
 
+def _from_failed_source(name: str, inventory: Inventory, plan: Plan) -> bool:
+    """A bundle missing from the plan because its source failed to render (the apps of a
+    split source, say) has not left Git: it must not be pruned."""
+    for item in plan.bundles:
+        if item.verdict.verdict is Verdict.FAILED and (
+                inventory.source == item.bundle.source.path
+                or name.startswith(item.bundle.name + "/")):
+            return True
+    return False
+
+
 def _resync_due(previous: Inventory | None, options: ApplyOptions) -> bool:
     if previous is None or not previous.last_full_apply:
         return True
@@ -150,7 +161,8 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     repo_broken = any(p.source not in sources for p in plan.problems)
     gone = {} if repo_broken else {
         name: inv for name, inv in inventories.items()
-        if name not in plans and (scope is None or scope(name))}
+        if name not in plans and (scope is None or scope(name))
+        and not _from_failed_source(name, inv, plan)}
     prunes = sum(len(w.diff.to_prune) for w in work.values() if w.diff) + sum(
         len(inv.entries) for inv in gone.values())
     managed = sum(len(inv.entries) for inv in inventories.values())
@@ -201,6 +213,11 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
         for name in order:
             unit = work[name]
             if unit.diff is None or unit.result.failed or unit.plan is None:
+                continue
+            if stop is not None and stop.is_set():
+                if staged[name][stage]:
+                    unit.result.failed, unit.result.reason = True, "Interrupted"
+                    unit.result.message = "stopping: the rest is applied by the next pass"
                 continue
             needs = unit.plan.bundle.source.options.depends_on
             blocking = [d for d in needs if d in work and work[d].result.failed]
@@ -282,7 +299,7 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
             last_applied=now if unit.wrote else (previous.last_applied if previous else ""),
             last_full_apply=now if all_applied else (previous.last_full_apply
                                                      if previous else ""),
-            instance=options.instance)
+            instance=options.instance, source=unit.plan.bundle.source.path)
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and unit.wrote):
             continue

@@ -49,6 +49,7 @@ class Inventory:
     last_applied: str = ""
     last_full_apply: str = ""
     instance: str = DEFAULT_INSTANCE
+    source: str = ""  # the repo folder the bundle comes from
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
         return {e.ref: e for e in self.entries}
@@ -82,6 +83,7 @@ def to_configmap(inventory: Inventory) -> Manifest:
         "message": inventory.message, "since": inventory.since,
         "lastApplied": inventory.last_applied, "lastFullApply": inventory.last_full_apply,
         "objects": json.dumps([e.as_dict() for e in inventory.entries], sort_keys=True),
+        "source": inventory.source,
     }
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
@@ -101,7 +103,7 @@ def from_configmap(configmap: Manifest) -> Inventory:
         verdict=data.get("verdict", ""), reasons=tuple(json.loads(data.get("reasons") or "[]")),
         message=data.get("message", ""), since=data.get("since", ""),
         last_applied=data.get("lastApplied", ""),
-        last_full_apply=data.get("lastFullApply", ""),
+        last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))
 

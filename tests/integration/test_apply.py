@@ -324,3 +324,45 @@ def test_bundle_glob_leaves_other_bundles_alone(repo, tools, kube):
     assert [b.bundle for b in result.bundles] == [f"{repo.run}-db"]
     assert all(f"/namespaces/{repo.web_ns}/" not in p for _, p in kube.bundle_writes())
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
+
+
+def test_apps_of_a_split_source_that_fails_to_render_are_not_pruned(repo, tools, kube):
+    repo.write({"web/bundle.yaml": f"name: {repo.run}-web\nsplit: app\n"})
+    result = repo.apply(tools)
+    assert f"{repo.run}-web/web" in [b.bundle for b in result.bundles]
+    repo.write({"web/broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n"})
+    result = repo.apply(tools, NOW + timedelta(minutes=1), allow_mass_prune=True)
+    web = result_of(result, "-web")
+    assert web.failed and web.reason == "RenderFailed"
+    assert [w for w in kube.bundle_writes() if w[0] == "DELETE"] == []
+    assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
+
+
+def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, tools, kube):
+    if kube.emulator is None:
+        pytest.skip("needs the emulator's request hooks")
+    import threading
+
+    from gitgate.apply.engine import run_pass
+    from gitgate.offline import plan_from_render
+    from gitgate.render.pipeline import render_repo
+
+    stop = threading.Event()
+
+    def sigterm_after_first_write(request):
+        if request.method == "PATCH" and "/gitgate-system/" not in request.path:
+            stop.set()
+        return None
+
+    kube.emulator.state.faults.append(sigterm_after_first_write)
+    plan = plan_from_render(render_repo(repo.root, tools), NOW)
+    kube.cluster.forget()
+    result = run_pass(plan, kube.cluster, ApplyOptions(now=NOW, instance=repo.run), stop=stop)
+    assert len(kube.bundle_writes()) == 1  # the object in flight, nothing after it
+    assert {b.reason for b in result.bundles if b.failed} == {"Interrupted"}
+    (written,) = kube.bundle_writes()
+    assert written[1].endswith(f"/namespaces/{repo.db_ns}")  # stage one comes first
+    inventories = {c["data"]["bundle"]: c["data"] for c in kube.cluster.list(
+        "v1", "ConfigMap", "gitgate-system", f"gitgate.io/instance={repo.run}")}
+    assert repo.db_ns in inventories[f"{repo.run}-ns"]["objects"]  # recorded, not orphaned
+    assert inventories[f"{repo.run}-web"]["message"].startswith("Interrupted")

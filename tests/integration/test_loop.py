@@ -270,3 +270,32 @@ def test_only_the_leader_writes_and_a_standby_takes_over(upstream, kube, tools, 
             loop.wake.set()
         for thread in threads:
             thread.join(10)
+
+
+def test_gitgate_run_applies_serves_and_exits_0_on_sigterm(upstream, kube, tools, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    secret = tmp_path / "webhook-secret"
+    secret.write_text("s3cret\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitgate.cli", "run", "--repo", upstream.url,
+         "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id, "--interval", "1s",
+         "--cache-dir", str(tmp_path / "cache"), "--listen", "127.0.0.1:0",
+         "--webhook-secret-file", str(secret), "--lease-duration", "4",
+         "--log-format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: live_value(kube, upstream) == "one" or proc.poll() is not None)
+        assert proc.poll() is None, proc.stderr.read()
+        upstream.commit({"app/cm.yaml": upstream.configmap("two")}, "two")
+        wait_for(lambda: live_value(kube, upstream) == "two")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    logs = proc.stderr.read()
+    assert '"event": "pass"' in logs and "s3cret" not in logs
+    assert "test-token-not-secret" not in logs
