@@ -27,6 +27,7 @@ lint: setup
 
 bench: setup
 	$(BIN)/python bench/render_bench.py
+	$(BIN)/python bench/apply_bench.py
 
 clean:
 	rm -rf $(VENV)

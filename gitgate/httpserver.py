@@ -37,6 +37,7 @@ class LoopEndpoints:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    disable_nagle_algorithm = True
 
     def _send(self, code: int, body: bytes, content_type: str = "text/plain; charset=utf-8"):
         self.send_response(code)

@@ -13,6 +13,7 @@ from tests.shared_data import karmada_crds_dir
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # keep-alive answers go out at once, not after 40 ms
     state: ApiState
 
     def _serve(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
@@ -242,6 +243,11 @@ class ApiState:
             meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
             obj.setdefault("status", {"phase": "Active"})
+        if kind == ("", "Secret") and isinstance(obj.get("stringData"), dict):
+            # stringData is write-only: the API server folds it into data
+            encoded = {k: base64.b64encode(str(v).encode()).decode()
+                       for k, v in obj.pop("stringData").items()}
+            obj["data"] = {**(obj.get("data") or {}), **encoded}
         if kind in KARMADA_POLICIES:
             prefix = KARMADA_POLICIES[kind]
             labels = meta.setdefault("labels", {})
