@@ -25,7 +25,7 @@ from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
 from gitgate.report import gates_document, gates_table, plan_document, plan_table, table
-from gitgate.status_report import (
+from gitgate.status.report import (
     dumps,
     pass_document,
     pass_table,

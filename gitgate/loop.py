@@ -25,7 +25,7 @@ from gitgate.render.pipeline import render_repo
 from gitgate.render.tools import Tools
 from gitgate.source.git import GitSource
 from gitgate.status.metrics import LoopMetrics
-from gitgate.status_report import pass_document
+from gitgate.status.report import pass_document
 
 log = logging.getLogger("gitgate")
 
