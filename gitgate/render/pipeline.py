@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gitgate.errors import GitgateError, RenderError, ToolMissing
+from gitgate.errors import GitgateError, ToolMissing
 from gitgate.model import Manifest, ObjectRef, Problem, RenderedSource, Source, SourceKind
 from gitgate.render import post
 from gitgate.render.helm import make_client, render_helm
@@ -46,18 +46,12 @@ def _escaping_link_in(tree: RepoTree, folder: str) -> str | None:
 
 def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
                       helm_client: Callable[[], object]) -> list[object]:
-    if source.kind is SourceKind.RAW:
-        raise AssertionError("raw sources are rendered by render_raw")
-    link = _escaping_link_in(tree, source.path)
-    if link:
-        raise RenderError(f"symlink {link} points outside the repo; replace it with the file "
-                          "itself", file=link)
+    """The documents a helm or kustomize source renders to (raises RenderError/ToolMissing)."""
     if tools is None:
         raise ToolMissing("helm and kustomize are needed to render this source")
     if source.kind is SourceKind.HELM:
         return render_helm(helm_client(), tree, root, source)  # type: ignore[arg-type]
-    folder = join(source.path, source.options.kustomize_dir or ".")
-    folder = folder.removesuffix("/.")
+    folder = join(source.path, source.options.kustomize_dir or ".").removesuffix("/.")
     check_kustomization(tree, folder)
     return kustomize_build(tools.kustomize, root / folder, display=folder)
 
@@ -65,12 +59,12 @@ def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools |
 def render_source(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
                   helm_client: Callable[[], object]) -> RenderedSource:
     """Render one source; any failure becomes a Problem naming the file, never an exception."""
+    link = _escaping_link_in(tree, source.path)
+    if link:
+        return RenderedSource(source, (), (Problem(
+            source.path, f"symlink {link} points outside the repo; replace it with the file "
+            "itself", link),))
     if source.kind is SourceKind.RAW:
-        link = _escaping_link_in(tree, source.path)
-        if link:
-            return RenderedSource(source, (), (Problem(
-                source.path, "symlink points outside the repo; replace it with the file itself",
-                link),))
         objects, problems = render_raw(source, tree)
         return RenderedSource(source, tuple(objects) if not problems else (), tuple(problems))
     try:
