@@ -81,3 +81,23 @@ def test_apply_exit_status_is_1_when_a_bundle_fails(small_repo, kube, tools, cap
     bad = bundles[f"{kube.run_id}-bad"]
     assert bad["failed"] and bad["reason"] == "ApplyFailed" and "Not_Valid" in bad["message"]
     assert not bundles[f"{kube.run_id}-app"]["failed"]
+
+
+def test_live_plan_shows_create_prune_and_held(small_repo, kube, tools, capsys):
+    root, ns = small_repo
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    assert main(["apply", str(root), *flags]) == 0
+    write_files(root, {
+        "app/cm.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: fresh, "
+                       f"namespace: {ns}}}\ndata: {{mode: new}}\n",
+        "gates/base.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: b}\n"
+                           f"spec: {{bundles: [{kube.run_id}-base], reason: hold base}}\n"})
+    code, doc = run(capsys, "plan", str(root), *flags, "-o", "json")
+    bundles = {b["name"]: {c["object"]: c["action"] for c in b["changes"]}
+               for b in doc["bundles"]}
+    app = bundles[f"{kube.run_id}-app"]
+    assert app[f"ConfigMap {ns}/fresh"] == "create"
+    assert app[f"ConfigMap {ns}/settings"] == "prune"
+    assert app[f"Secret {ns}/creds"] == "prune"
+    assert set(bundles[f"{kube.run_id}-base"].values()) == {"held"}
+    assert code == 0

@@ -299,3 +299,19 @@ def test_gitgate_run_applies_serves_and_exits_0_on_sigterm(upstream, kube, tools
     logs = proc.stderr.read()
     assert '"event": "pass"' in logs and "s3cret" not in logs
     assert "test-token-not-secret" not in logs
+
+
+def test_the_running_loop_picks_up_a_commit_by_polling(upstream, kube, tools, tmp_path):
+    loop = reconciler(upstream, kube, tools, tmp_path, interval=0.5)
+    thread = threading.Thread(target=loop.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: loop.state.ready)
+        sha = upstream.commit({"app/cm.yaml": upstream.configmap("polled")}, "polled")
+        wait_for(lambda: loop.state.revision == sha)
+        assert live_value(kube, upstream) == "polled"
+        assert loop.state.last_reason == "revision"
+    finally:
+        loop.stop.set()
+        loop.wake.set()
+        thread.join(10)
