@@ -4,6 +4,7 @@ leader election together, and stop cleanly on SIGTERM."""
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import socket
 import uuid
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions
 from gitgate.apply.inventory import NAMESPACE, system_namespace
-from gitgate.errors import ConfigError
+from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.spec import GateSpecError, parse_duration
 from gitgate.httpserver import EndpointServer, LoopEndpoints
 from gitgate.logs import setup_logging
@@ -20,12 +21,31 @@ from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.render.tools import find_tools
 from gitgate.source.git import GitAuth, GitSource
 
+log = logging.getLogger("gitgate")
+
 
 def _duration(text: str, flag: str):
     try:
         return parse_duration(text)
     except GateSpecError as exc:
         raise ConfigError(f"{flag}: {exc}") from None
+
+
+def _ensure_system_namespace(cluster, stop) -> bool:
+    """gitgate-system holds the Lease; wait for the API server rather than crash-looping.
+    False when stopped before it could be made."""
+    delay = 1.0
+    while not stop.is_set():
+        try:
+            if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
+                cluster.apply(system_namespace())
+            return True
+        except GitgateError as exc:
+            log.warning("cannot prepare %s yet: %s (retrying in %.0fs)", NAMESPACE, exc.message,
+                        delay)
+            stop.wait(delay)
+            delay = min(delay * 2, 30.0)
+    return False
 
 
 def add_run_parser(sub) -> None:
@@ -79,22 +99,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         ready=lambda: reconciler.state.ready, status=reconciler.status,
         metrics=reconciler.metrics.exposition, trigger=reconciler.trigger,
         webhook_secret=secret)).start()
-    elector = None
-    if not args.no_leader_elect:
-        if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
-            cluster.apply(system_namespace())
-        identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
-        lease = args.lease_duration
-        elector = LeaseElector(api, NAMESPACE, f"gitgate-{args.instance}", identity,
-                               lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
-                               retry_period=max(1, lease // 7)).start()
-
     def stop(*_: object) -> None:
         reconciler.stop.set()
         reconciler.wake.set()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    elector = None
+    if not args.no_leader_elect:
+        if not _ensure_system_namespace(cluster, reconciler.stop):
+            server.stop()
+            return 0
+        identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+        lease = args.lease_duration
+        elector = LeaseElector(api, NAMESPACE, f"gitgate-{args.instance}", identity,
+                               lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
+                               retry_period=max(1, lease // 7)).start()
+
     try:
         reconciler.run(elector.is_leader if elector else (lambda: True))
     finally:

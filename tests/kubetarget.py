@@ -71,3 +71,6 @@ class KubeTarget:
         for cm in self.cluster.list("v1", "ConfigMap", NAMESPACE,
                                     f"gitgate.io/instance={self.run_id}"):
             self.cluster.delete("v1", "ConfigMap", NAMESPACE, cm["metadata"]["name"])
+        lease = f"gitgate-{self.run_id}"
+        if self.cluster.get("coordination.k8s.io/v1", "Lease", NAMESPACE, lease) is not None:
+            self.cluster.delete("coordination.k8s.io/v1", "Lease", NAMESPACE, lease)
