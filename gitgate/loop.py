@@ -21,6 +21,7 @@ from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, run_pass
 from gitgate.errors import GitgateError
 from gitgate.offline import plan_from_render
 from gitgate.plan import Plan
+from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import render_repo
 from gitgate.render.tools import Tools
 from gitgate.source.git import GitSource
@@ -100,6 +101,7 @@ class Reconciler:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.metrics = metrics or LoopMetrics()
         self.state = LoopState()
+        self.render_cache = RenderCache()
         self.wake = threading.Event()
         self.stop = threading.Event()
         self._lock = threading.Lock()
@@ -124,7 +126,7 @@ class Reconciler:
         started = time.monotonic()
         root = self.source.cache_dir / self.settings.path
         try:
-            rendered = render_repo(root, self.tools)
+            rendered = render_repo(root, self.tools, cache=self.render_cache)
             plan = replace(plan_from_render(rendered, now), revision=revision)
             options = replace(self.settings.apply, now=now, resync=self.settings.resync)
             result = run_pass(plan, self.cluster, options, stop=self.stop)

@@ -13,6 +13,7 @@ from pathlib import Path
 from gitgate.errors import GitgateError, ToolMissing
 from gitgate.model import Manifest, ObjectRef, Problem, RenderedSource, Source, SourceKind
 from gitgate.render import post
+from gitgate.render.cache import RenderCache, cache_key
 from gitgate.render.helm import make_client, render_helm
 from gitgate.render.kustomize import kustomize_build
 from gitgate.render.kustomize_guard import check_kustomization
@@ -133,7 +134,10 @@ def finish(rendered: list[RenderedSource]) -> tuple[list[RenderedSource], list[P
 
 
 def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
-                only: Callable[[Source], bool] | None = None) -> RepoRender:
+                only: Callable[[Source], bool] | None = None,
+                cache: RenderCache | None = None) -> RepoRender:
+    """Render every source of the repo at `root`. With a `cache`, a source whose inputs did
+    not change since the last call is not rendered again."""
     root = root.resolve()
     tree = scan_repo(root)
     discovery = discover(tree)
@@ -146,9 +150,21 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     def render_one(source: Source) -> RenderedSource:
         if source.path in config_problems:
             return RenderedSource(source, (), tuple(config_problems[source.path]))
-        return render_source(source, tree, root, tools, helm_client)
+        if cache is None:
+            return render_source(source, tree, root, tools, helm_client)
+        key = cache_key(source, tree, tools)
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+        rendered = render_source(source, tree, root, tools, helm_client)
+        cache.put(key, rendered)
+        return rendered
 
+    if cache is not None:
+        cache.start_round()
     with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
         results = list(pool.map(render_one, sources))
+    if cache is not None:
+        cache.end_round()
     final, warnings = finish(results)
     return RepoRender(root, tree, discovery, tuple(final), tuple(warnings))

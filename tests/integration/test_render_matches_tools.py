@@ -141,3 +141,25 @@ def test_chart_with_crds_subchart_and_cluster_scoped_custom_kind(tools, tmp_path
     result = render_repo(root, tools)
     widget = next(o for r in result.rendered for o in r.objects if o["kind"] == "Widget")
     assert widget["spec"] == {"size": 5} and "namespace" not in widget["metadata"]
+
+
+def test_cached_rendering_renders_only_changed_sources(tools, tmp_path):
+    import shutil
+
+    from gitgate.render.cache import RenderCache
+
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES, root)
+    cache = RenderCache()
+    first = render_repo(root, tools, cache=cache)
+    assert cache.hits == 0 and cache.misses == len(first.rendered)
+    second = render_repo(root, tools, cache=cache)
+    assert cache.hits == len(first.rendered) and cache.misses == 0
+    assert [r.objects for r in second.rendered] == [r.objects for r in first.rendered]
+    values = root / "apps/podinfo/values-prod.yaml"
+    values.write_text(values.read_text().replace("replicaCount: 3", "replicaCount: 5"))
+    third = render_repo(root, tools, cache=cache)
+    assert cache.misses == 1 and cache.hits == len(first.rendered) - 1
+    podinfo = next(r for r in third.rendered if r.source.path == "apps/podinfo")
+    deployment = next(o for o in podinfo.objects if o["kind"] == "Deployment")
+    assert deployment["spec"]["replicas"] == 5

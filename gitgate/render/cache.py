@@ -1,0 +1,92 @@
+"""Incremental rendering: a source is rendered again only when one of its inputs changed.
+
+The key of a source is a pure function of explicit inputs: the content of every file it loads
+(its folder; for kustomize every folder of its kustomization graph), its options (bundle.yaml
+merged over gitgate.yaml defaults), the symlinks that leave the repo, and the tool versions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+
+from gitgate.errors import GitgateError
+from gitgate.model import RenderedSource, Source, SourceKind
+from gitgate.render.kustomize_guard import check_kustomization
+from gitgate.render.tools import Tools
+from gitgate.source.discover import is_under, join
+from gitgate.source.tree import RepoTree
+
+
+def input_folders(source: Source, tree: RepoTree) -> list[str]:
+    if source.kind is SourceKind.KUSTOMIZE:
+        folder = join(source.path, source.options.kustomize_dir or ".").removesuffix("/.")
+        return sorted({source.path, *check_kustomization(tree, folder)})
+    return [source.path]
+
+
+def cache_key(source: Source, tree: RepoTree, tools: Tools | None) -> str | None:
+    """None when the inputs cannot be named (an unsafe kustomization: render to get the
+    error)."""
+    try:
+        folders = input_folders(source, tree)
+    except GitgateError:
+        return None
+    digest = hashlib.sha256()
+    options = json.dumps(dataclasses.asdict(source), sort_keys=True, default=str)
+    digest.update(options.encode())
+    digest.update(repr((tools.helm_version, tools.kustomize_version) if tools else None).encode())
+    own = source.path
+    for file in sorted(tree.files):
+        if source.kind is SourceKind.RAW:
+            inside = file in source.files or file == join(own, "bundle.yaml")
+        else:
+            inside = any(is_under(file, folder) for folder in folders)
+        if inside:
+            text = tree.read(file) or ""
+            digest.update(f"{file}\0{hashlib.sha256(text.encode()).hexdigest()}\0".encode())
+    for link in sorted(tree.escaping_links):
+        if any(is_under(link, folder) for folder in folders):
+            digest.update(f"link\0{link}\0".encode())
+    return digest.hexdigest()
+
+
+class RenderCache:
+    """Rendered sources by key, kept for the sources of the last repo rendered."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, RenderedSource] = {}
+        self._used: set[str] = set()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str | None) -> RenderedSource | None:
+        with self._lock:
+            found = self._entries.get(key) if key else None
+            if found is not None:
+                self.hits += 1
+                self._used.add(key)  # type: ignore[arg-type]
+            else:
+                self.misses += 1
+            return found
+
+    def put(self, key: str | None, rendered: RenderedSource) -> None:
+        """Failures are not kept: a tool timeout may pass on its own."""
+        if key is None or rendered.failed:
+            return
+        with self._lock:
+            self._entries[key] = rendered
+            self._used.add(key)
+
+    def start_round(self) -> None:
+        with self._lock:
+            self.hits = self.misses = 0
+            self._used = set()
+
+    def end_round(self) -> None:
+        """Forget what this round did not use (sources that changed or left)."""
+        with self._lock:
+            self._entries = {k: v for k, v in self._entries.items() if k in self._used}
