@@ -34,3 +34,17 @@ def test_deploy_base_runs_two_hardened_replicas_with_karmadas_kubeconfig(tools):
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     assert ("Secret", "gitgate-git") in objects and ("Secret", "gitgate-webhook") in objects
+
+
+def test_ci_examples_are_valid_workflows_that_run_gitgate():
+    from gitgate.yamlio import load_one
+
+    check = load_one((REPO_ROOT / "examples/ci/gitgate-check.yml").read_text())
+    assert "pull_request" in check["on"]
+    steps = " ".join(s.get("run", "") for s in check["jobs"]["check"]["steps"])
+    assert "gitgate check . --junit" in steps
+    pause = load_one((REPO_ROOT / "examples/ci/gitgate-pause.yml").read_text())
+    assert "workflow_dispatch" in pause["on"]
+    script = pause["jobs"]["gate"]["steps"][-1]["run"]
+    assert "--push" in script and "gitgate resume" in script
+    assert "${{" not in script  # inputs reach the shell as variables only
