@@ -155,8 +155,21 @@ class KubeCluster:
             raise self._error(ref, "apply", status, body)
         return body
 
+    def _served_path(self, api_version: str, kind: str, namespace: str, name: str) -> str | None:
+        """The object's path, or None when its type is not served (its CRD is gone, and so is
+        every object of it)."""
+        try:
+            return self.path_for(api_version, kind, namespace, name)
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
-        status, body = self.request("GET", self.path_for(api_version, kind, namespace, name))
+        path = self._served_path(api_version, kind, namespace, name)
+        if path is None:
+            return None
+        status, body = self.request("GET", path)
         if status == 404:
             return None
         if status >= 300:
@@ -181,7 +194,9 @@ class KubeCluster:
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         """True when deleted, False when it was already gone."""
-        path = self.path_for(api_version, kind, namespace, name)
+        path = self._served_path(api_version, kind, namespace, name)
+        if path is None:
+            return False
         status, body = self.request("DELETE", path, body={
             "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
             content_type="application/json")

@@ -366,3 +366,38 @@ def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, 
         "v1", "ConfigMap", "gitgate-system", f"gitgate.io/instance={repo.run}")}
     assert repo.db_ns in inventories[f"{repo.run}-ns"]["objects"]  # recorded, not orphaned
     assert inventories[f"{repo.run}-web"]["message"].startswith("Interrupted")
+
+
+def test_objects_of_a_deleted_crd_leave_the_inventory(repo, tools, kube):
+    group = f"{repo.run}.example.com"
+    crd = f"""
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata: {{name: gadgets.{group}}}
+        spec:
+          group: {group}
+          scope: Namespaced
+          names: {{kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}}
+          versions:
+            - name: v1
+              served: true
+              storage: true
+              schema:
+                openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+    """
+    repo.write({"crd/bundle.yaml": f"name: {repo.run}-crd\n", "crd/crd.yaml": crd,
+                "gadgets/bundle.yaml": f"name: {repo.run}-gadgets\n",
+                "gadgets/g.yaml": f"apiVersion: {group}/v1\nkind: Gadget\nmetadata: "
+                                  f"{{name: g1, namespace: {repo.web_ns}}}\n"})
+    assert repo.apply(tools).ok
+    kube.cluster.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                        f"gadgets.{group}")
+    kube.cluster.refresh_discovery()
+    repo.remove("gadgets/g.yaml")
+    repo.remove("crd/crd.yaml")
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert not any(b.reason == "PruneFailed" for b in result.bundles), [
+        (b.bundle, b.message) for b in result.bundles if b.failed]
+    inventory = repo.live("v1", "ConfigMap", "gitgate-system",
+                          f"gitgate-{repo.run}.{repo.run}-gadgets")
+    assert '"name": "g1"' not in inventory["data"]["objects"]
