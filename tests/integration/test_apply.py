@@ -401,3 +401,51 @@ def test_objects_of_a_deleted_crd_leave_the_inventory(repo, tools, kube):
     inventory = repo.live("v1", "ConfigMap", "gitgate-system",
                           f"gitgate-{repo.run}.{repo.run}-gadgets")
     assert '"name": "g1"' not in inventory["data"]["objects"]
+
+
+def shop_yaml(ns: str, common: str, order_image: str) -> str:
+    """Two apps in one split source, both reading the shared ConfigMap `common`."""
+    apps = "".join(textwrap.dedent(f"""\
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: {name}, namespace: {ns}}}
+        spec:
+          selector: {{matchLabels: {{app: {name}}}}}
+          template:
+            metadata: {{labels: {{app: {name}}}}}
+            spec:
+              containers:
+                - name: {name}
+                  image: {image}
+                  envFrom: [{{configMapRef: {{name: common}}}}]
+        """) for name, image in (("cart", "cart:1"), ("order", order_image)))
+    return cm("common", ns, common) + apps
+
+
+def test_a_shared_configmap_used_by_a_held_app_is_not_written(repo, tools, kube):
+    shared = repo.kube.ns("shared")
+    repo.write({
+        "ns/namespaces.yaml": "".join(
+            f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n"
+            for n in (repo.web_ns, repo.db_ns, shared)),
+        "shop/bundle.yaml": f"name: {repo.run}-shop\nsplit: app\n",
+        "shop/all.yaml": shop_yaml(shared, "v1", "order:1"),
+    })
+    result = repo.apply(tools)
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
+    repo.write({
+        "gates/cart.yaml": f"""
+            apiVersion: gitgate.io/v1alpha1
+            kind: Gate
+            metadata: {{name: cart-debug}}
+            spec: {{bundles: ["{repo.run}-shop/cart"], reason: INC-11}}
+        """,
+        "shop/all.yaml": shop_yaml(shared, "v2", "order:2"),
+    })
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
+    writes = [p for _, p in kube.bundle_writes()]
+    assert f"/apis/apps/v1/namespaces/{shared}/deployments/order" in writes
+    assert not [p for p in writes if p.endswith("/configmaps/common")]
+    assert repo.live("v1", "ConfigMap", shared, "common")["data"] == {"value": "v1"}
