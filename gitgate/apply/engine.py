@@ -127,8 +127,43 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
              scope: Callable[[str], bool] | None = None,
              stop: threading.Event | None = None) -> PassResult:
     """Apply `plan`. With `scope`, only bundles it accepts are touched: an inventory outside it
-    is never taken for a bundle that left Git."""
+    is never taken for a bundle that left Git. With `stop` set, the pass ends after the object
+    in flight, prunes nothing and records status."""
     inventories = read_inventories(cluster, options.instance)
+    order, work = _prepare(plan, inventories, options)
+    gone = _gone_bundles(plan, inventories, scope)
+    prunes = sum(len(w.diff.to_prune) for w in work.values() if w.diff) + sum(
+        len(inv.entries) for inv in gone.values())
+    managed = sum(len(inv.entries) for inv in inventories.values())
+    mass = mass_prune(prunes, managed) and not options.allow_mass_prune
+    _apply_stages(work, order, cluster, options, stop)
+    interrupted = stop is not None and stop.is_set()
+    if not options.dry_run:
+        for unit in work.values():
+            if unit.diff is None or unit.result.failed or not unit.diff.to_prune:
+                continue
+            if interrupted:
+                unit.result.reason = "Interrupted"
+                unit.result.message = "stopping: pruning left for the next pass"
+            elif mass:
+                unit.result.reason = "PruneBlocked"
+                unit.result.message = (f"{len(unit.diff.to_prune)} object(s) left Git, but "
+                                       f"this pass would delete {prunes} of the {managed} "
+                                       "objects gitgate manages; run with "
+                                       "--allow-mass-prune if that is intended")
+            else:
+                _prune(unit, unit.diff.to_prune, cluster)
+        if not (mass or interrupted):
+            for name, inventory in gone.items():
+                work[name] = _prune_gone_bundle(name, inventory, cluster, options)
+    written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
+    return PassResult(plan.revision, [w.result for w in work.values()], mass, written)
+
+
+def _prepare(plan: Plan, inventories: dict[str, Inventory],
+             options: ApplyOptions) -> tuple[list[str], dict[str, _Work]]:
+    """Each bundle's starting point: failed, held, or open with its diff against the
+    inventory; in `dependsOn` order."""
     order, order_problems = stages.bundle_order(
         {b.bundle.name: b.bundle.source.options.depends_on for b in plan.bundles})
     plans = {b.bundle.name: b for b in plan.bundles}
@@ -138,8 +173,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
         previous = inventories.get(name)
         verdict = item.verdict.verdict
         result = BundleResult(name, str(verdict))
-        entries = dict(previous.by_ref()) if previous else {}
-        unit = _Work(item, previous, None, result, entries)
+        unit = _Work(item, previous, None, result, dict(previous.by_ref()) if previous else {})
         work[name] = unit
         if verdict is Verdict.FAILED:
             result.reason, result.failed = "RenderFailed", True
@@ -155,54 +189,36 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
             unit.diff = diff([*item.desired, *item.policies], previous, resync=unit.resync,
                              keep=frozenset(item.verdict.held_objects))
             result.unchanged = len(unit.diff.unchanged)
-    # A problem no bundle owns (an unreadable gitgate.yaml) means the repo was not fully
-    # understood: no bundle is taken for gone then.
+    return order, work
+
+
+def _gone_bundles(plan: Plan, inventories: dict[str, Inventory],
+                  scope: Callable[[str], bool] | None) -> dict[str, Inventory]:
+    """Inventories of bundles that left Git. None when a problem no bundle owns (an unreadable
+    gitgate.yaml) says the repo was not fully understood."""
     sources = {b.bundle.source.path for b in plan.bundles}
-    repo_broken = any(p.source not in sources for p in plan.problems)
-    gone = {} if repo_broken else {
-        name: inv for name, inv in inventories.items()
-        if name not in plans and (scope is None or scope(name))
-        and not _from_failed_source(name, inv, plan)}
-    prunes = sum(len(w.diff.to_prune) for w in work.values() if w.diff) + sum(
-        len(inv.entries) for inv in gone.values())
-    managed = sum(len(inv.entries) for inv in inventories.values())
-    blocked = mass_prune(prunes, managed) and not options.allow_mass_prune
-    _apply_stages(work, order, cluster, options, stop)
-    interrupted = stop is not None and stop.is_set()
-    if interrupted:  # SIGTERM: the object in flight is done; prune nothing, record status
-        blocked = True
-    if not options.dry_run:
-        for unit in work.values():
-            if unit.diff is not None and not unit.result.failed:
-                if interrupted and unit.diff.to_prune:
-                    unit.result.reason = "Interrupted"
-                    unit.result.message = "stopping: pruning left for the next pass"
-                elif blocked and unit.diff.to_prune:
-                    unit.result.reason = "PruneBlocked"
-                    unit.result.message = (f"{len(unit.diff.to_prune)} object(s) left Git, but "
-                                           f"this pass would delete {prunes} of the {managed} "
-                                           "objects gitgate manages; run with "
-                                           "--allow-mass-prune if that is intended")
-                elif not blocked:
-                    _prune(unit, unit.diff.to_prune, cluster)
-        if not blocked:
-            for name, inventory in gone.items():  # bundles that left Git
-                orphan = _Work(None, inventory, None, BundleResult(name, "removed"),
-                               dict(inventory.by_ref()))
-                _prune(orphan, inventory.entries, cluster)
-                work_result = orphan.result
-                if not orphan.entries:
-                    cluster.delete("v1", "ConfigMap", NAMESPACE,
-                                   configmap_name(name, options.instance))
-                else:
-                    work_result.failed = True
-                    work_result.reason = "PruneFailed"
-                    _write_inventory(cluster, replace(inventory, entries=tuple(
-                        orphan.entries.values()), message=work_result.message))
-                work[name] = orphan
-    written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
-    results = [w.result for w in work.values()]
-    return PassResult(plan.revision, results, blocked and not interrupted, written)
+    if any(p.source not in sources for p in plan.problems):
+        return {}
+    names = {b.bundle.name for b in plan.bundles}
+    return {name: inv for name, inv in inventories.items()
+            if name not in names and (scope is None or scope(name))
+            and not _from_failed_source(name, inv, plan)}
+
+
+def _prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
+                       options: ApplyOptions) -> _Work:
+    """Delete every object of a bundle that left Git, then its inventory; what could not be
+    deleted stays in the inventory."""
+    orphan = _Work(None, inventory, None, BundleResult(name, "removed"),
+                   dict(inventory.by_ref()))
+    _prune(orphan, inventory.entries, cluster)
+    if not orphan.entries:
+        cluster.delete("v1", "ConfigMap", NAMESPACE, configmap_name(name, options.instance))
+    else:
+        orphan.result.failed, orphan.result.reason = True, "PruneFailed"
+        _write_inventory(cluster, replace(inventory, entries=tuple(orphan.entries.values()),
+                                          message=orphan.result.message))
+    return orphan
 
 
 def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort,

@@ -449,3 +449,19 @@ def test_a_shared_configmap_used_by_a_held_app_is_not_written(repo, tools, kube)
     assert f"/apis/apps/v1/namespaces/{shared}/deployments/order" in writes
     assert not [p for p in writes if p.endswith("/configmaps/common")]
     assert repo.live("v1", "ConfigMap", shared, "common")["data"] == {"value": "v1"}
+
+
+def test_a_bundle_that_left_git_is_pruned_with_its_inventory(repo, tools, kube):
+    import shutil
+
+    repo.apply(tools)
+    shutil.rmtree(repo.root / "db")
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result.ok
+    gone = result_of(result, "-db")
+    assert gone.verdict == "removed"
+    assert {r.name for r in gone.pruned} == {"db", "db-config", f"gitgate-{repo.run}-db"}
+    assert repo.live("apps/v1", "Deployment", repo.db_ns, "db") is None
+    assert repo.live("v1", "ConfigMap", "gitgate-system",
+                     f"gitgate-{repo.run}.{repo.run}-db") is None
+    assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
