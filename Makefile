@@ -20,10 +20,12 @@ demo: setup
 
 test: setup
 	$(BIN)/ruff check gitgate tests bench tools
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 lint: setup
 	$(BIN)/ruff check gitgate tests bench tools
+	$(BIN)/mypy
 
 bench: setup
 	$(BIN)/python bench/render_bench.py

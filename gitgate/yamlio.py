@@ -141,7 +141,6 @@ def dump_all(documents: list[Any], comments: list[str | None] | None = None) -> 
     """Write documents as a multi-document stream, each optionally preceded by a comment line."""
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined]
     out = io.StringIO()
     for index, doc in enumerate(documents):
         out.write("---\n")
@@ -155,7 +154,6 @@ def dump_all(documents: list[Any], comments: list[str | None] | None = None) -> 
 def dump_one(document: Any) -> str:
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined]
     out = io.StringIO()
     yaml.dump(document, out)
     return out.getvalue()

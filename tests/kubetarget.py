@@ -62,13 +62,14 @@ class KubeTarget:
                 and not w[1].endswith(f"/namespaces/{NAMESPACE}")]
 
     def cleanup(self) -> None:
-        for policy in self.cluster.list("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy"):
+        for policy in self.cluster.list_objects("policy.karmada.io/v1alpha1",
+                                                "ClusterPropagationPolicy"):
             if self.run_id in policy["metadata"]["name"]:
                 self.cluster.delete("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy", "",
                                     policy["metadata"]["name"])
         for namespace in self.namespaces:
             self.cluster.delete("v1", "Namespace", "", namespace)
-        for cm in self.cluster.list("v1", "ConfigMap", NAMESPACE,
+        for cm in self.cluster.list_objects("v1", "ConfigMap", NAMESPACE,
                                     f"gitgate.io/instance={self.run_id}"):
             self.cluster.delete("v1", "ConfigMap", NAMESPACE, cm["metadata"]["name"])
         lease = f"gitgate-{self.run_id}"

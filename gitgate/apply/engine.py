@@ -37,7 +37,7 @@ from gitgate.plan import BundlePlan, Plan
 class ClusterPort(Protocol):
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Manifest: ...
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
-    def list(self, api_version: str, kind: str, namespace: str = "",
+    def list_objects(self, api_version: str, kind: str, namespace: str = "",
              label_selector: str = "") -> list[Manifest]: ...
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
     def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]: ...
@@ -85,7 +85,7 @@ def _iso(moment: datetime) -> str:
 
 def read_inventories(cluster: ClusterPort,
                      instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
-    configmaps = cluster.list("v1", "ConfigMap", NAMESPACE,
+    configmaps = cluster.list_objects("v1", "ConfigMap", NAMESPACE,
                               f"{INVENTORY_LABEL}=true,{INSTANCE_LABEL}={instance}")
     inventories = [from_configmap(c) for c in configmaps]
     return {inv.bundle: inv for inv in inventories}

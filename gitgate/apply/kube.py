@@ -177,7 +177,7 @@ class KubeCluster:
                               "read", status, body)
         return body
 
-    def list(self, api_version: str, kind: str, namespace: str = "",
+    def list_objects(self, api_version: str, kind: str, namespace: str = "",
              label_selector: str = "") -> list[Manifest]:
         query = {"labelSelector": label_selector} if label_selector else {}
         status, body = self.request("GET", self.path_for(api_version, kind, namespace),

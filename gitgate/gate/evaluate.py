@@ -45,7 +45,7 @@ class Reason:
     action: Action = Action.HOLD
     until: datetime | None = None
     clusters: tuple[str, ...] = ()
-    object: ObjectRef | None = None
+    target: ObjectRef | None = None  # the object a label or dependency hold is about
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"kind": str(self.kind), "gate": self.gate, "file": self.file,
@@ -53,8 +53,8 @@ class Reason:
                                   "until": self.until.isoformat() if self.until else None}
         if self.clusters:
             out["clusters"] = list(self.clusters)
-        if self.object is not None:
-            out["object"] = str(self.object)
+        if self.target is not None:
+            out["object"] = str(self.target)
         return out
 
 
@@ -105,7 +105,7 @@ def _label_reasons(bundle: Bundle) -> list[Reason]:
             if str(labels.get(label, "")).lower() == "true":
                 ref = ObjectRef.of(obj)
                 reasons.append(Reason(ReasonKind.LABEL, label, bundle.source.path,
-                                      f"{ref} is labelled {label}: \"true\"", object=ref))
+                                      f"{ref} is labelled {label}: \"true\"", target=ref))
     return reasons
 
 
@@ -193,7 +193,7 @@ def _with_dependency_holds(bundles: list[Bundle],
                 extra.setdefault(other, {}).setdefault(ref, []).append(Reason(
                     ReasonKind.DEPENDENCY, why.gate, why.file,
                     f"{ref} is used by {ObjectRef.of(workload)} of held bundle {bundle.name} "
-                    f"({why.reason})", why.action, why.until, object=ref))
+                    f"({why.reason})", why.action, why.until, target=ref))
     out = dict(verdicts)
     for name, held in extra.items():
         base = verdicts[name]

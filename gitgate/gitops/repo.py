@@ -16,6 +16,12 @@ def open_repo(path: Path) -> git.Repo:
         raise GitOpError(f"{path} is not inside a Git repository") from None
 
 
+def _work_tree(repo: git.Repo) -> Path:
+    if repo.working_tree_dir is None:
+        raise GitOpError("the repository has no work tree (a bare repository?)")
+    return Path(repo.working_tree_dir).resolve()
+
+
 def revision_of(path: Path) -> str:
     """HEAD's commit id (with `-dirty` when the work tree differs), or 'unknown' outside Git."""
     try:
@@ -23,7 +29,7 @@ def revision_of(path: Path) -> str:
         sha = repo.head.commit.hexsha
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
         return "unknown"
-    relative = Path(path).resolve().relative_to(Path(repo.working_tree_dir).resolve())
+    relative = Path(path).resolve().relative_to(_work_tree(repo))
     scope = [str(relative)] if str(relative) != "." else []
     dirty = repo.is_dirty(untracked_files=True, path=scope[0] if scope else None)
     return f"{sha}-dirty" if dirty else sha
@@ -39,7 +45,7 @@ def ensure_branch(repo: git.Repo) -> str:
 def commit_only(repo: git.Repo, paths: list[Path], message: str) -> str:
     """Commit exactly `paths` as they are on disk (added, changed or deleted); other staged
     changes stay staged and are not part of the commit. Uses the user's git identity."""
-    top = Path(repo.working_tree_dir).resolve()
+    top = _work_tree(repo)
     rels = [str(p.resolve().relative_to(top)) if p.exists()
             else str(p.parent.resolve().relative_to(top) / p.name) for p in paths]
     try:

@@ -66,8 +66,9 @@ def render_source(source: Source, tree: RepoTree, root: Path, tools: Tools | Non
             source.path, f"symlink {link} points outside the repo; replace it with the file "
             "itself", link),))
     if source.kind is SourceKind.RAW:
-        objects, problems = render_raw(source, tree)
-        return RenderedSource(source, tuple(objects) if not problems else (), tuple(problems))
+        raw_objects, raw_problems = render_raw(source, tree)
+        return RenderedSource(source, tuple(raw_objects) if not raw_problems else (),
+                              tuple(raw_problems))
     try:
         documents = post.expand_lists(_render_documents(source, tree, root, tools, helm_client))
     except GitgateError as exc:

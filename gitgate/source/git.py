@@ -116,10 +116,10 @@ class GitSource:
             if self.cache_dir.exists():
                 shutil.rmtree(self.cache_dir)
             self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
-            depth = {"depth": 1} if "://" in self.url or self.url.startswith("git@") else {}
+            shallow = ["--depth=1"] if "://" in self.url or self.url.startswith("git@") else []
             try:
                 repo = git.Repo.clone_from(self.url, self.cache_dir, branch=self.branch,
-                                           env=env, **depth)
+                                           env=env, multi_options=shallow)
             except git.GitCommandError as exc:
                 raise self._fail("cloning", exc) from None
         self._repo = repo

@@ -362,7 +362,7 @@ def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, 
     assert {b.reason for b in result.bundles if b.failed} == {"Interrupted"}
     (written,) = kube.bundle_writes()
     assert written[1].endswith(f"/namespaces/{repo.db_ns}")  # stage one comes first
-    inventories = {c["data"]["bundle"]: c["data"] for c in kube.cluster.list(
+    inventories = {c["data"]["bundle"]: c["data"] for c in kube.cluster.list_objects(
         "v1", "ConfigMap", "gitgate-system", f"gitgate.io/instance={repo.run}")}
     assert repo.db_ns in inventories[f"{repo.run}-ns"]["objects"]  # recorded, not orphaned
     assert inventories[f"{repo.run}-web"]["message"].startswith("Interrupted")

@@ -107,7 +107,7 @@ def test_paused_workload_holds_a_shared_configmap_in_another_bundle(shop_bundles
     assert base.verdict is Verdict.APPLY
     assert base.held_objects == (ObjectRef("", "ConfigMap", "shop", "shop-common"),
                                  ObjectRef("", "ServiceAccount", "shop", "shop"))
-    (cm_reason, sa_reason) = sorted(base.reasons, key=lambda r: str(r.object))
+    (cm_reason, sa_reason) = sorted(base.reasons, key=lambda r: str(r.target))
     assert cm_reason.kind is ReasonKind.DEPENDENCY and cm_reason.gate == "carts-debug"
     assert "Deployment.apps shop/carts" in cm_reason.reason and "INC-9" in cm_reason.reason
     assert verdicts["shop/orders"].verdict is Verdict.APPLY
