@@ -107,6 +107,7 @@ class ApiState:
             (r.group, r.version, r.plural): r for r in BUILTIN}
         self.objects: dict[tuple[str, str, str, str], Stored] = {}
         self.pending_crds: dict[str, float] = {}
+        self.selected_by: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
         self.resource_version = 1000
         self.requests: list[Request] = []
         self.faults: list = []  # callables(Request) -> None | (status, body)
@@ -379,7 +380,7 @@ class ApiState:
             return (201 if created else 200), rendered
         meta["resourceVersion"] = self._bump()
         self.objects[key] = stored
-        self._karmada_claim()
+        self._karmada_claim(target, key)
         if target.resource.kind == "CustomResourceDefinition" and created:
             self.pending_crds[meta["name"]] = time.monotonic() + self.crd_establish_delay
         return (201 if created else 200), self._render(stored)
@@ -475,46 +476,57 @@ class ApiState:
         rendered["metadata"]["resourceVersion"] = self._bump()
         return 200, rendered
 
-    def _karmada_claim(self) -> None:
+    def _karmada_claim(self, target: Target, key: tuple[str, str, str, str]) -> None:
         """Karmada's controller marks every resource template a policy selects with the
-        policy's permanent-id label and name annotations."""
-        for (group, plural, namespace, _), policy in list(self.objects.items()):
-            if group != "policy.karmada.io" or plural not in ("propagationpolicies",
-                                                               "clusterpropagationpolicies"):
-                continue
-            prefix = "propagationpolicy" if plural == "propagationpolicies" else \
-                "clusterpropagationpolicy"
-            meta = policy.obj["metadata"]
-            permanent_id = (meta.get("labels") or {}).get(f"{prefix}.karmada.io/permanent-id")
+        policy's permanent-id label and name annotations. An index from selected template to
+        policy keeps this linear: only the stored object and what it selects are looked at."""
+        if (target.resource.group, target.resource.kind) in KARMADA_POLICIES:
+            policy = self.objects[key]
             for selector in (policy.obj.get("spec") or {}).get("resourceSelectors") or []:
-                template = self._find(selector, namespace)
-                if template is None:
-                    continue
-                t_meta = template.obj["metadata"]
-                labels = t_meta.setdefault("labels", {})
-                if labels.get(f"{prefix}.karmada.io/permanent-id") == permanent_id:
-                    continue
-                labels[f"{prefix}.karmada.io/permanent-id"] = permanent_id
-                annotations = t_meta.setdefault("annotations", {})
-                annotations[f"{prefix}.karmada.io/name"] = meta["name"]
-                if namespace:
-                    annotations[f"{prefix}.karmada.io/namespace"] = namespace
-                template.managers["karmada-controller-manager"] = Manager(
-                    "Update", template.obj.get("apiVersion", ""), _now(), {
-                        ("f:metadata", "f:labels", f"f:{prefix}.karmada.io/permanent-id"),
-                        *{("f:metadata", "f:annotations", f"f:{k}")
-                          for k in annotations if k.startswith(prefix)}})
-                t_meta["resourceVersion"] = self._bump()
+                template_key = self._template_key(selector, key[2])
+                if template_key is not None:
+                    self.selected_by[template_key] = key
+                    self._claim(template_key, key)
+        elif key in self.selected_by:
+            self._claim(key, self.selected_by[key])
 
-    def _find(self, selector: dict, policy_namespace: str) -> Stored | None:
+    def _claim(self, template_key: tuple[str, str, str, str],
+               policy_key: tuple[str, str, str, str]) -> None:
+        template, policy = self.objects.get(template_key), self.objects.get(policy_key)
+        if template is None or policy is None:
+            return
+        prefix = "propagationpolicy" if policy_key[1] == "propagationpolicies" else \
+            "clusterpropagationpolicy"
+        meta = policy.obj["metadata"]
+        permanent_id = (meta.get("labels") or {}).get(f"{prefix}.karmada.io/permanent-id")
+        t_meta = template.obj["metadata"]
+        labels = t_meta.setdefault("labels", {})
+        if labels.get(f"{prefix}.karmada.io/permanent-id") == permanent_id:
+            return
+        labels[f"{prefix}.karmada.io/permanent-id"] = permanent_id
+        annotations = t_meta.setdefault("annotations", {})
+        annotations[f"{prefix}.karmada.io/name"] = meta["name"]
+        if policy_key[2]:
+            annotations[f"{prefix}.karmada.io/namespace"] = policy_key[2]
+        template.managers["karmada-controller-manager"] = Manager(
+            "Update", template.obj.get("apiVersion", ""), _now(), {
+                ("f:metadata", "f:labels", f"f:{prefix}.karmada.io/permanent-id"),
+                *{("f:metadata", "f:annotations", f"f:{k}")
+                  for k in annotations if k.startswith(prefix)}})
+        t_meta["resourceVersion"] = self._bump()
+
+    @property
+    def by_kind(self) -> dict[tuple[str, str], Resource]:
+        return {(r.group, r.kind): r for r in self.served.values()}
+
+    def _template_key(self, selector: dict,
+                      policy_namespace: str) -> tuple[str, str, str, str] | None:
         group = str(selector.get("apiVersion", "")).rpartition("/")[0]
-        for resource in self.served.values():
-            if (resource.group, resource.kind) == (group, selector.get("kind")):
-                namespace = (selector.get("namespace") or policy_namespace
-                             if resource.namespaced else "")
-                return self.objects.get((group, resource.plural, namespace,
-                                         selector.get("name", "")))
-        return None
+        resource = self.by_kind.get((group, str(selector.get("kind"))))
+        if resource is None:
+            return None
+        namespace = (selector.get("namespace") or policy_namespace) if resource.namespaced else ""
+        return (group, resource.plural, namespace, str(selector.get("name", "")))
 
     # ---------------------------------------------------------------- CRDs
     def install_crd(self, crd: dict) -> None:
