@@ -58,6 +58,8 @@ def cmd_pause(args: argparse.Namespace) -> int:
                  else now + parse_duration(args.duration) if args.duration else None)
     except GateSpecError as exc:
         raise ConfigError(str(exc)) from None
+    if until is not None and until <= now:
+        raise ConfigError(f"--until {args.until} is in the past: the gate would never hold")
     clusters = tuple(c.strip() for c in (args.clusters or "").split(",") if c.strip())
     if clusters and args.action != "suspend":
         raise ConfigError("--clusters needs --action suspend (hold stops every write)")

@@ -122,6 +122,9 @@ def test_refusals_detached_head_and_unknown_selector(repo, capsys):
     assert "matches no bundle" in capsys.readouterr().err
     assert main(["resume", "payments", "--repo", str(root)]) == 2
     assert "no gate" in capsys.readouterr().err
+    assert main(["pause", "payments", "--reason", "x", "--until", "2020-01-01T00:00:00Z",
+                 "--repo", str(root)]) == 2
+    assert "in the past" in capsys.readouterr().err
     repo.git.checkout("--detach")
     head = repo.head.commit
     assert main(["pause", "payments", "--reason", "x", "--repo", str(root)]) == 2
