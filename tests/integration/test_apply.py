@@ -48,6 +48,27 @@ def deployment(name: str, ns: str, image: str = "web:1") -> str:
         """)
 
 
+def crd_yaml(group: str, kind: str) -> str:
+    """A namespaced CRD with a schema that keeps any field."""
+    plural = kind.lower() + "s"
+    return textwrap.dedent(f"""\
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata: {{name: {plural}.{group}}}
+        spec:
+          group: {group}
+          scope: Namespaced
+          names: {{kind: {kind}, plural: {plural}, singular: {kind.lower()},
+                   listKind: {kind}List}}
+          versions:
+            - name: v1
+              served: true
+              storage: true
+              schema:
+                openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+        """)
+
+
 class Repo:
     """A gitgate repo in a temp folder with three bundles: <run>-ns, <run>-web, <run>-db."""
 
@@ -119,26 +140,14 @@ def test_first_apply_creates_everything_in_stage_order(repo, tools, kube):
 
 def test_crds_are_applied_first_and_established_before_their_objects(repo, tools, kube):
     group = f"{repo.run}.example.com"
-    repo.write({"widgets/bundle.yaml": f"name: {repo.run}-widgets\n", "widgets/all.yaml": f"""
-        apiVersion: apiextensions.k8s.io/v1
-        kind: CustomResourceDefinition
-        metadata: {{name: widgets.{group}}}
-        spec:
-          group: {group}
-          scope: Namespaced
-          names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
-          versions:
-            - name: v1
-              served: true
-              storage: true
-              schema:
-                openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
-        ---
-        apiVersion: {group}/v1
-        kind: Widget
-        metadata: {{name: w1, namespace: {repo.web_ns}}}
-        spec: {{size: 3}}
-    """})
+    repo.write({"widgets/bundle.yaml": f"name: {repo.run}-widgets\n",
+                "widgets/all.yaml": crd_yaml(group, "Widget") + textwrap.dedent(f"""\
+                    ---
+                    apiVersion: {group}/v1
+                    kind: Widget
+                    metadata: {{name: w1, namespace: {repo.web_ns}}}
+                    spec: {{size: 3}}
+                    """)})
     try:
         result = repo.apply(tools)
         assert result.ok, [(b.bundle, b.message) for b in result.bundles]
@@ -370,22 +379,8 @@ def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, 
 
 def test_objects_of_a_deleted_crd_leave_the_inventory(repo, tools, kube):
     group = f"{repo.run}.example.com"
-    crd = f"""
-        apiVersion: apiextensions.k8s.io/v1
-        kind: CustomResourceDefinition
-        metadata: {{name: gadgets.{group}}}
-        spec:
-          group: {group}
-          scope: Namespaced
-          names: {{kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}}
-          versions:
-            - name: v1
-              served: true
-              storage: true
-              schema:
-                openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
-    """
-    repo.write({"crd/bundle.yaml": f"name: {repo.run}-crd\n", "crd/crd.yaml": crd,
+    repo.write({"crd/bundle.yaml": f"name: {repo.run}-crd\n",
+                "crd/crd.yaml": crd_yaml(group, "Gadget"),
                 "gadgets/bundle.yaml": f"name: {repo.run}-gadgets\n",
                 "gadgets/g.yaml": f"apiVersion: {group}/v1\nkind: Gadget\nmetadata: "
                                   f"{{name: g1, namespace: {repo.web_ns}}}\n"})
