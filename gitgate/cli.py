@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--allow-mass-prune", action="store_true",
                        help="allow a pass to delete more than half of what gitgate manages")
     apply.add_argument("--resync", default="10m", help="re-apply unchanged objects this often")
+    apply.add_argument("--suspension-timeout", default="30s",
+                       help="how long to wait for Karmada to show a suspension before writing "
+                            "a suspended bundle's templates (none are written if it does not)")
     apply.add_argument("-o", "--output", choices=["table", "json"], default="table")
     _tool_flags(apply)
     _kube_flags(apply, required=True)

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -123,18 +123,24 @@ def cluster_from(args: argparse.Namespace) -> ClusterPort:
     return KubeCluster(load_client(args.kubeconfig, args.context))
 
 
-def cmd_apply(args: argparse.Namespace) -> int:
+def duration_flag(text: str, flag: str) -> timedelta:
+    """A duration flag (`--resync 10m`), its error naming the flag."""
     try:
-        resync = parse_duration(args.resync)
+        return parse_duration(text)
     except GateSpecError as exc:
-        raise ConfigError(f"--resync: {exc}") from None
+        raise ConfigError(f"{flag}: {exc}") from None
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    resync = duration_flag(args.resync, "--resync")
+    suspension_timeout = duration_flag(args.suspension_timeout, "--suspension-timeout")
     root = Path(args.path)
     if not root.is_dir():
         raise GitgateError(f"{root} is not a folder; pass the repo to apply")
     options = ApplyOptions(now=datetime.now(UTC), dry_run=args.dry_run,
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune, resync=resync,
-                           instance=args.instance)
+                           instance=args.instance, suspension_timeout=suspension_timeout)
     plan, result = reconcile_once(root, find_tools(args.helm, args.kustomize),
                                   cluster_from(args), options, args.bundle)
     if args.output == "json":

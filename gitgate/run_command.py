@@ -13,8 +13,8 @@ from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions
 from gitgate.apply.inventory import NAMESPACE, system_namespace
-from gitgate.errors import ConfigError, GitgateError
-from gitgate.gate.spec import GateSpecError, parse_duration
+from gitgate.commands import duration_flag
+from gitgate.errors import GitgateError
 from gitgate.httpserver import EndpointServer, LoopEndpoints
 from gitgate.logs import setup_logging
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
@@ -22,13 +22,6 @@ from gitgate.render.tools import find_tools
 from gitgate.source.git import GitAuth, GitSource
 
 log = logging.getLogger("gitgate")
-
-
-def _duration(text: str, flag: str):
-    try:
-        return parse_duration(text)
-    except GateSpecError as exc:
-        raise ConfigError(f"{flag}: {exc}") from None
 
 
 def _ensure_system_namespace(cluster, stop) -> bool:
@@ -71,6 +64,9 @@ def add_run_parser(sub) -> None:
     run.add_argument("--lease-duration", type=int, default=15)
     run.add_argument("--force-conflicts", action="store_true")
     run.add_argument("--allow-mass-prune", action="store_true")
+    run.add_argument("--suspension-timeout", default="30s",
+                     help="how long to wait for Karmada to show a suspension before writing "
+                          "a suspended bundle's templates (none are written if it does not)")
     run.add_argument("--log-format", choices=["text", "json"], default="text")
     run.add_argument("--helm")
     run.add_argument("--kustomize")
@@ -87,11 +83,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     api = load_client(args.kubeconfig, args.context)
     cluster = KubeCluster(api)
     settings = LoopSettings(
-        path=args.path, interval=_duration(args.interval, "--interval"),
-        resync=_duration(args.resync, "--resync"),
+        path=args.path, interval=duration_flag(args.interval, "--interval"),
+        resync=duration_flag(args.resync, "--resync"),
         apply=ApplyOptions(now=datetime.now(UTC), instance=args.instance,
                            force_conflicts=args.force_conflicts,
-                           allow_mass_prune=args.allow_mass_prune))
+                           allow_mass_prune=args.allow_mass_prune,
+                           suspension_timeout=duration_flag(args.suspension_timeout,
+                                                        "--suspension-timeout")))
     reconciler = Reconciler(source, cluster, find_tools(args.helm, args.kustomize), settings)
     secret = (Path(args.webhook_secret_file).read_bytes().strip()
               if args.webhook_secret_file else None)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from gitgate.apply import stages
+from gitgate.apply import stages, suspension
 from gitgate.apply.inventory import (
     DEFAULT_INSTANCE,
     INSTANCE_LABEL,
@@ -30,6 +30,7 @@ from gitgate.apply.inventory import (
 )
 from gitgate.errors import GitgateError
 from gitgate.gate.evaluate import Verdict
+from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import Manifest, ObjectRef
 from gitgate.plan import BundlePlan, Plan
 
@@ -51,6 +52,7 @@ class ApplyOptions:
     allow_mass_prune: bool = False
     resync: timedelta = timedelta(minutes=10)
     instance: str = DEFAULT_INSTANCE  # several gitgates on one API server keep apart
+    suspension_timeout: timedelta = timedelta(seconds=30)  # wait for Karmada's bindings
 
 
 @dataclass
@@ -121,6 +123,7 @@ class _Work:
     entries: dict[ObjectRef, Entry]
     resync: bool = False
     wrote: bool = False
+    steps: suspension.SuspensionSteps | None = None  # a suspended bundle's policy-first writes
 
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
@@ -221,9 +224,56 @@ def _prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
     return orphan
 
 
+def _staged(unit: _Work, cluster: ClusterPort) -> dict[int, list[Manifest]]:
+    """The unit's writes by stage. A suspended bundle writes its propagation policies first
+    (see `suspension.plan_steps`), its templates after Karmada confirmed the suspension."""
+    assert unit.diff is not None and unit.plan is not None
+    verdict = unit.plan.verdict
+    wanted = suspension_for(verdict)
+    if wanted is None:
+        return stages.by_stage(unit.diff.to_apply)
+    unit.steps = suspension.plan_steps((*unit.plan.desired, *unit.plan.policies),
+                                       unit.diff.to_apply, wanted, cluster)
+    staged = stages.by_stage([o for o in unit.diff.to_apply if not is_policy(o)],
+                             suspending=True)
+    staged[stages.STAGE_SUSPENSION] = list(unit.steps.before)
+    staged[stages.STAGE_POLICIES] += list(unit.steps.after)
+    return staged
+
+
+def _needs_confirmation(staged: dict[int, list[Manifest]]) -> bool:
+    """Templates (or override policies) are still to be written after the suspension."""
+    return any(staged[s] for s in (stages.STAGE_SUSPENDED_CRDS, stages.STAGE_CLUSTER,
+                                   stages.STAGE_NAMESPACED)) or any(
+        not is_policy(o) for o in staged[stages.STAGE_POLICIES])
+
+
+def _confirm_suspensions(work: dict[str, _Work], staged: dict[str, dict[int, list[Manifest]]],
+                         cluster: ClusterPort, options: ApplyOptions,
+                         stop: threading.Event | None) -> None:
+    wanted = {name: (unit.steps.first, unit.steps.templates) for name, unit in work.items()
+              if unit.steps is not None and not unit.result.failed
+              and _needs_confirmation(staged[name])}
+    if not wanted or options.dry_run:
+        return
+    timeout = options.suspension_timeout.total_seconds()
+    confirmation = suspension.await_suspension(cluster, wanted, timeout, stop)
+    for name, lags in confirmation.lagging.items():
+        if not lags:
+            continue
+        result = work[name].result
+        result.failed = True
+        if confirmation.interrupted:
+            result.reason = "Interrupted"
+            result.message = "stopping before Karmada confirmed the suspension"
+        else:
+            result.reason = "SuspensionNotObserved"
+            result.message = suspension.describe(lags, timeout)
+
+
 def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort,
                   options: ApplyOptions, stop: threading.Event | None = None) -> None:
-    staged = {name: stages.by_stage(w.diff.to_apply) for name, w in work.items() if w.diff}
+    staged = {name: _staged(w, cluster) for name, w in work.items() if w.diff}
     for stage in stages.STAGES:
         crds: list[str] = []
         for name in order:
@@ -258,6 +308,8 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                 unit.wrote = True
                 if ref.kind == "CustomResourceDefinition":
                     crds.append(ref.name)
+        if stage == stages.STAGE_SUSPENSION:
+            _confirm_suspensions(work, staged, cluster, options, stop)
         if crds and not options.dry_run:
             late = cluster.wait_established(crds)
             for unit in work.values():

@@ -1,5 +1,13 @@
-"""Apply ordering, a pure table: CRDs and Namespaces first, then other cluster-scoped objects,
-then namespaced templates, then Karmada policies; bundles in `dependsOn` order."""
+"""Apply ordering, a pure table.
+
+An open bundle: Namespaces and CRDs first, then other cluster-scoped objects, then namespaced
+templates, then Karmada policies (so that a lifted suspension is lifted only after every
+template is written). A bundle being suspended: its Namespaces, then its PropagationPolicies
+carrying the suspension (which gitgate waits to see in Karmada's bindings), and only then its
+CRDs and templates; Karmada dispatches a template written before the suspension. Stages are
+global: every bundle's objects of a stage go before any bundle's of the next; bundles keep
+`dependsOn` order inside a stage.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +15,37 @@ from collections.abc import Iterable
 
 from gitgate.model import Manifest, ObjectRef
 
-STAGE_CRDS_AND_NAMESPACES = 0
-STAGE_CLUSTER = 1
-STAGE_NAMESPACED = 2
-STAGE_POLICIES = 3
-STAGES = (STAGE_CRDS_AND_NAMESPACES, STAGE_CLUSTER, STAGE_NAMESPACED, STAGE_POLICIES)
+STAGE_NAMESPACES = 0  # Namespaces, and CRDs of bundles not being suspended
+STAGE_SUSPENSION = 1  # PropagationPolicies of bundles being suspended, then confirmed
+STAGE_SUSPENDED_CRDS = 2  # CRDs of bundles being suspended, once their suspension holds
+STAGE_CLUSTER = 3
+STAGE_NAMESPACED = 4
+STAGE_POLICIES = 5
+STAGES = (STAGE_NAMESPACES, STAGE_SUSPENSION, STAGE_SUSPENDED_CRDS, STAGE_CLUSTER,
+          STAGE_NAMESPACED, STAGE_POLICIES)
 
-_FIRST = {("apiextensions.k8s.io", "CustomResourceDefinition"), ("", "Namespace")}
+_CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
+_NAMESPACE = ("", "Namespace")
 _POLICY_GROUPS = {"policy.karmada.io"}
+_PROPAGATION = {"PropagationPolicy", "ClusterPropagationPolicy"}
 
 
-def stage_of(obj: Manifest) -> int:
+def stage_of(obj: Manifest, *, suspending: bool = False) -> int:
     ref = ObjectRef.of(obj)
-    if (ref.group, ref.kind) in _FIRST:
-        return STAGE_CRDS_AND_NAMESPACES
+    if (ref.group, ref.kind) == _NAMESPACE:
+        return STAGE_NAMESPACES
+    if (ref.group, ref.kind) == _CRD:
+        return STAGE_SUSPENDED_CRDS if suspending else STAGE_NAMESPACES
     if ref.group in _POLICY_GROUPS:
-        return STAGE_POLICIES
+        return STAGE_SUSPENSION if suspending and ref.kind in _PROPAGATION else STAGE_POLICIES
     return STAGE_NAMESPACED if ref.namespace else STAGE_CLUSTER
 
 
-def by_stage(objects: Iterable[Manifest]) -> dict[int, list[Manifest]]:
+def by_stage(objects: Iterable[Manifest], *,
+             suspending: bool = False) -> dict[int, list[Manifest]]:
     staged: dict[int, list[Manifest]] = {stage: [] for stage in STAGES}
     for obj in sorted(objects, key=ObjectRef.of):
-        staged[stage_of(obj)].append(obj)
+        staged[stage_of(obj, suspending=suspending)].append(obj)
     return staged
 
 

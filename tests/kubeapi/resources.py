@@ -76,6 +76,16 @@ BUILTIN: tuple[Resource, ...] = (
 )
 
 
+# What Karmada's control plane serves besides the policy CRDs (its own CRDs, installed with it):
+# the bindings in which it records, per resource template, where and whether to dispatch.
+KARMADA_WORK: tuple[Resource, ...] = (
+    Resource("work.karmada.io", "v1alpha2", "ResourceBinding", "resourcebindings", True,
+             ("rb",), True),
+    Resource("work.karmada.io", "v1alpha2", "ClusterResourceBinding", "clusterresourcebindings",
+             False, ("crb",), True),
+)
+
+
 def resource_list(group_version: str, resources: list[Resource]) -> dict:
     doc = {"kind": "APIResourceList", "groupVersion": group_version,
            "resources": [r.discovery_entry() for r in resources]}

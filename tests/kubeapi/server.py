@@ -60,6 +60,7 @@ class KubeApiEmulator:
         from ruamel.yaml import YAML
         for file in sorted(karmada_crds_dir().glob("policy.karmada.io_*.yaml")):
             self.state.install_crd(YAML(typ="safe").load(file.read_text()))
+        self.state.serve_karmada_bindings()
 
     @property
     def url(self) -> str:

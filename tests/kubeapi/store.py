@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from tests.kubeapi import fields as F
-from tests.kubeapi.resources import BUILTIN, Resource, group_list, resource_list
+from tests.kubeapi.resources import BUILTIN, KARMADA_WORK, Resource, group_list, resource_list
 
 VERSION = {"major": "1", "minor": "36", "gitVersion": "v1.36.0-gitgate-emulator",
            "platform": "linux/amd64"}
@@ -111,6 +111,11 @@ class ApiState:
         self.resource_version = 1000
         self.requests: list[Request] = []
         self.faults: list = []  # callables(Request) -> None | (status, body)
+        # Karmada's bindings: a change of a binding's spec.suspension becomes visible this many
+        # seconds after its policy changed (float("inf"): not until lowered again), as a busy
+        # controller lags
+        self.binding_lag = 0.0
+        self.pending_bindings: dict[tuple[str, str, str, str], tuple[float, Any]] = {}
 
     # ---------------------------------------------------------------- routing
     def handle(self, method: str, raw_path: str, headers: dict[str, str],
@@ -128,6 +133,7 @@ class ApiState:
                 if injected is not None:
                     return injected
             self._establish_due_crds()
+            self._settle_bindings()
             try:
                 return self._route(request)
             except ApiError as exc:
@@ -460,6 +466,8 @@ class ApiState:
         rendered = self._render(stored)
         del self.objects[key]
         kind = target.resource.kind
+        if key in self.selected_by:  # Karmada's garbage collection of the template's binding
+            self.objects.pop(self._binding_key(key, kind), None)
         options = request.body if isinstance(request.body, dict) else {}
         if kind == "Namespace":
             for other in [k for k in self.objects if k[2] == target.name]:
@@ -487,8 +495,10 @@ class ApiState:
                 if template_key is not None:
                     self.selected_by[template_key] = key
                     self._claim(template_key, key)
+                    self._bind(template_key, key)
         elif key in self.selected_by:
             self._claim(key, self.selected_by[key])
+            self._bind(key, self.selected_by[key])
 
     def _claim(self, template_key: tuple[str, str, str, str],
                policy_key: tuple[str, str, str, str]) -> None:
@@ -514,6 +524,84 @@ class ApiState:
                 *{("f:metadata", "f:annotations", f"f:{k}")
                   for k in annotations if k.startswith(prefix)}})
         t_meta["resourceVersion"] = self._bump()
+
+    # ---------------------------------------------------------------- Karmada's bindings
+    def serve_karmada_bindings(self) -> None:
+        with self.lock:
+            for resource in KARMADA_WORK:
+                self.served[(resource.group, resource.version, resource.plural)] = resource
+
+    def _binding_key(self, template_key: tuple[str, str, str, str],
+                     kind: str) -> tuple[str, str, str, str]:
+        """Karmada's names.GenerateBindingName: `<name>-<kind>` lower-cased, ':' as '.'."""
+        name = f"{template_key[3].replace(':', '.')}-{kind}".lower()
+        if template_key[2]:
+            return ("work.karmada.io", "resourcebindings", template_key[2], name)
+        return ("work.karmada.io", "clusterresourcebindings", "", name)
+
+    def _bind(self, template_key: tuple[str, str, str, str],
+              policy_key: tuple[str, str, str, str]) -> None:
+        """Keep the template's binding as Karmada's detector does: created with the claiming
+        policy's spec.suspension, which later follows the policy after `binding_lag`."""
+        template, policy = self.objects.get(template_key), self.objects.get(policy_key)
+        if ("work.karmada.io", "v1alpha2", "resourcebindings") not in self.served or (
+                template is None or policy is None):
+            return
+        t_meta = template.obj["metadata"]
+        key = self._binding_key(template_key, template.obj["kind"])
+        suspension = copy.deepcopy((policy.obj.get("spec") or {}).get("suspension"))
+        stored = self.objects.get(key)
+        if stored is None:
+            kind = "ResourceBinding" if key[2] else "ClusterResourceBinding"
+            meta = {"name": key[3], "uid": str(uuid.uuid4()), "creationTimestamp": _now(),
+                    "generation": 1, "resourceVersion": self._bump(),
+                    "ownerReferences": [{"apiVersion": template.obj.get("apiVersion"),
+                                         "kind": template.obj["kind"], "name": t_meta["name"],
+                                         "uid": t_meta.get("uid"), "controller": True}]}
+            if key[2]:
+                meta["namespace"] = key[2]
+            spec: dict[str, Any] = {"resource": {
+                "apiVersion": template.obj.get("apiVersion"), "kind": template.obj["kind"],
+                "name": t_meta["name"], "uid": t_meta.get("uid"),
+                "resourceVersion": t_meta.get("resourceVersion")}}
+            if key[2]:
+                spec["resource"]["namespace"] = key[2]
+            if suspension:
+                spec["suspension"] = suspension
+            self.objects[key] = Stored({"apiVersion": "work.karmada.io/v1alpha2", "kind": kind,
+                                        "metadata": meta, "spec": spec},
+                                       {"karmada-controller-manager": Manager(
+                                           "Update", "work.karmada.io/v1alpha2", _now(), set())})
+            return
+        stored.obj["spec"]["resource"]["resourceVersion"] = t_meta.get("resourceVersion")
+        if stored.obj["spec"].get("suspension") != suspension:
+            pending = self.pending_bindings.get(key)
+            if pending is None or pending[1] != suspension:
+                self.pending_bindings[key] = (time.monotonic(), suspension)
+        else:
+            self.pending_bindings.pop(key, None)
+
+    def _settle_bindings(self) -> None:
+        now = time.monotonic()
+        for key, (changed_at, suspension) in list(self.pending_bindings.items()):
+            if changed_at + self.binding_lag > now:
+                continue
+            del self.pending_bindings[key]
+            stored = self.objects.get(key)
+            if stored is None:
+                continue
+            spec = stored.obj["spec"]
+            spec.pop("suspension", None)
+            if suspension:
+                spec["suspension"] = suspension
+            stored.obj["metadata"]["generation"] += 1
+            stored.obj["metadata"]["resourceVersion"] = self._bump()
+
+    def binding(self, template_namespace: str, template_kind: str,
+                template_name: str) -> dict | None:
+        """The binding Karmada keeps for a template (for tests)."""
+        key = self._binding_key(("", "", template_namespace, template_name), template_kind)
+        return self.object(*key)
 
     @property
     def by_kind(self) -> dict[tuple[str, str], Resource]:

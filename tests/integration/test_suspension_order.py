@@ -1,0 +1,139 @@
+"""The order of writes around a suspension, read from the request log (over real HTTP against
+the emulator, or a real cluster with GITGATE_TEST_KUBECONFIG): a suspended bundle's policies go
+before its templates, its templates wait for Karmada's bindings, and a lifted or narrowed
+suspension is lifted only after the templates."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from tests.integration.test_apply import NOW, Repo, cm, deployment, result_of
+
+pytestmark = pytest.mark.integration
+POLICIES = "/propagationpolicies/"
+
+
+@pytest.fixture
+def repo(tmp_path, kube) -> Repo:
+    return Repo(tmp_path / "repo", kube)
+
+
+def gate(repo: Repo, clusters: str | None) -> dict[str, str]:
+    where = f", clusters: [{clusters}]" if clusters else ""
+    return {"gates/move.yaml": f"""
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata: {{name: move-db}}
+        spec: {{bundles: ["{repo.run}-db"], action: suspend, reason: blue/green{where}}}
+    """}
+
+
+def db_app(repo: Repo, version: int, extra: bool = False) -> dict[str, str]:
+    text = cm("db-config", repo.db_ns, f"v{version}") + deployment("db", repo.db_ns,
+                                                                   f"db:{version}")
+    return {"db/app.yaml": text + (cm("db-extra", repo.db_ns) if extra else "")}
+
+
+def db_writes(kube, repo: Repo) -> list[str]:
+    """Paths of the writes to the db bundle's namespace, in the order they were sent."""
+    return [path for _, path in kube.bundle_writes() if f"/namespaces/{repo.db_ns}/" in path]
+
+
+def db_binding_suspension(kube, repo: Repo, kind: str, name: str):
+    binding = repo.live("work.karmada.io/v1alpha2", "ResourceBinding", repo.db_ns,
+                        f"{name}-{kind}".lower())
+    return ((binding or {}).get("spec") or {}).get("suspension")
+
+
+def test_a_suspended_bundle_writes_its_policy_before_any_template(repo, tools, kube):
+    repo.apply(tools)
+    repo.write({**gate(repo, "member2"), **db_app(repo, 2, extra=True)})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    db = result_of(result, "-db")
+    assert db.verdict == "suspended" and not db.failed, db.message
+    writes = db_writes(kube, repo)
+    assert POLICIES in writes[0], writes
+    assert [p.rsplit("/", 1)[1] for p in writes[1:]] == ["db-config", "db-extra", "db"]
+    suspended = {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
+    if kube.emulator is not None:  # Karmada's bindings (a plain kube-apiserver has none)
+        assert db_binding_suspension(kube, repo, "Deployment", "db") == suspended
+        assert db_binding_suspension(kube, repo, "ConfigMap", "db-extra") == suspended
+
+
+def test_no_template_is_written_when_karmada_does_not_show_the_suspension(repo, tools, kube):
+    if kube.emulator is None:
+        pytest.skip("needs the emulator's binding lag")
+    repo.apply(tools)
+    kube.emulator.state.binding_lag = float("inf")
+    repo.write({**gate(repo, "member2"), **db_app(repo, 2)})
+    result = repo.apply(tools, NOW + timedelta(minutes=1), suspension_timeout=timedelta(
+        seconds=0.5))
+    db = result_of(result, "-db")
+    assert db.failed and db.reason == "SuspensionNotObserved" and not result.ok
+    assert f"ResourceBinding {repo.db_ns}/db-deployment" in db.message
+    assert f"ResourceBinding {repo.db_ns}/db-config-configmap" in db.message
+    writes = db_writes(kube, repo)
+    assert len(writes) == 1 and POLICIES in writes[0]  # the suspension, and nothing else
+    live = repo.live("apps/v1", "Deployment", repo.db_ns, "db")
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
+    assert result_of(result, "-web").verdict == "apply"  # other bundles go on
+    inventory = repo.live("v1", "ConfigMap", "gitgate-system", f"gitgate-{repo.run}.{repo.run}-db")
+    assert inventory["data"]["verdict"] == "failed"
+    assert "SuspensionNotObserved" in inventory["data"]["message"]
+
+    kube.emulator.state.binding_lag = 0.0  # Karmada catches up: the next pass goes through
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert not result_of(result, "-db").failed
+    live = repo.live("apps/v1", "Deployment", repo.db_ns, "db")
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "db:2"
+
+
+def test_a_lifted_suspension_is_lifted_after_the_templates(repo, tools, kube):
+    repo.apply(tools)
+    repo.write({**gate(repo, "member2"), **db_app(repo, 2)})
+    assert not repo.apply(tools, NOW + timedelta(minutes=1)).bundles[0].failed
+    repo.remove("gates/move.yaml")
+    repo.write(db_app(repo, 3))
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result_of(result, "-db").verdict == "apply" and result.ok
+    writes = db_writes(kube, repo)
+    assert [p.rsplit("/", 1)[1] for p in writes[:-1]] == ["db-config", "db"]
+    assert POLICIES in writes[-1]
+    policy = repo.live("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
+                       f"gitgate-{repo.run}-db")
+    assert "suspension" not in policy["spec"]
+
+
+def test_a_narrowed_suspension_keeps_every_cluster_suspended_until_the_templates_are_written(
+        repo, tools, kube):
+    repo.apply(tools)
+    repo.write({**gate(repo, None), **db_app(repo, 2)})  # all clusters
+    assert result_of(repo.apply(tools, NOW + timedelta(minutes=1)), "-db").verdict == "suspended"
+    repo.write({**gate(repo, "member2"), **db_app(repo, 3)})  # member1 released
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert not result_of(result, "-db").failed
+    writes = db_writes(kube, repo)
+    assert [p.rsplit("/", 1)[1] for p in writes[:-1]] == ["db-config", "db"]
+    assert POLICIES in writes[-1]
+    policy = repo.live("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
+                       f"gitgate-{repo.run}-db")
+    assert policy["spec"]["suspension"] == {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
+
+
+def test_a_held_bundle_keeps_its_policies_untouched(repo, tools, kube):
+    repo.apply(tools)
+    policy_args = ("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
+                   f"gitgate-{repo.run}-db")
+    before = repo.live(*policy_args)["metadata"]["resourceVersion"]
+    repo.write({"gates/freeze.yaml": f"""
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata: {{name: freeze}}
+        spec: {{bundles: ["{repo.run}-db"], reason: INC-9}}
+    """, **db_app(repo, 2, extra=True)})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result_of(result, "-db").verdict == "held"
+    assert db_writes(kube, repo) == []
+    assert repo.live(*policy_args)["metadata"]["resourceVersion"] == before
