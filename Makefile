@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.gitgate-setup
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test e2e lint bench clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,11 @@ test: setup
 	$(BIN)/ruff check gitgate tests bench tools
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+# End-to-end against a real Karmada (../shared/karmada-harness): GITGATE_E2E_KARMADA names the
+# harness's state folder. Without it every e2e test is skipped, saying why.
+e2e: setup
+	$(BIN)/python -m pytest -v -rs tests/e2e
 
 lint: setup
 	$(BIN)/ruff check gitgate tests bench tools

@@ -29,7 +29,7 @@ from gitgate.apply.inventory import (
     to_configmap,
 )
 from gitgate.errors import GitgateError
-from gitgate.gate.evaluate import Verdict
+from gitgate.gate.evaluate import Verdict, gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import Manifest, ObjectRef
 from gitgate.plan import BundlePlan, Plan
@@ -158,7 +158,10 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                 _prune(unit, unit.diff.to_prune, cluster)
         if not (mass or interrupted):
             for name, inventory in gone.items():
-                work[name] = _prune_gone_bundle(name, inventory, cluster, options)
+                holds = gone_bundle_holds(name, dict(inventory.labels), plan.gates,
+                                          plan.invalid_gates)
+                work[name] = (_held_gone_bundle(name, inventory, holds) if holds
+                              else _prune_gone_bundle(name, inventory, cluster, options))
     written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
     return PassResult(plan.revision, [w.result for w in work.values()], mass, written)
 
@@ -206,6 +209,14 @@ def _gone_bundles(plan: Plan, inventories: dict[str, Inventory],
     return {name: inv for name, inv in inventories.items()
             if name not in names and (scope is None or scope(name))
             and not _from_failed_source(name, inv, plan)}
+
+
+def _held_gone_bundle(name: str, inventory: Inventory, holds: list) -> _Work:
+    """A bundle that left Git while a gate covers it: nothing is deleted until the gate lifts."""
+    why = "; ".join(f"{r.file}: {r.reason}" for r in holds)
+    result = BundleResult(name, str(Verdict.HELD), "Held",
+                          f"left Git, but is held ({why}): nothing is pruned while held")
+    return _Work(None, inventory, None, result, dict(inventory.by_ref()))
 
 
 def _prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
@@ -367,7 +378,8 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
             last_applied=now if unit.wrote else (previous.last_applied if previous else ""),
             last_full_apply=now if all_applied else (previous.last_full_apply
                                                      if previous else ""),
-            instance=options.instance, source=unit.plan.bundle.source.path)
+            instance=options.instance, source=unit.plan.bundle.source.path,
+            labels=tuple(sorted(unit.plan.bundle.labels.items())))
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and unit.wrote):
             continue

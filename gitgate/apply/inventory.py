@@ -50,6 +50,7 @@ class Inventory:
     last_full_apply: str = ""
     instance: str = DEFAULT_INSTANCE
     source: str = ""  # the repo folder the bundle comes from
+    labels: tuple[tuple[str, str], ...] = ()  # the bundle's labels, for gates once it left Git
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
         return {e.ref: e for e in self.entries}
@@ -57,7 +58,7 @@ class Inventory:
     def status_key(self) -> tuple:
         """What a status write would change (times excluded)."""
         return (self.entries, self.revision, self.digest, self.verdict,
-                json.dumps(self.reasons, sort_keys=True), self.message)
+                json.dumps(self.reasons, sort_keys=True), self.message, self.labels)
 
 
 def content_hash(obj: Manifest) -> str:
@@ -84,6 +85,7 @@ def to_configmap(inventory: Inventory) -> Manifest:
         "lastApplied": inventory.last_applied, "lastFullApply": inventory.last_full_apply,
         "objects": json.dumps([e.as_dict() for e in inventory.entries], sort_keys=True),
         "source": inventory.source,
+        "labels": json.dumps(dict(inventory.labels), sort_keys=True),
     }
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
@@ -104,6 +106,7 @@ def from_configmap(configmap: Manifest) -> Inventory:
         message=data.get("message", ""), since=data.get("since", ""),
         last_applied=data.get("lastApplied", ""),
         last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),
+        labels=tuple(sorted(json.loads(data.get("labels") or "{}").items())),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))
 

@@ -80,12 +80,30 @@ class GateState:
 def gate_covers(gate: Gate, bundle: Bundle) -> bool:
     """Name globs (a glob also covers the apps of a split source: `shop` covers `shop/carts`)
     or the label selector; either is enough."""
+    return covers_name(gate, bundle.name, bundle.labels)
+
+
+def covers_name(gate: Gate, name: str, labels: dict[str, str]) -> bool:
     for pattern in gate.bundles:
-        if fnmatch.fnmatchcase(bundle.name, pattern) or fnmatch.fnmatchcase(
-                bundle.name, pattern + "/*"):
+        if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, pattern + "/*"):
             return True
     return bool(gate.match_labels) and all(
-        bundle.labels.get(k) == v for k, v in gate.match_labels.items())
+        labels.get(k) == v for k, v in gate.match_labels.items())
+
+
+def gone_bundle_holds(name: str, labels: dict[str, str], states: Iterable[GateState],
+                      invalid: Iterable[InvalidGate]) -> list[Reason]:
+    """Why a bundle that left Git must not be pruned yet: a gate that cannot be read, or an
+    active gate (hold or suspend) that still covers its name or its last known labels.
+    Deleting its objects would be a write to a held bundle."""
+    reasons = [Reason(ReasonKind.INVALID_GATE, bad.file, bad.file,
+                      f"gate file cannot be used ({bad.message})") for bad in invalid]
+    for state in states:
+        gate = state.gate
+        if state.active and covers_name(gate, name, labels):
+            reasons.append(Reason(ReasonKind.GATE, gate.name, gate.file, gate.reason,
+                                  gate.action, gate.until, gate.clusters))
+    return reasons
 
 
 def gate_states(gates: Iterable[Gate], bundles: list[Bundle], now: datetime) -> list[GateState]:

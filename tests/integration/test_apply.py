@@ -460,3 +460,30 @@ def test_a_bundle_that_left_git_is_pruned_with_its_inventory(repo, tools, kube):
     assert repo.live("v1", "ConfigMap", "gitgate-system",
                      f"gitgate-{repo.run}.{repo.run}-db") is None
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
+
+
+@pytest.mark.parametrize("covered_by", ["name", "labels", "unreadable gate"])
+def test_a_bundle_that_left_git_under_a_gate_is_not_pruned_until_the_gate_lifts(
+        repo, tools, kube, covered_by):
+    import shutil
+
+    repo.write({"db/bundle.yaml": f"name: {repo.run}-db\nlabels: {{tier: data}}\n"})
+    repo.apply(tools)
+    spec = {"name": f'bundles: ["{repo.run}-db"]', "labels": "selector: {matchLabels: "
+            "{tier: data}}", "unreadable gate": "bundles: 7"}[covered_by]
+    repo.write({"gates/keep.yaml": f"""
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata: {{name: keep-db}}
+        spec: {{{spec}, reason: INC-12}}
+    """})
+    shutil.rmtree(repo.root / "db")
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    gone = result_of(result, "-db")
+    assert gone.verdict == "held" and gone.pruned == [] and "nothing is pruned" in gone.message
+    assert kube.bundle_writes() == []
+    assert repo.live("apps/v1", "Deployment", repo.db_ns, "db") is not None
+    repo.remove("gates/keep.yaml")
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result_of(result, "-db").verdict == "removed"
+    assert repo.live("apps/v1", "Deployment", repo.db_ns, "db") is None
