@@ -1,12 +1,44 @@
-"""Errors that carry a reason and a location a user can act on."""
+"""Errors that carry a reason and a location a user can act on, and `Reason`: the one
+vocabulary of machine-readable reasons in results, inventories, status, metrics and logs."""
 
 from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """Short CamelCase words; JSON, inventories and metric labels carry their text."""
+
+    ERROR = "Error"
+    INTERNAL_ERROR = "InternalError"
+    INVALID_CONFIG = "InvalidConfig"
+    INVALID_GATE = "InvalidGate"
+    SOURCE_FAILED = "SourceFailed"
+    RENDER_FAILED = "RenderFailed"
+    DUPLICATE_OBJECT = "DuplicateObject"
+    UNKNOWN_KIND = "UnknownKind"
+    TOOL_MISSING = "ToolMissing"
+    GIT_FAILED = "GitFailed"
+    APPLIED = "Applied"
+    HELD = "Held"
+    APPLY_FAILED = "ApplyFailed"
+    READ_FAILED = "ReadFailed"
+    LIST_FAILED = "ListFailed"
+    DELETE_FAILED = "DeleteFailed"
+    API_UNREACHABLE = "ApiUnreachable"
+    DEPENDENCY_NOT_READY = "DependencyNotReady"
+    SUSPENSION_NOT_OBSERVED = "SuspensionNotObserved"
+    PRUNE_FAILED = "PruneFailed"
+    PRUNE_BLOCKED = "PruneBlocked"
+    INTERRUPTED = "Interrupted"
+    PASS_FAILED = "PassFailed"
+    FAILED = "Failed"
 
 
 class GitgateError(Exception):
     """Base class: `reason` is a short CamelCase word, the message names file or object."""
 
-    reason = "Error"
+    reason: Reason = Reason.ERROR
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None):
         super().__init__(message)
@@ -16,24 +48,24 @@ class GitgateError(Exception):
 
 
 class ConfigError(GitgateError):
-    reason = "InvalidConfig"
+    reason: Reason = Reason.INVALID_CONFIG
 
 
 class SourceError(GitgateError):
-    reason = "SourceFailed"
+    reason: Reason = Reason.SOURCE_FAILED
 
 
 class RenderError(GitgateError):
-    reason = "RenderFailed"
+    reason: Reason = Reason.RENDER_FAILED
 
 
 class ToolMissing(GitgateError):
-    reason = "ToolMissing"
+    reason: Reason = Reason.TOOL_MISSING
 
 
 class GateError(GitgateError):
-    reason = "InvalidGate"
+    reason: Reason = Reason.INVALID_GATE
 
 
 class GitOpError(GitgateError):
-    reason = "GitFailed"
+    reason: Reason = Reason.GIT_FAILED

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, run_pass
-from gitgate.errors import GitgateError
+from gitgate.errors import GitgateError, Reason
 from gitgate.offline import plan_from_render
 from gitgate.plan import Plan
 from gitgate.render.cache import RenderCache
@@ -114,7 +114,7 @@ class Reconciler:
             try:
                 revision = self.source.sync()
             except GitgateError as exc:
-                self._failed(now, "SourceFailed", exc.message)
+                self._failed(now, Reason.SOURCE_FAILED, exc.message)
                 return None
             reason = pass_reason(self.state, revision, now, self.settings.resync)
             if reason is None:
@@ -146,7 +146,7 @@ class Reconciler:
         self.metrics.pruned.inc(sum(len(b.pruned) for b in result.bundles))
         for bundle in result.bundles:
             if bundle.failed:
-                self.metrics.errors.labels(bundle.reason or "Failed").inc()
+                self.metrics.errors.labels(bundle.reason or Reason.FAILED).inc()
         counts = {v: sum(1 for x in verdicts.values() if x == v)
                   for v in ("apply", "held", "suspended", "failed")}
         log.info("pass revision=%s reason=%s applied=%d held=%d suspended=%d failed=%d "
@@ -160,13 +160,13 @@ class Reconciler:
             self.metrics.last_success.set(now.timestamp())
         else:
             if result.prune_blocked:
-                self.metrics.errors.labels("PruneBlocked").inc()
-            self._failed(now, "PassFailed", "; ".join(
+                self.metrics.errors.labels(Reason.PRUNE_BLOCKED).inc()
+            self._failed(now, Reason.PASS_FAILED, "; ".join(
                 f"{b.bundle}: {b.reason}: {b.message}" for b in result.bundles if b.failed)
                 or "prune blocked", count_metric=False)
             self.state.revision = revision
 
-    def _failed(self, now: datetime, reason: str, message: str, *,
+    def _failed(self, now: datetime, reason: Reason, message: str, *,
                 count_metric: bool = True) -> None:
         self.state.failures += 1
         self.state.retry_at = now + backoff(self.state.failures, self.settings.backoff_base,
@@ -190,7 +190,7 @@ class Reconciler:
                     self.tick()
                 except Exception as exc:  # keep the loop alive; the error is logged once
                     log.exception("unexpected error in a pass: %s", exc)
-                    self._failed(self.clock(), "InternalError", str(exc))
+                    self._failed(self.clock(), Reason.INTERNAL_ERROR, str(exc))
             now = self.clock()
             wake_at = next_wake(self.state, now, self.settings.interval)
             timeout = max(0.05, (wake_at - now).total_seconds())

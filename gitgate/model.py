@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from gitgate.errors import Reason
+
 Manifest = dict[str, Any]
 
 BUNDLE_LABEL = "gitgate.io/bundle"
@@ -47,7 +49,7 @@ class Problem:
     message: str
     file: str | None = None
     line: int | None = None
-    reason: str = "RenderFailed"
+    reason: Reason = Reason.RENDER_FAILED
 
     def location(self) -> str:
         where = self.file or self.source

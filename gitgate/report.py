@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from gitgate.errors import Reason
 from gitgate.model import ObjectRef
 from gitgate.plan import Plan
 
@@ -33,7 +34,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "at": _time(plan.at),
         "bundles": bundles,
         "errors": [p.as_dict() for p in plan.problems]
-        + [{"source": "gates", "file": g.file, "line": g.line, "reason": "InvalidGate",
+        + [{"source": "gates", "file": g.file, "line": g.line, "reason": Reason.INVALID_GATE,
             "message": g.message} for g in plan.invalid_gates],
     }
 

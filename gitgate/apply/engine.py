@@ -28,7 +28,7 @@ from gitgate.apply.inventory import (
     system_namespace,
     to_configmap,
 )
-from gitgate.errors import GitgateError
+from gitgate.errors import GitgateError, Reason
 from gitgate.gate.evaluate import Verdict, gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import Manifest, ObjectRef
@@ -146,10 +146,10 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
             if unit.diff is None or unit.result.failed or not unit.diff.to_prune:
                 continue
             if interrupted:
-                unit.result.reason = "Interrupted"
+                unit.result.reason = Reason.INTERRUPTED
                 unit.result.message = "stopping: pruning left for the next pass"
             elif mass:
-                unit.result.reason = "PruneBlocked"
+                unit.result.reason = Reason.PRUNE_BLOCKED
                 unit.result.message = (f"{len(unit.diff.to_prune)} object(s) left Git, but "
                                        f"this pass would delete {prunes} of the {managed} "
                                        "objects gitgate manages; run with "
@@ -182,13 +182,13 @@ def _prepare(plan: Plan, inventories: dict[str, Inventory],
         unit = _Work(item, previous, None, result, dict(previous.by_ref()) if previous else {})
         work[name] = unit
         if verdict is Verdict.FAILED:
-            result.reason, result.failed = "RenderFailed", True
+            result.reason, result.failed = Reason.RENDER_FAILED, True
             result.message = "; ".join(r.reason for r in item.verdict.reasons)
         elif verdict is Verdict.HELD:
-            result.reason = "Held"
+            result.reason = Reason.HELD
             result.message = "; ".join(f"{r.file}: {r.reason}" for r in item.verdict.reasons)
         elif name in order_problems:
-            result.reason, result.failed = "DependencyNotReady", True
+            result.reason, result.failed = Reason.DEPENDENCY_NOT_READY, True
             result.message = order_problems[name]
         else:
             unit.resync = _resync_due(previous, options)
@@ -214,7 +214,7 @@ def _gone_bundles(plan: Plan, inventories: dict[str, Inventory],
 def _held_gone_bundle(name: str, inventory: Inventory, holds: list) -> _Work:
     """A bundle that left Git while a gate covers it: nothing is deleted until the gate lifts."""
     why = "; ".join(f"{r.file}: {r.reason}" for r in holds)
-    result = BundleResult(name, str(Verdict.HELD), "Held",
+    result = BundleResult(name, str(Verdict.HELD), Reason.HELD,
                           f"left Git, but is held ({why}): nothing is pruned while held")
     return _Work(None, inventory, None, result, dict(inventory.by_ref()))
 
@@ -229,7 +229,7 @@ def _prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
     if not orphan.entries:
         cluster.delete("v1", "ConfigMap", NAMESPACE, configmap_name(name, options.instance))
     else:
-        orphan.result.failed, orphan.result.reason = True, "PruneFailed"
+        orphan.result.failed, orphan.result.reason = True, Reason.PRUNE_FAILED
         _write_inventory(cluster, replace(inventory, entries=tuple(orphan.entries.values()),
                                           message=orphan.result.message))
     return orphan
@@ -275,10 +275,10 @@ def _confirm_suspensions(work: dict[str, _Work], staged: dict[str, dict[int, lis
         result = work[name].result
         result.failed = True
         if confirmation.interrupted:
-            result.reason = "Interrupted"
+            result.reason = Reason.INTERRUPTED
             result.message = "stopping before Karmada confirmed the suspension"
         else:
-            result.reason = "SuspensionNotObserved"
+            result.reason = Reason.SUSPENSION_NOT_OBSERVED
             result.message = suspension.describe(lags, timeout)
 
 
@@ -293,24 +293,24 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                 continue
             if stop is not None and stop.is_set():
                 if staged[name][stage]:
-                    unit.result.failed, unit.result.reason = True, "Interrupted"
+                    unit.result.failed, unit.result.reason = True, Reason.INTERRUPTED
                     unit.result.message = "stopping: the rest is applied by the next pass"
                 continue
             needs = unit.plan.bundle.source.options.depends_on
             blocking = [d for d in needs if d in work and work[d].result.failed]
             if blocking:
-                unit.result.failed, unit.result.reason = True, "DependencyNotReady"
+                unit.result.failed, unit.result.reason = True, Reason.DEPENDENCY_NOT_READY
                 unit.result.message = f"depends on failed bundle(s) {', '.join(blocking)}"
                 continue
             for obj in staged[name][stage]:
                 if stop is not None and stop.is_set():
-                    unit.result.failed, unit.result.reason = True, "Interrupted"
+                    unit.result.failed, unit.result.reason = True, Reason.INTERRUPTED
                     unit.result.message = "stopping: the rest is applied by the next pass"
                     break
                 try:
                     cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
                 except GitgateError as exc:
-                    unit.result.failed, unit.result.reason = True, "ApplyFailed"
+                    unit.result.failed, unit.result.reason = True, Reason.APPLY_FAILED
                     unit.result.message = exc.message
                     break
                 ref = ObjectRef.of(obj)
@@ -326,7 +326,7 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
             for unit in work.values():
                 if late and not unit.result.failed and any(
                         r.name in late for r in unit.result.applied):
-                    unit.result.failed, unit.result.reason = True, "ApplyFailed"
+                    unit.result.failed, unit.result.reason = True, Reason.APPLY_FAILED
                     unit.result.message = f"CRD(s) not established in time: {', '.join(late)}"
 
 
@@ -351,7 +351,7 @@ def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
             unit.wrote = True
         except GitgateError as exc:
             unit.result.prune_failed.append(ref)
-            unit.result.failed, unit.result.reason = True, "PruneFailed"
+            unit.result.failed, unit.result.reason = True, Reason.PRUNE_FAILED
             unit.result.message = exc.message
 
 
@@ -373,7 +373,7 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
             revision=plan.revision, digest=verdict.digest, verdict=state,
             reasons=tuple(_reason_dict(r) for r in verdict.reasons),
             message=(f"{unit.result.reason}: {unit.result.message}" if unit.result.message
-                     else unit.result.reason or "Applied"),
+                     else unit.result.reason or Reason.APPLIED),
             since=previous.since if previous and previous.verdict == state else now,
             last_applied=now if unit.wrote else (previous.last_applied if previous else ""),
             last_full_apply=now if all_applied else (previous.last_full_apply

@@ -22,7 +22,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
-from gitgate.errors import GitgateError
+from gitgate.errors import GitgateError, Reason
 from gitgate.model import Manifest, ObjectRef
 
 FIELD_MANAGER = "gitgate"
@@ -32,11 +32,10 @@ _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
 class KubeError(GitgateError):
     """An API error that names the object; `status` and `api_reason` come from the server."""
 
-    reason = "ApplyFailed"
-
     def __init__(self, message: str, *, status: int = 0, api_reason: str = "",
-                 conflict_with: tuple[str, ...] = ()):
+                 conflict_with: tuple[str, ...] = (), reason: Reason = Reason.APPLY_FAILED):
         super().__init__(message)
+        self.reason = reason
         self.status = status
         self.api_reason = api_reason
         self.conflict_with = conflict_with
@@ -91,7 +90,8 @@ class KubeCluster:
         except ApiException as exc:
             status, raw = exc.status, exc.body
         except Exception as exc:  # urllib3 connection errors: name the server, not secrets
-            raise KubeError(f"cannot reach the API server: {type(exc).__name__}") from None
+            raise KubeError(f"cannot reach the API server: {type(exc).__name__}",
+                            reason=Reason.API_UNREACHABLE) from None
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (raw or "")
         try:
             return status, json.loads(text) if text else None
@@ -185,7 +185,8 @@ class KubeCluster:
         if status == 404:
             return []
         if status >= 300:
-            raise KubeError(f"cannot list {kind}: {self._message(body)}", status=status)
+            raise KubeError(f"cannot list {kind}: {self._message(body)}", status=status,
+                            reason=Reason.LIST_FAILED)
         items = body.get("items", [])
         for item in items:
             item.setdefault("apiVersion", api_version)
@@ -238,8 +239,11 @@ class KubeCluster:
         if owners:
             hint = (f"; field manager {', '.join(owners)} owns these fields: change it there, "
                     "or run with --force-conflicts to take them over")
+        reason = {"read": Reason.READ_FAILED, "delete": Reason.DELETE_FAILED}.get(
+            verb, Reason.APPLY_FAILED)
         return KubeError(f"{verb} {ref} failed ({status} {api_reason}): {message}{hint}",
-                         status=status, api_reason=api_reason, conflict_with=owners)
+                         status=status, api_reason=api_reason, conflict_with=owners,
+                         reason=reason)
 
 
 # ---------------------------------------------------------------------------- leader election

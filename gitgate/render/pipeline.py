@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gitgate.errors import GitgateError, ToolMissing
+from gitgate.errors import GitgateError, Reason, ToolMissing
 from gitgate.model import Manifest, ObjectRef, Problem, RenderedSource, Source, SourceKind
 from gitgate.render import post
 from gitgate.render.cache import RenderCache, cache_key
@@ -113,7 +113,7 @@ def finish(rendered: list[RenderedSource]) -> tuple[list[RenderedSource], list[P
             continue
         objects, notes = post.default_namespace(result.objects,
                                                 result.source.options.namespace or "default", crds)
-        warnings += [Problem(result.source.path, n, result.source.path, None, "UnknownKind")
+        warnings += [Problem(result.source.path, n, result.source.path, None, Reason.UNKNOWN_KIND)
                      for n in notes]
         placed.append(replace(result, objects=tuple(objects)))
     owners: dict[ObjectRef, list[str]] = {}
@@ -128,7 +128,7 @@ def finish(rendered: list[RenderedSource]) -> tuple[list[RenderedSource], list[P
             others = ", ".join(p for p in paths if p != path)
             clashes.setdefault(path, []).append(Problem(
                 path, f"{ref} is also rendered by {others}; an object must come from one source",
-                path, None, "DuplicateObject"))
+                path, None, Reason.DUPLICATE_OBJECT))
     final = [replace(r, objects=(), problems=r.problems + tuple(clashes[r.source.path]))
              if r.source.path in clashes else r for r in placed]
     return final, warnings

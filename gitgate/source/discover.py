@@ -6,7 +6,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from gitgate.errors import ConfigError
+from gitgate.errors import ConfigError, Reason
 from gitgate.model import Problem, Source, SourceKind
 from gitgate.source.config import (
     BUNDLE_CONFIG,
@@ -142,5 +142,5 @@ def _duplicate_names(sources: list[Source]) -> list[Problem]:
             problems.append(Problem(
                 source.path, f"bundle name {source.bundle_name!r} is also used by {other}; "
                 f"set a unique `name` in {join(source.path, BUNDLE_CONFIG)}",
-                join(source.path, BUNDLE_CONFIG), None, "InvalidConfig"))
+                join(source.path, BUNDLE_CONFIG), None, Reason.INVALID_CONFIG))
     return problems

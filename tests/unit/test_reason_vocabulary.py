@@ -1,0 +1,37 @@
+"""One vocabulary of reasons: every machine-readable reason gitgate reports is a member of
+`gitgate.errors.Reason`, and no module outside errors.py spells one as a string literal."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from gitgate.errors import Reason
+
+PACKAGE = Path(__file__).resolve().parents[2] / "gitgate"
+
+
+def reason_literals(source: str) -> list[tuple[int, str]]:
+    values = {r.value for r in Reason}
+    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and node.value in values]
+
+
+def test_no_reason_is_spelled_outside_errors_py():
+    found = [f"{path.relative_to(PACKAGE.parent)}:{line}: {value!r}"
+             for path in sorted(PACKAGE.rglob("*.py")) if path.name != "errors.py"
+             for line, value in reason_literals(path.read_text())]
+    assert found == [], "use gitgate.errors.Reason instead of these literals:\n" + "\n".join(found)
+
+
+def test_the_check_finds_a_literal():
+    assert reason_literals('result.reason = "PruneBlocked"\n') == [(1, "PruneBlocked")]
+    assert reason_literals("result.reason = Reason.PRUNE_BLOCKED\n") == []
+
+
+def test_reasons_are_camel_case_words_and_serialise_as_text():
+    import json
+    for reason in Reason:
+        assert reason.value[0].isupper() and reason.value.isalnum()
+    assert json.dumps({"reason": Reason.SUSPENSION_NOT_OBSERVED}) == (
+        '{"reason": "SuspensionNotObserved"}')
