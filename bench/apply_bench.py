@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitgate.apply.engine import ApplyOptions  # noqa: E402
 from gitgate.apply.kube import KubeCluster, load_client  # noqa: E402
-from gitgate.reconcile import reconcile_once  # noqa: E402
+from gitgate.pipeline import reconcile  # noqa: E402
 from gitgate.render.tools import find_tools  # noqa: E402
 from tests.kubeapi.server import KubeApiEmulator  # noqa: E402
 
@@ -47,7 +47,7 @@ def timed_pass(root: Path, tools, cluster: KubeCluster, emulator, at: datetime,
     before_requests = len(emulator.state.requests)
     before_writes = len(emulator.state.writes())
     started = time.perf_counter()
-    _, result = reconcile_once(root, tools, cluster, ApplyOptions(now=at, resync=resync))
+    _, result = reconcile(root, tools, cluster, ApplyOptions(now=at, resync=resync))
     elapsed = time.perf_counter() - started
     assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
     return (elapsed, len(emulator.state.requests) - before_requests,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import sys
 from collections.abc import Iterable
@@ -19,8 +18,7 @@ from gitgate.check import check_report, junit_xml
 from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.spec import GateSpecError, parse_duration, parse_time
 from gitgate.model import Problem
-from gitgate.offline import plan_from_render
-from gitgate.reconcile import reconcile_once
+from gitgate.pipeline import Checkout, matches, plan_checkout, reconcile
 from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
@@ -35,11 +33,20 @@ from gitgate.status.report import (
 from gitgate.yamlio import dump_all
 
 
-def render_path(args: argparse.Namespace) -> RepoRender:
+def _repo_folder(args: argparse.Namespace) -> Path:
     root = Path(args.path)
     if not root.is_dir():
-        raise GitgateError(f"{root} is not a folder; pass the repo to render")
-    return render_repo(root, find_tools(args.helm, args.kustomize))
+        raise GitgateError(f"{root} is not a folder; pass the repo (a folder) to {args.command}")
+    return root
+
+
+def render_path(args: argparse.Namespace) -> RepoRender:
+    return render_repo(_repo_folder(args), find_tools(args.helm, args.kustomize))
+
+
+def checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None = None) -> Checkout:
+    return plan_checkout(_repo_folder(args), find_tools(args.helm, args.kustomize), now,
+                         bundle_glob=bundle_glob)
 
 
 def at_time(args: argparse.Namespace) -> datetime:
@@ -52,7 +59,7 @@ def at_time(args: argparse.Namespace) -> datetime:
 
 
 def _selected(bundles: list[Bundle], pattern: str | None) -> list[Bundle]:
-    return [b for b in bundles if pattern is None or fnmatch.fnmatchcase(b.name, pattern)]
+    return [b for b in bundles if matches(b.name, pattern)]
 
 
 def print_problems(problems: Iterable[Problem], warnings: Iterable[Problem] = ()) -> None:
@@ -93,10 +100,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    plan = plan_from_render(render_path(args), at_time(args))
-    if args.bundle:
-        plan = replace(plan, bundles=tuple(b for b in plan.bundles
-                                           if fnmatch.fnmatchcase(b.bundle.name, args.bundle)))
+    plan = checkout(args, at_time(args), args.bundle).plan
     changes = None
     if args.kubeconfig or args.context:
         changes = live_diff(plan, cluster_from(args), ApplyOptions(
@@ -134,15 +138,13 @@ def duration_flag(text: str, flag: str) -> timedelta:
 def cmd_apply(args: argparse.Namespace) -> int:
     resync = duration_flag(args.resync, "--resync")
     suspension_timeout = duration_flag(args.suspension_timeout, "--suspension-timeout")
-    root = Path(args.path)
-    if not root.is_dir():
-        raise GitgateError(f"{root} is not a folder; pass the repo to apply")
+    root = _repo_folder(args)
     options = ApplyOptions(now=datetime.now(UTC), dry_run=args.dry_run,
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune, resync=resync,
                            instance=args.instance, suspension_timeout=suspension_timeout)
-    plan, result = reconcile_once(root, find_tools(args.helm, args.kustomize),
-                                  cluster_from(args), options, args.bundle)
+    plan, result = reconcile(root, find_tools(args.helm, args.kustomize), cluster_from(args),
+                             options, bundle_glob=args.bundle)
     if args.output == "json":
         print(dumps(pass_document(result)))
     else:
@@ -161,7 +163,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_gates(args: argparse.Namespace) -> int:
-    plan = plan_from_render(render_path(args), at_time(args))
+    plan = checkout(args, at_time(args)).plan
     if args.output == "json":
         print(json.dumps(gates_document(plan), indent=2))
     else:
@@ -170,8 +172,9 @@ def cmd_gates(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    result = render_path(args)
-    report = check_report(result, plan_from_render(result, datetime.now(UTC)))
+    current = checkout(args, datetime.now(UTC))
+    result = current.rendered
+    report = check_report(result, current.plan)
     if args.junit:
         Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
     if args.output == "json":

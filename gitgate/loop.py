@@ -17,12 +17,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, run_pass
+from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult
 from gitgate.errors import GitgateError, Reason
-from gitgate.offline import plan_from_render
+from gitgate.pipeline import reconcile
 from gitgate.plan import Plan
 from gitgate.render.cache import RenderCache
-from gitgate.render.pipeline import render_repo
 from gitgate.render.tools import Tools
 from gitgate.source.git import GitSource
 from gitgate.status.metrics import LoopMetrics
@@ -126,10 +125,9 @@ class Reconciler:
         started = time.monotonic()
         root = self.source.cache_dir / self.settings.path
         try:
-            rendered = render_repo(root, self.tools, cache=self.render_cache)
-            plan = replace(plan_from_render(rendered, now), revision=revision)
             options = replace(self.settings.apply, now=now, resync=self.settings.resync)
-            result = run_pass(plan, self.cluster, options, stop=self.stop)
+            plan, result = reconcile(root, self.tools, self.cluster, options,
+                                     revision=revision, cache=self.render_cache, stop=self.stop)
         except GitgateError as exc:
             self._failed(now, exc.reason, exc.message)
             return

@@ -18,9 +18,8 @@ from gitgate.gitops.gatefile import (
     with_approval,
 )
 from gitgate.gitops.repo import commit_only, ensure_branch, open_repo, push
-from gitgate.offline import plan_from_render
+from gitgate.pipeline import plan_checkout
 from gitgate.plan import Plan
-from gitgate.render.pipeline import render_repo
 from gitgate.render.tools import find_tools
 
 
@@ -29,8 +28,8 @@ def _load(args: argparse.Namespace, now: datetime) -> tuple[Path, str, Plan]:
     root = Path(args.repo).resolve()
     if not root.is_dir():
         raise ConfigError(f"{root} is not a folder; pass the gitgate repo with --repo")
-    result = render_repo(root, find_tools(args.helm, args.kustomize))
-    return root, result.discovery.config.gates_path, plan_from_render(result, now)
+    checkout = plan_checkout(root, find_tools(args.helm, args.kustomize), now)
+    return root, checkout.rendered.discovery.config.gates_path, checkout.plan
 
 
 def _bundles(plan: Plan) -> list[Bundle]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitgate.apply.engine import ApplyOptions
-from gitgate.reconcile import reconcile_once
+from gitgate.pipeline import reconcile
 from tests.conftest import write_files
 
 pytestmark = pytest.mark.integration
@@ -97,7 +97,7 @@ class Repo:
 
     def apply(self, tools, at: datetime = NOW, **options):
         self.kube.cluster.forget()
-        return reconcile_once(self.root, tools, self.kube.cluster,
+        return reconcile(self.root, tools, self.kube.cluster,
                               ApplyOptions(now=at, instance=self.run, **options))[1]
 
     def live(self, api_version: str, kind: str, namespace: str, name: str):
@@ -328,8 +328,8 @@ def test_an_unreadable_repo_config_prunes_nothing(repo, tools, kube):
 def test_bundle_glob_leaves_other_bundles_alone(repo, tools, kube):
     repo.apply(tools)
     kube.cluster.forget()
-    _, result = reconcile_once(repo.root, tools, kube.cluster, ApplyOptions(
-        now=NOW + timedelta(minutes=11), instance=repo.run), f"{repo.run}-db")
+    _, result = reconcile(repo.root, tools, kube.cluster, ApplyOptions(
+        now=NOW + timedelta(minutes=11), instance=repo.run), bundle_glob=f"{repo.run}-db")
     assert [b.bundle for b in result.bundles] == [f"{repo.run}-db"]
     assert all(f"/namespaces/{repo.web_ns}/" not in p for _, p in kube.bundle_writes())
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
@@ -353,8 +353,7 @@ def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, 
     import threading
 
     from gitgate.apply.engine import run_pass
-    from gitgate.offline import plan_from_render
-    from gitgate.render.pipeline import render_repo
+    from gitgate.pipeline import plan_checkout
 
     stop = threading.Event()
 
@@ -364,7 +363,7 @@ def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, 
         return None
 
     kube.emulator.state.faults.append(sigterm_after_first_write)
-    plan = plan_from_render(render_repo(repo.root, tools), NOW)
+    plan = plan_checkout(repo.root, tools, NOW).plan
     kube.cluster.forget()
     result = run_pass(plan, kube.cluster, ApplyOptions(now=NOW, instance=repo.run), stop=stop)
     assert len(kube.bundle_writes()) == 1  # the object in flight, nothing after it

@@ -10,7 +10,7 @@ import pytest
 
 from gitgate.cli import main
 from gitgate.gate.evaluate import ReasonKind
-from gitgate.offline import plan_repo
+from gitgate.pipeline import plan_checkout
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.integration
@@ -75,7 +75,7 @@ def test_pause_labels_from_helm_values_kustomize_labels_and_raw_files(tools, mak
                        "  labels: {gitgate.io/paused: 'true'}\n",
         "open/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: open}\n",
     })
-    plan = plan_repo(root, tools, datetime.now(UTC))
+    plan = plan_checkout(root, tools, datetime.now(UTC)).plan
     verdicts = {b.bundle.name: b.verdict for b in plan.bundles}
     assert {n: str(v.verdict) for n, v in verdicts.items()} == {
         "chart": "held", "kust": "held", "raw": "held", "open": "apply"}

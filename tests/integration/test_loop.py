@@ -315,3 +315,29 @@ def test_the_running_loop_picks_up_a_commit_by_polling(upstream, kube, tools, tm
         loop.stop.set()
         loop.wake.set()
         thread.join(10)
+
+
+def test_the_loop_and_apply_make_the_same_pass(upstream, kube, tools, tmp_path, capsys):
+    """Both come through gitgate.pipeline: same repo, equal servers, same result."""
+    import json
+
+    from gitgate.apply.kube import KubeCluster, load_client
+    from gitgate.cli import main
+    from tests.kubeapi.server import KubeApiEmulator
+
+    upstream.commit(upstream.gate("db", f'{{bundles: ["{upstream.run}-app"], action: suspend, '
+                                        'clusters: [member2], reason: move}'), "suspend app")
+    loop = reconciler(upstream, kube, tools, tmp_path, clock=Clock(T0))
+    assert loop.tick() == "revision"
+    looped = {b.bundle: (b.verdict, b.reason, sorted(map(str, b.applied)))
+              for b in loop.state.last_result.bundles}
+    with KubeApiEmulator() as other:
+        kubeconfig = other.write_kubeconfig(tmp_path / "other-kubeconfig")
+        assert main(["apply", str(upstream.root), "--kubeconfig", str(kubeconfig),
+                     "--instance", kube.run_id, "-o", "json"]) == 0
+        applied = {b["name"]: (b["verdict"], b["reason"], sorted(b["applied"]))
+                   for b in json.loads(capsys.readouterr().out)["bundles"]}
+        assert KubeCluster(load_client(str(kubeconfig))).get(
+            "v1", "ConfigMap", upstream.ns, "settings") is not None
+    assert applied == looped
+    assert looped[f"{upstream.run}-app"][0] == "suspended"

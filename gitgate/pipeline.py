@@ -1,0 +1,63 @@
+"""One reconcile pass, composed in one place: render a checkout -> plan -> apply, scoped to the
+bundles a glob selects. The CLI (`plan`, `gates`, `check`, `apply`, `pause`...) and the loop
+(`run`) all come through here, so a pass means the same thing everywhere."""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, run_pass
+from gitgate.gitops.repo import revision_of
+from gitgate.plan import Plan, gate_files, make_plan
+from gitgate.render.cache import RenderCache
+from gitgate.render.pipeline import RepoRender, render_repo
+from gitgate.render.tools import Tools
+
+
+def matches(name: str, bundle_glob: str | None) -> bool:
+    """The `--bundle GLOB` scope: no glob selects every bundle."""
+    return bundle_glob is None or fnmatch.fnmatchcase(name, bundle_glob)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A rendered repo and its plan at one moment."""
+
+    rendered: RepoRender
+    plan: Plan
+
+
+def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None) -> Plan:
+    """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD."""
+    texts = gate_files(rendered.tree, rendered.discovery.config.gates_path)
+    return make_plan(rendered.rendered, texts, now,
+                     revision if revision is not None else revision_of(rendered.root),
+                     rendered.problems, rendered.warnings)
+
+
+def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
+                  bundle_glob: str | None = None, revision: str | None = None,
+                  cache: RenderCache | None = None) -> Checkout:
+    """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles."""
+    rendered = render_repo(root, tools, cache=cache)
+    plan = plan_rendered(rendered, now, revision)
+    if bundle_glob is not None:
+        plan = replace(plan, bundles=tuple(b for b in plan.bundles
+                                           if matches(b.bundle.name, bundle_glob)))
+    return Checkout(rendered, plan)
+
+
+def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: ApplyOptions, *,
+              bundle_glob: str | None = None, revision: str | None = None,
+              cache: RenderCache | None = None,
+              stop: threading.Event | None = None) -> tuple[Plan, PassResult]:
+    """One pass: render, plan at `options.now`, apply. Bundles outside `bundle_glob` are
+    neither written nor taken for bundles that left Git."""
+    checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
+                             revision=revision, cache=cache)
+    scope = None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
+    return checkout.plan, run_pass(checkout.plan, cluster, options, scope=scope, stop=stop)
