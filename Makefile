@@ -21,6 +21,7 @@ demo: setup
 test: setup
 	$(BIN)/ruff check gitgate tests bench tools
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 # End-to-end against a real Karmada (../shared/karmada-harness): GITGATE_E2E_KARMADA names the
@@ -31,6 +32,7 @@ e2e: setup
 lint: setup
 	$(BIN)/ruff check gitgate tests bench tools
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 bench: setup
 	$(BIN)/python bench/render_bench.py

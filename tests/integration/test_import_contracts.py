@@ -1,0 +1,53 @@
+"""The import contracts in pyproject.toml ([tool.importlinter]) hold for gitgate, and a
+deliberate bad import in a copy of the package breaks the contract it should."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=root, env=env, text=True,
+                          capture_output=True, timeout=120)
+
+
+def copy_with(tmp_path: Path, module: str, line: str) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(REPO_ROOT / "gitgate", root / "gitgate",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO_ROOT / "pyproject.toml", root / "pyproject.toml")
+    target = root / module
+    target.write_text(target.read_text() + f"\n{line}\n")
+    return root
+
+
+def test_the_contracts_hold_for_gitgate():
+    done = lint_imports(REPO_ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 kept, 0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(("module", "line", "broken"), [
+    ("gitgate/bundle/group.py", "from gitgate.apply import engine  # noqa",
+     "Layers: a module imports only the layers below it"),
+    ("gitgate/plan.py", "from kubernetes import client  # noqa",
+     "The official Kubernetes client is imported by the kube adapter only"),
+    ("gitgate/gate/windows.py", "import subprocess  # noqa",
+     "Pure stages reach no process, Git, network or cluster, not even indirectly"),
+    ("gitgate/source/tree.py", "from gitgate.apply import kube  # noqa",
+     "Pure stages reach no process, Git, network or cluster, not even indirectly"),
+])
+def test_a_bad_import_breaks_its_contract(tmp_path, module, line, broken):
+    done = lint_imports(copy_with(tmp_path, module, line))
+    assert done.returncode != 0
+    assert f"{broken} BROKEN" in done.stdout, done.stdout
