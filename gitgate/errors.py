@@ -22,6 +22,7 @@ class Reason(StrEnum):
     APPLIED = "Applied"
     HELD = "Held"
     APPLY_FAILED = "ApplyFailed"
+    IMMUTABLE_FIELD = "ImmutableField"
     READ_FAILED = "ReadFailed"
     LIST_FAILED = "ListFailed"
     DELETE_FAILED = "DeleteFailed"
@@ -69,3 +70,19 @@ class GateError(GitgateError):
 
 class GitOpError(GitgateError):
     reason: Reason = Reason.GIT_FAILED
+
+
+class KubeError(GitgateError):
+    """An API error that names the object; `status` and `api_reason` come from the server,
+    `conflict_with` names the field managers of a 409, `immutable_fields` the fields a 422
+    refused to change."""
+
+    def __init__(self, message: str, *, status: int = 0, api_reason: str = "",
+                 conflict_with: tuple[str, ...] = (), reason: Reason = Reason.APPLY_FAILED,
+                 immutable_fields: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.reason = reason
+        self.status = status
+        self.api_reason = api_reason
+        self.conflict_with = conflict_with
+        self.immutable_fields = immutable_fields

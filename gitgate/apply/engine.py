@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from gitgate.apply import stages, suspension
+from gitgate.apply import recreate, stages, suspension
 from gitgate.apply.inventory import (
     DEFAULT_INSTANCE,
     INSTANCE_LABEL,
@@ -28,7 +28,7 @@ from gitgate.apply.inventory import (
     system_namespace,
     to_configmap,
 )
-from gitgate.errors import GitgateError, Reason
+from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.gate.evaluate import Verdict, gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import Manifest, ObjectRef
@@ -65,6 +65,7 @@ class BundleResult:
     unchanged: int = 0
     pruned: list[ObjectRef] = field(default_factory=list)
     kept: list[ObjectRef] = field(default_factory=list)  # prune disabled by annotation
+    recreated: list[ObjectRef] = field(default_factory=list)  # immutable field changed
     prune_failed: list[ObjectRef] = field(default_factory=list)
     failed: bool = False
 
@@ -308,9 +309,9 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                     unit.result.message = "stopping: the rest is applied by the next pass"
                     break
                 try:
-                    cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
+                    _apply_one(unit, obj, cluster, options)
                 except GitgateError as exc:
-                    unit.result.failed, unit.result.reason = True, Reason.APPLY_FAILED
+                    unit.result.failed, unit.result.reason = True, exc.reason
                     unit.result.message = exc.message
                     break
                 ref = ObjectRef.of(obj)
@@ -328,6 +329,21 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                         r.name in late for r in unit.result.applied):
                     unit.result.failed, unit.result.reason = True, Reason.APPLY_FAILED
                     unit.result.message = f"CRD(s) not established in time: {', '.join(late)}"
+
+
+def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
+               options: ApplyOptions) -> None:
+    """Server-side apply; an immutable field is recreated where the object allows it."""
+    try:
+        cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
+    except KubeError as exc:
+        if not exc.immutable_fields:
+            raise
+        if unit.steps is not None or not recreate.allows_recreate(obj):
+            raise recreate.refusal(obj, exc.immutable_fields, unit.steps is not None) from None
+        if not options.dry_run:
+            recreate.recreate(cluster, obj, force=options.force_conflicts)
+        unit.result.recreated.append(ObjectRef.of(obj))
 
 
 def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:

@@ -22,23 +22,11 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
-from gitgate.errors import GitgateError, Reason
+from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.model import Manifest, ObjectRef
 
 FIELD_MANAGER = "gitgate"
 _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
-
-
-class KubeError(GitgateError):
-    """An API error that names the object; `status` and `api_reason` come from the server."""
-
-    def __init__(self, message: str, *, status: int = 0, api_reason: str = "",
-                 conflict_with: tuple[str, ...] = (), reason: Reason = Reason.APPLY_FAILED):
-        super().__init__(message)
-        self.reason = reason
-        self.status = status
-        self.api_reason = api_reason
-        self.conflict_with = conflict_with
 
 
 @dataclass(frozen=True)
@@ -235,6 +223,10 @@ class KubeCluster:
         message = self._message(body)
         api_reason = body.get("reason", "") if isinstance(body, dict) else ""
         owners = tuple(dict.fromkeys(_CONFLICT.findall(message))) if status == 409 else ()
+        causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body,
+                                                                            dict) else []
+        immutable = tuple(c.get("field", "") for c in causes
+                          if "immutable" in str(c.get("message", "")))
         hint = ""
         if owners:
             hint = (f"; field manager {', '.join(owners)} owns these fields: change it there, "
@@ -243,7 +235,7 @@ class KubeCluster:
             verb, Reason.APPLY_FAILED)
         return KubeError(f"{verb} {ref} failed ({status} {api_reason}): {message}{hint}",
                          status=status, api_reason=api_reason, conflict_with=owners,
-                         reason=reason)
+                         reason=reason, immutable_fields=immutable)
 
 
 # ---------------------------------------------------------------------------- leader election

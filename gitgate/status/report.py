@@ -34,6 +34,7 @@ def pass_document(result) -> dict[str, Any]:
                 "failed": b.failed, "applied": [str(r) for r in b.applied],
                 "unchanged": b.unchanged, "pruned": [str(r) for r in b.pruned],
                 "kept": [str(r) for r in b.kept],
+                "recreated": [str(r) for r in b.recreated],
                 "pruneFailed": [str(r) for r in b.prune_failed]} for b in result.bundles]}
 
 

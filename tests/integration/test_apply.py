@@ -486,3 +486,48 @@ def test_a_bundle_that_left_git_under_a_gate_is_not_pruned_until_the_gate_lifts(
     result = repo.apply(tools, NOW + timedelta(minutes=2))
     assert result_of(result, "-db").verdict == "removed"
     assert repo.live("apps/v1", "Deployment", repo.db_ns, "db") is None
+
+
+def test_an_immutable_field_fails_by_name_unless_the_object_allows_recreation(repo, tools, kube):
+    repo.apply(tools)
+    before = repo.live("apps/v1", "Deployment", repo.db_ns, "db")
+    moved = deployment("db", repo.db_ns).replace("matchLabels: {app: db}",
+                                                 "matchLabels: {app: db, v: '2'}").replace(
+        "labels: {app: db}", "labels: {app: db, v: '2'}")
+    repo.write({"db/app.yaml": cm("db-config", repo.db_ns) + moved})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    db = result_of(result, "-db")
+    assert db.failed and db.reason == "ImmutableField"
+    assert "spec.selector" in db.message and "gitgate.io/recreate: allowed" in db.message
+    assert repo.live("apps/v1", "Deployment", repo.db_ns, "db")["metadata"]["uid"] == before[
+        "metadata"]["uid"]
+
+    allowed = moved.replace("metadata: {name: db,", "metadata: {annotations: "
+                            "{gitgate.io/recreate: allowed}, name: db,")
+    repo.write({"db/app.yaml": cm("db-config", repo.db_ns) + allowed})
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    db = result_of(result, "-db")
+    assert not db.failed, db.message
+    assert [r.name for r in db.recreated] == ["db"]
+    live = repo.live("apps/v1", "Deployment", repo.db_ns, "db")
+    assert live["spec"]["selector"] == {"matchLabels": {"app": "db", "v": "2"}}
+    assert live["metadata"]["uid"] != before["metadata"]["uid"]
+
+
+def test_an_immutable_field_is_never_recreated_in_a_suspended_bundle(repo, tools, kube):
+    repo.apply(tools)
+    moved = deployment("db", repo.db_ns).replace(
+        "metadata: {name: db,", "metadata: {annotations: {gitgate.io/recreate: allowed}, "
+        "name: db,").replace("matchLabels: {app: db}", "matchLabels: {app: db, v: '2'}").replace(
+        "labels: {app: db}", "labels: {app: db, v: '2'}")
+    repo.write({"db/app.yaml": cm("db-config", repo.db_ns) + moved, "gates/s.yaml": f"""
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata: {{name: s}}
+        spec: {{bundles: ["{repo.run}-db"], action: suspend, reason: move}}
+    """})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    db = result_of(result, "-db")
+    assert db.failed and db.reason == "ImmutableField" and "suspended" in db.message
+    assert db.recreated == []
+    assert not [m for m, p in kube.bundle_writes() if m == "DELETE"]

@@ -32,6 +32,11 @@ _LABEL_MESSAGE = ("a valid label must be an empty string or consist of alphanume
                   "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
 KARMADA_POLICIES = {("policy.karmada.io", "PropagationPolicy"): "propagationpolicy",
                     ("policy.karmada.io", "ClusterPropagationPolicy"): "clusterpropagationpolicy"}
+# fields the API server refuses to change once set (a 422 "field is immutable")
+IMMUTABLE = {("apps", "Deployment"): (("spec", "selector"),),
+             ("apps", "StatefulSet"): (("spec", "selector"),),
+             ("apps", "DaemonSet"): (("spec", "selector"),),
+             ("batch", "Job"): (("spec", "selector"), ("spec", "template"))}
 _KARMADA_FINALIZERS = {
     "propagationpolicy": "karmada.io/propagation-policy-controller",
     "clusterpropagationpolicy": "karmada.io/cluster-propagation-policy-controller"}
@@ -266,6 +271,16 @@ class ApiState:
                 spec.setdefault(key, value)
             meta.setdefault("finalizers", [_KARMADA_FINALIZERS[prefix]])
 
+    def _check_immutable(self, target: Target, old: dict, new: dict) -> None:
+        for path in IMMUTABLE.get((target.resource.group, target.resource.kind), ()):
+            before, after = old, new
+            for key in path:
+                before = (before or {}).get(key)
+                after = (after or {}).get(key)
+            if before is not None and after != before:
+                raise self._invalid(target, new["metadata"]["name"], ".".join(path),
+                                    json.dumps(after, sort_keys=True), "field is immutable")
+
     def _managed_fields(self, managers: dict[str, Manager]) -> list[dict]:
         return [{"manager": name, "operation": m.operation, "apiVersion": m.api_version,
                  "time": m.time, "fieldsType": "FieldsV1",
@@ -364,6 +379,7 @@ class ApiState:
         meta = obj["metadata"]
         if existing is not None:
             old = existing.obj
+            self._check_immutable(target, old, obj)
             same_fields = {n: m.fields for n, m in existing.managers.items()} == {
                 n: m.fields for n, m in managers.items()}
             if _content(old) == _content(obj) and same_fields:

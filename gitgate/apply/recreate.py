@@ -1,0 +1,57 @@
+"""Objects whose change touches an immutable field (a Deployment's selector, a Job's template):
+recreated when the object says so (`gitgate.io/recreate: allowed`), never in a suspended bundle
+(deleting a template makes Karmada delete it on every member, suspended or not)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from gitgate.errors import KubeError, Reason
+from gitgate.model import Manifest, ObjectRef
+
+RECREATE_ANNOTATION = "gitgate.io/recreate"
+
+
+class Cluster(Protocol):
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Manifest: ...
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
+
+
+def allows_recreate(obj: Manifest) -> bool:
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(RECREATE_ANNOTATION, "")).lower() == "allowed"
+
+
+def refusal(obj: Manifest, fields: tuple[str, ...], suspended: bool) -> KubeError:
+    ref = ObjectRef.of(obj)
+    shown = ", ".join(fields)
+    if suspended:
+        hint = ("it is not recreated while its bundle is suspended (Karmada would delete it "
+                "from every member); lift the suspension first")
+    else:
+        hint = (f"annotate it {RECREATE_ANNOTATION}: allowed to let gitgate delete and "
+                "recreate it (its workload restarts), or change it back")
+    return KubeError(f"{ref}: {shown} cannot change in place (the API server says the field is "
+                     f"immutable); {hint}", status=422, reason=Reason.IMMUTABLE_FIELD,
+                     immutable_fields=fields)
+
+
+def recreate(cluster: Cluster, obj: Manifest, *, force: bool = False, timeout: float = 30.0,
+             sleep: Callable[[float], None] = time.sleep,
+             clock: Callable[[], float] = time.monotonic) -> Manifest:
+    """Delete the live object, wait until it is gone (finalizers may keep it a while), apply
+    it again."""
+    ref = ObjectRef.of(obj)
+    api_version, namespace = obj["apiVersion"], ref.namespace
+    cluster.delete(api_version, ref.kind, namespace, ref.name)
+    deadline = clock() + timeout
+    while cluster.get(api_version, ref.kind, namespace, ref.name) is not None:
+        if clock() >= deadline:
+            raise KubeError(f"{ref} was deleted to be recreated but is still there after "
+                            f"{timeout:g}s (a finalizer?); the next pass tries again",
+                            reason=Reason.IMMUTABLE_FIELD)
+        sleep(0.2)
+    return cluster.apply(obj, force=force)
