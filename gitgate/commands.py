@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gitgate.apply.changeset import Action
 from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.bundle.group import Bundle, group_all
@@ -118,7 +119,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 [c.bundle, c.action, str(c.ref), ", ".join(c.fields) or c.message or "-"]
                 for c in changes]
             sys.stdout.write("\n" + table(rows) + "\n")
-    failed = changes is not None and any(c.action == "error" for c in changes)
+    failed = changes is not None and any(c.action is Action.FAILED for c in changes)
     return 1 if plan.problems or plan.invalid_gates or failed else 0
 
 

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from gitgate.apply import recreate, stages, suspension
+from gitgate.apply.changeset import WRITES, Action, Applied, ChangeSet, in_place
 from gitgate.apply.inventory import (
     DEFAULT_INSTANCE,
     INSTANCE_LABEL,
@@ -36,7 +37,7 @@ from gitgate.plan import BundlePlan, Plan
 
 
 class ClusterPort(Protocol):
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Manifest: ...
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied: ...
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
     def list_objects(self, api_version: str, kind: str, namespace: str = "",
              label_selector: str = "") -> list[Manifest]: ...
@@ -61,13 +62,27 @@ class BundleResult:
     verdict: str
     reason: str = ""
     message: str = ""
-    applied: list[ObjectRef] = field(default_factory=list)
-    unchanged: int = 0
-    pruned: list[ObjectRef] = field(default_factory=list)
+    changes: ChangeSet = field(default_factory=ChangeSet)  # from the server's answers
     kept: list[ObjectRef] = field(default_factory=list)  # prune disabled by annotation
-    recreated: list[ObjectRef] = field(default_factory=list)  # immutable field changed
     prune_failed: list[ObjectRef] = field(default_factory=list)
     failed: bool = False
+
+    @property
+    def applied(self) -> list[ObjectRef]:
+        """Objects this pass wrote (created, configured or recreated)."""
+        return self.changes.refs(*WRITES)
+
+    @property
+    def pruned(self) -> list[ObjectRef]:
+        return self.changes.refs(Action.DELETED)
+
+    @property
+    def recreated(self) -> list[ObjectRef]:
+        return self.changes.refs(Action.RECREATED)
+
+    @property
+    def unchanged(self) -> int:
+        return self.changes.count(Action.UNCHANGED)
 
 
 @dataclass
@@ -195,7 +210,8 @@ def _prepare(plan: Plan, inventories: dict[str, Inventory],
             unit.resync = _resync_due(previous, options)
             unit.diff = diff([*item.desired, *item.policies], previous, resync=unit.resync,
                              keep=frozenset(item.verdict.held_objects))
-            result.unchanged = len(unit.diff.unchanged)
+            for obj in unit.diff.unchanged:
+                result.changes.add(ObjectRef.of(obj), Action.UNCHANGED)
     return order, work
 
 
@@ -309,13 +325,15 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                     unit.result.message = "stopping: the rest is applied by the next pass"
                     break
                 try:
-                    _apply_one(unit, obj, cluster, options)
+                    action = _apply_one(unit, obj, cluster, options)
                 except GitgateError as exc:
                     unit.result.failed, unit.result.reason = True, exc.reason
                     unit.result.message = exc.message
                     break
                 ref = ObjectRef.of(obj)
-                unit.result.applied.append(ref)
+                unit.result.changes.add(ref, action)
+                if action is Action.UNCHANGED:
+                    continue
                 unit.entries[ref] = entry_for(obj)
                 unit.wrote = True
                 if ref.kind == "CustomResourceDefinition":
@@ -331,11 +349,24 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                     unit.result.message = f"CRD(s) not established in time: {', '.join(late)}"
 
 
+def _resync_only(unit: _Work, obj: Manifest) -> bool:
+    """Sent only because a resync is due: the inventory holds this very content."""
+    entry = unit.previous.by_ref().get(ObjectRef.of(obj)) if unit.previous else None
+    return unit.resync and entry is not None and entry.hash == entry_for(obj).hash
+
+
 def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
-               options: ApplyOptions) -> None:
-    """Server-side apply; an immutable field is recreated where the object allows it."""
+               options: ApplyOptions) -> Action:
+    """Server-side apply, and what the server made of it. A resync reads the object first and
+    writes only when a field Git sets has drifted. An immutable field is recreated where the
+    object allows it."""
+    if _resync_only(unit, obj):
+        ref = ObjectRef.of(obj)
+        live = cluster.get(obj["apiVersion"], ref.kind, ref.namespace, ref.name)
+        if live is not None and in_place(obj, live):
+            return Action.UNCHANGED
     try:
-        cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
+        answer = cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
     except KubeError as exc:
         if not exc.immutable_fields:
             raise
@@ -343,7 +374,8 @@ def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
             raise recreate.refusal(obj, exc.immutable_fields, unit.steps is not None) from None
         if not options.dry_run:
             recreate.recreate(cluster, obj, force=options.force_conflicts)
-        unit.result.recreated.append(ObjectRef.of(obj))
+        return Action.RECREATED
+    return Action.CREATED if answer.created else Action.CONFIGURED
 
 
 def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
@@ -362,7 +394,7 @@ def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
                 unit.result.kept.append(ref)
             elif live is not None:
                 cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
-                unit.result.pruned.append(ref)
+                unit.result.changes.add(ref, Action.DELETED)
             unit.entries.pop(ref, None)
             unit.wrote = True
         except GitgateError as exc:
@@ -397,8 +429,8 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
             instance=options.instance, source=unit.plan.bundle.source.path,
             labels=tuple(sorted(unit.plan.bundle.labels.items())))
         if previous is not None and previous.status_key() == inventory.status_key() and not (
-                all_applied and unit.wrote):
-            continue
+                all_applied and not options.dry_run):
+            continue  # a finished resync is recorded even when everything was in place
         if not namespace_ready:
             if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
                 cluster.apply(system_namespace())

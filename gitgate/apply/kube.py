@@ -22,6 +22,7 @@ from kubernetes.config.config_exception import ConfigException
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
+from gitgate.apply.changeset import Applied
 from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.model import Manifest, ObjectRef
 
@@ -127,7 +128,7 @@ class KubeCluster:
         return base + (f"/{quote(name)}" if name else "")
 
     # ------------------------------------------------------------ verbs
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Manifest:
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied:
         ref = ObjectRef.of(obj)
         meta = obj["metadata"]
         path = self.path_for(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
@@ -141,7 +142,7 @@ class KubeCluster:
                                     content_type="application/apply-patch+yaml")
         if status >= 300:
             raise self._error(ref, "apply", status, body)
-        return body
+        return Applied(body, created=status == 201)
 
     def _served_path(self, api_version: str, kind: str, namespace: str, name: str) -> str | None:
         """The object's path, or None when its type is not served (its CRD is gone, and so is

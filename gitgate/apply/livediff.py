@@ -1,11 +1,12 @@
 """`plan --kubeconfig`: what a pass would change, object by object, found with server-side
-dry-run applies. Only field paths are reported, never values (Secret data stays unseen)."""
+dry-run applies, in the ChangeSet's vocabulary (created, configured, unchanged, deleted, held,
+failed). Only field paths are reported, never values (Secret data stays unseen)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from gitgate.apply.changeset import Action, Change
 from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
 from gitgate.errors import GitgateError
 from gitgate.gate.evaluate import Verdict
@@ -14,23 +15,6 @@ from gitgate.plan import Plan
 
 _VOLATILE_META = {"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp",
                   "selfLink"}
-
-
-@dataclass(frozen=True)
-class Change:
-    bundle: str
-    ref: ObjectRef
-    action: str  # create | update | unchanged | prune | held | error
-    fields: tuple[str, ...] = ()
-    message: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"object": str(self.ref), "action": self.action}
-        if self.fields:
-            out["fields"] = list(self.fields)
-        if self.message:
-            out["message"] = self.message
-        return out
 
 
 def _comparable(obj: Manifest) -> Manifest:
@@ -56,21 +40,22 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> list[C
         verdict = item.verdict.verdict
         desired = [*item.desired, *item.policies]
         if verdict in (Verdict.HELD, Verdict.FAILED):
-            action = "held" if verdict is Verdict.HELD else "error"
-            changes += [Change(name, ObjectRef.of(o), action) for o in desired]
+            action = Action.HELD if verdict is Verdict.HELD else Action.FAILED
+            changes += [Change(ObjectRef.of(o), action, bundle=name) for o in desired]
             continue
         held = set(item.verdict.held_objects)
         for obj in desired:
             ref = ObjectRef.of(obj)
             if ref in held:
-                changes.append(Change(name, ref, "held", message="held through a dependency"))
+                changes.append(Change(ref, Action.HELD, message="held through a dependency",
+                                      bundle=name))
                 continue
             changes.append(_object_change(name, obj, cluster, options))
         wanted = {ObjectRef.of(o) for o in desired} | held
         previous = inventories.get(name)
         for entry in previous.entries if previous else ():
             if entry.ref not in wanted:
-                changes.append(Change(name, entry.ref, "prune"))
+                changes.append(Change(entry.ref, Action.DELETED, bundle=name))
     return changes
 
 
@@ -82,9 +67,10 @@ def _object_change(bundle: str, obj: Manifest, cluster: ClusterPort,
         live = cluster.get(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
                            meta["name"])
         if live is None:
-            return Change(bundle, ref, "create")
-        after = cluster.apply(obj, dry_run=True, force=options.force_conflicts)
+            return Change(ref, Action.CREATED, bundle=bundle)
+        after = cluster.apply(obj, dry_run=True, force=options.force_conflicts).obj
     except GitgateError as exc:
-        return Change(bundle, ref, "error", message=exc.message)
+        return Change(ref, Action.FAILED, message=exc.message, bundle=bundle)
     fields = changed_paths(_comparable(live), _comparable(after))
-    return Change(bundle, ref, "update" if fields else "unchanged", tuple(fields))
+    return Change(ref, Action.CONFIGURED if fields else Action.UNCHANGED, tuple(fields),
+                  bundle=bundle)

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from gitgate.apply.changeset import Applied
 from gitgate.errors import KubeError, Reason
 from gitgate.model import Manifest, ObjectRef
 
@@ -15,7 +16,7 @@ RECREATE_ANNOTATION = "gitgate.io/recreate"
 
 
 class Cluster(Protocol):
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Manifest: ...
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied: ...
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
 
@@ -41,7 +42,7 @@ def refusal(obj: Manifest, fields: tuple[str, ...], suspended: bool) -> KubeErro
 
 def recreate(cluster: Cluster, obj: Manifest, *, force: bool = False, timeout: float = 30.0,
              sleep: Callable[[float], None] = time.sleep,
-             clock: Callable[[], float] = time.monotonic) -> Manifest:
+             clock: Callable[[], float] = time.monotonic) -> Applied:
     """Delete the live object, wait until it is gone (finalizers may keep it a while), apply
     it again."""
     ref = ObjectRef.of(obj)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from gitgate.apply.changeset import in_place
 from gitgate.errors import GitgateError
 from gitgate.karmada.binding import (
     WORK_API_VERSION,
@@ -85,20 +86,12 @@ def plan_steps(objects: tuple[Manifest, ...], to_apply: tuple[Manifest, ...],
         ref, early = ObjectRef.of(policy), _with_suspension(policy, first)
         if not same_suspension(suspension_of(live[ref]), first):
             before.append(early)
-        elif ref in changed and not (narrowing and _contained(early, live[ref])):
+        elif ref in changed and not (narrowing and in_place(early, live[ref])):
             before.append(early)  # new selectors: select new templates before they exist
     after = tuple(p for p in policies if narrowing)
     templates = tuple(o for o in objects if ObjectRef.of(o).group != "policy.karmada.io")
     return SuspensionSteps(first, tuple(before), after, templates)
 
-
-def _contained(config: object, live: object) -> bool:
-    """Every field of `config` has the same value in `live`: applying it would change
-    nothing that matters before the final write."""
-    if isinstance(config, dict):
-        return isinstance(live, dict) and all(_contained(v, live.get(k))
-                                              for k, v in config.items())
-    return config == live
 
 
 def _seen(reader: Reader, ref: BindingRef, expected: Manifest) -> str | None:

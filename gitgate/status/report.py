@@ -33,8 +33,7 @@ def pass_document(result) -> dict[str, Any]:
                 "name": b.bundle, "verdict": b.verdict, "reason": b.reason, "message": b.message,
                 "failed": b.failed, "applied": [str(r) for r in b.applied],
                 "unchanged": b.unchanged, "pruned": [str(r) for r in b.pruned],
-                "kept": [str(r) for r in b.kept],
-                "recreated": [str(r) for r in b.recreated],
+                "kept": [str(r) for r in b.kept], "changes": b.changes.summary(),
                 "pruneFailed": [str(r) for r in b.prune_failed]} for b in result.bundles]}
 
 

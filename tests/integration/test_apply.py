@@ -171,16 +171,36 @@ def test_second_pass_without_change_writes_nothing(repo, tools, kube):
         assert len(kube.emulator.state.writes()) == before
 
 
-def test_only_the_changed_object_is_written_and_resync_rewrites_all(repo, tools, kube):
-    repo.apply(tools)
+def test_only_the_changed_object_is_written_and_resync_corrects_only_drift(repo, tools, kube):
+    first = repo.apply(tools)
+    assert {str(c.action) for b in first.bundles for c in b.changes.changes} == {"created"}
     repo.write({"db/app.yaml": cm("db-config", repo.db_ns, "v2") + deployment("db", repo.db_ns)})
     result = repo.apply(tools, NOW + timedelta(minutes=1))
     assert result.ok
     assert kube.bundle_writes() == [
         ("PATCH", f"/api/v1/namespaces/{repo.db_ns}/configmaps/db-config")]
+    db = result_of(result, "-db")
+    assert [(str(c.ref), str(c.action)) for c in db.changes.changes if c.action != "unchanged"] \
+        == [(f"ConfigMap {repo.db_ns}/db-config", "configured")]
     assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v2"}
-    repo.apply(tools, NOW + timedelta(minutes=11))
-    assert len(kube.bundle_writes()) >= 10  # the periodic resync re-applies every open object
+
+    # someone edits a field Git sets; the periodic resync reads every open object and writes
+    # back only that one (taking the field over from the other manager)
+    kube.cluster.request("PATCH", f"/api/v1/namespaces/{repo.web_ns}/configmaps/extra-1",
+                         body={"data": {"value": "edited by hand"}},
+                         content_type="application/merge-patch+json")
+    result = repo.apply(tools, NOW + timedelta(minutes=11), force_conflicts=True)
+    assert result.ok
+    assert kube.bundle_writes() == [
+        ("PATCH", f"/api/v1/namespaces/{repo.web_ns}/configmaps/extra-1")]
+    assert len([m for m, p, *_ in kube.cluster.sent if m == "GET"]) >= 10
+    web = result_of(result, "-web")
+    assert [str(r) for r in web.changes.refs("configured")] == [
+        f"ConfigMap {repo.web_ns}/extra-1"]
+    assert repo.live("v1", "ConfigMap", repo.web_ns, "extra-1")["data"] == {"value": "v1"}
+    assert result.inventories_written >= 1  # the finished resync is recorded
+    repo.apply(tools, NOW + timedelta(minutes=12))
+    assert [m for m, p, *_ in kube.cluster.sent if m == "GET" and "/configmaps/extra" in p] == []
 
 
 def test_removed_object_is_pruned_and_prune_disabled_survives(repo, tools, kube):

@@ -58,9 +58,9 @@ def test_apply_then_status_then_live_plan(small_repo, kube, tools, capsys):
     assert "changed-secret-value" not in raw and "hunter2" not in raw
     plan = {b["name"]: b for b in json.loads(raw)["bundles"]}
     changes = {c["object"]: c for c in plan[f"{kube.run_id}-app"]["changes"]}
-    assert changes[f"ConfigMap {ns}/settings"]["action"] == "update"
+    assert changes[f"ConfigMap {ns}/settings"]["action"] == "configured"
     assert changes[f"ConfigMap {ns}/settings"]["fields"] == [".data.mode"]
-    assert changes[f"Secret {ns}/creds"]["action"] == "update"
+    assert changes[f"Secret {ns}/creds"]["action"] == "configured"
     assert changes[f"PropagationPolicy.policy.karmada.io {ns}/gitgate-{kube.run_id}-app"][
         "action"] == "unchanged"
     assert code == 0
@@ -96,8 +96,8 @@ def test_live_plan_shows_create_prune_and_held(small_repo, kube, tools, capsys):
     bundles = {b["name"]: {c["object"]: c["action"] for c in b["changes"]}
                for b in doc["bundles"]}
     app = bundles[f"{kube.run_id}-app"]
-    assert app[f"ConfigMap {ns}/fresh"] == "create"
-    assert app[f"ConfigMap {ns}/settings"] == "prune"
-    assert app[f"Secret {ns}/creds"] == "prune"
+    assert app[f"ConfigMap {ns}/fresh"] == "created"
+    assert app[f"ConfigMap {ns}/settings"] == "deleted"
+    assert app[f"Secret {ns}/creds"] == "deleted"
     assert set(bundles[f"{kube.run_id}-base"].values()) == {"held"}
     assert code == 0

@@ -1,0 +1,77 @@
+"""What a pass did (or, for `plan --kubeconfig`, would do) to each object, from the server's
+answers: one vocabulary for apply, the live diff, inventories, status and metrics. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gitgate.model import Manifest, ObjectRef
+
+
+class Action(StrEnum):
+    CREATED = "created"  # the server answered 201
+    CONFIGURED = "configured"  # the server took a change (200)
+    UNCHANGED = "unchanged"  # not sent (same as last applied), or read back and in place
+    DELETED = "deleted"  # pruned
+    RECREATED = "recreated"  # deleted and created again (an immutable field changed)
+    HELD = "held"  # live diff: a held bundle's object, never written
+    FAILED = "failed"  # live diff: the object could not be compared
+
+
+WRITES = (Action.CREATED, Action.CONFIGURED, Action.RECREATED)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The server's answer to a server-side apply."""
+
+    obj: Manifest
+    created: bool
+
+
+@dataclass(frozen=True)
+class Change:
+    ref: ObjectRef
+    action: Action
+    fields: tuple[str, ...] = ()  # live diff: the changed field paths (never values)
+    message: str = ""
+    bundle: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"object": str(self.ref), "action": str(self.action)}
+        if self.fields:
+            out["fields"] = list(self.fields)
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+@dataclass
+class ChangeSet:
+    changes: list[Change] = field(default_factory=list)
+
+    def add(self, ref: ObjectRef, action: Action) -> None:
+        self.changes.append(Change(ref, action))
+
+    def refs(self, *actions: Action) -> list[ObjectRef]:
+        return [c.ref for c in self.changes if c.action in actions]
+
+    def count(self, *actions: Action) -> int:
+        return sum(1 for c in self.changes if c.action in actions)
+
+    def summary(self) -> dict[str, list[str]]:
+        return {str(a): [str(r) for r in self.refs(a)] for a in Action if self.count(a)}
+
+
+def in_place(wanted: Any, live: Any) -> bool:
+    """Every field Git sets has that value live (lists item by item, so that what the server
+    defaults inside list items does not count as drift)."""
+    if isinstance(wanted, dict):
+        return isinstance(live, dict) and all(in_place(v, live.get(k))
+                                              for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(live, list) and len(wanted) == len(live) and all(
+            in_place(w, v) for w, v in zip(wanted, live, strict=True))
+    return bool(wanted == live)
