@@ -22,7 +22,7 @@ test: setup
 	$(BIN)/ruff check gitgate tests bench tools
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs
 
 # End-to-end against a real Karmada (../shared/karmada-harness): GITGATE_E2E_KARMADA names the
 # harness's state folder. Without it every e2e test is skipped, saying why.

@@ -85,35 +85,6 @@ class Karmada:
         return None if binding is None else (binding.get("spec") or {}).get("suspension")
 
 
-def deployment(name: str, ns: str, image: str) -> str:
-    return textwrap.dedent(f"""\
-        ---
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata: {{name: {name}, namespace: {ns}}}
-        spec:
-          replicas: 1
-          selector: {{matchLabels: {{app: {name}}}}}
-          template:
-            metadata: {{labels: {{app: {name}}}}}
-            spec:
-              containers:
-                - name: {name}
-                  image: {image}
-                  envFrom: [{{configMapRef: {{name: {name}-config}}}}]
-        """)
-
-
-def configmap(name: str, ns: str, value: str) -> str:
-    return textwrap.dedent(f"""\
-        ---
-        apiVersion: v1
-        kind: ConfigMap
-        metadata: {{name: {name}, namespace: {ns}}}
-        data: {{value: "{value}"}}
-        """)
-
-
 def gate(name: str, bundle: str, action: str = "suspend", clusters: str | None = None) -> str:
     where = f", clusters: [{clusters}]" if clusters else ""
     return textwrap.dedent(f"""\

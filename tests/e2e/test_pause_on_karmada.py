@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.karmada import Karmada, Run, configmap, deployment, gate, stays, wait_for
+from tests.e2e.karmada import Karmada, Run, gate, stays, wait_for
+from tests.manifests import cm as configmap
+from tests.manifests import deployment
 
 pytestmark = pytest.mark.e2e
 WATCH = 30.0  # how long a suspended or held member must keep its old content

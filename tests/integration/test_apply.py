@@ -13,39 +13,11 @@ import pytest
 from gitgate.apply.engine import ApplyOptions
 from gitgate.pipeline import reconcile
 from tests.conftest import write_files
+from tests.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
-
-
-def cm(name: str, ns: str, data: str = "v1", annotations: str = "") -> str:
-    extra = f"\n  annotations: {{{annotations}}}" if annotations else ""
-    return textwrap.dedent(f"""\
-        ---
-        apiVersion: v1
-        kind: ConfigMap
-        metadata:
-          name: {name}
-          namespace: {ns}""") + extra + f"\ndata: {{value: '{data}'}}\n"
-
-
-def deployment(name: str, ns: str, image: str = "web:1") -> str:
-    return textwrap.dedent(f"""\
-        ---
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata: {{name: {name}, namespace: {ns}}}
-        spec:
-          selector: {{matchLabels: {{app: {name}}}}}
-          template:
-            metadata: {{labels: {{app: {name}}}}}
-            spec:
-              containers:
-                - name: {name}
-                  image: {image}
-                  envFrom: [{{configMapRef: {{name: {name}-config}}}}]
-        """)
 
 
 def crd_yaml(group: str, kind: str) -> str:
