@@ -16,7 +16,9 @@ def cm(name: str, ns: str, data: str = "v1", annotations: str = "") -> str:
           namespace: {ns}""") + extra + f"\ndata: {{value: '{data}'}}\n"
 
 
-def deployment(name: str, ns: str, image: str = "web:1") -> str:
+def deployment(name: str, ns: str, image: str = "web:1", config: str | None = None) -> str:
+    """A Deployment reading its environment from ConfigMap `config` (default `<name>-config`)."""
+    config = config or f"{name}-config"
     return textwrap.dedent(f"""\
         ---
         apiVersion: apps/v1
@@ -30,5 +32,5 @@ def deployment(name: str, ns: str, image: str = "web:1") -> str:
               containers:
                 - name: {name}
                   image: {image}
-                  envFrom: [{{configMapRef: {{name: {name}-config}}}}]
+                  envFrom: [{{configMapRef: {{name: {config}}}}}]
         """)

@@ -391,21 +391,8 @@ def test_objects_of_a_deleted_crd_leave_the_inventory(repo, tools, kube):
 
 def shop_yaml(ns: str, common: str, order_image: str) -> str:
     """Two apps in one split source, both reading the shared ConfigMap `common`."""
-    apps = "".join(textwrap.dedent(f"""\
-        ---
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata: {{name: {name}, namespace: {ns}}}
-        spec:
-          selector: {{matchLabels: {{app: {name}}}}}
-          template:
-            metadata: {{labels: {{app: {name}}}}}
-            spec:
-              containers:
-                - name: {name}
-                  image: {image}
-                  envFrom: [{{configMapRef: {{name: common}}}}]
-        """) for name, image in (("cart", "cart:1"), ("order", order_image)))
+    apps = "".join(deployment(name, ns, image, config="common")
+                   for name, image in (("cart", "cart:1"), ("order", order_image)))
     return cm("common", ns, common) + apps
 
 
