@@ -140,6 +140,7 @@ class _Work:
     resync: bool = False
     wrote: bool = False
     steps: suspension.SuspensionSteps | None = None  # a suspended bundle's policy-first writes
+    resync_only: frozenset[ObjectRef] = frozenset()  # sent only because a resync is due
 
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
@@ -210,6 +211,8 @@ def _prepare(plan: Plan, inventories: dict[str, Inventory],
             unit.resync = _resync_due(previous, options)
             unit.diff = diff([*item.desired, *item.policies], previous, resync=unit.resync,
                              keep=frozenset(item.verdict.held_objects))
+            if unit.resync and previous is not None:
+                unit.resync_only = _same_as_inventory(unit.diff.to_apply, previous)
             for obj in unit.diff.unchanged:
                 result.changes.add(ObjectRef.of(obj), Action.UNCHANGED)
     return order, work
@@ -258,7 +261,7 @@ def _staged(unit: _Work, cluster: ClusterPort) -> dict[int, list[Manifest]]:
     assert unit.diff is not None and unit.plan is not None
     verdict = unit.plan.verdict
     wanted = suspension_for(verdict)
-    if wanted is None:
+    if wanted is None or not unit.diff.to_apply:  # nothing to write: nothing to read either
         return stages.by_stage(unit.diff.to_apply)
     unit.steps = suspension.plan_steps((*unit.plan.desired, *unit.plan.policies),
                                        unit.diff.to_apply, wanted, cluster)
@@ -349,10 +352,17 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                     unit.result.message = f"CRD(s) not established in time: {', '.join(late)}"
 
 
-def _resync_only(unit: _Work, obj: Manifest) -> bool:
-    """Sent only because a resync is due: the inventory holds this very content."""
-    entry = unit.previous.by_ref().get(ObjectRef.of(obj)) if unit.previous else None
-    return unit.resync and entry is not None and entry.hash == entry_for(obj).hash
+def _same_as_inventory(objects: tuple[Manifest, ...], previous: Inventory) -> frozenset[ObjectRef]:
+    """Objects whose content the inventory already holds: a resync sends them only to find
+    drift."""
+    entries = previous.by_ref()
+    same = set()
+    for obj in objects:
+        ref = ObjectRef.of(obj)
+        entry = entries.get(ref)
+        if entry is not None and entry.hash == entry_for(obj).hash:
+            same.add(ref)
+    return frozenset(same)
 
 
 def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
@@ -360,8 +370,8 @@ def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
     """Server-side apply, and what the server made of it. A resync reads the object first and
     writes only when a field Git sets has drifted. An immutable field is recreated where the
     object allows it."""
-    if _resync_only(unit, obj):
-        ref = ObjectRef.of(obj)
+    ref = ObjectRef.of(obj)
+    if ref in unit.resync_only:
         live = cluster.get(obj["apiVersion"], ref.kind, ref.namespace, ref.name)
         if live is not None and in_place(obj, live):
             return Action.UNCHANGED

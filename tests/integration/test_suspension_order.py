@@ -138,3 +138,13 @@ def test_a_held_bundle_keeps_its_policies_untouched(repo, tools, kube):
     assert result_of(result, "-db").verdict == "held"
     assert db_writes(kube, repo) == []
     assert repo.live(*policy_args)["metadata"]["resourceVersion"] == before
+
+
+def test_a_suspended_bundle_with_nothing_to_write_costs_no_request(repo, tools, kube):
+    repo.apply(tools)
+    repo.write({**gate(repo, "member2"), **db_app(repo, 2)})
+    assert not result_of(repo.apply(tools, NOW + timedelta(minutes=1)), "-db").failed
+    repo.apply(tools, NOW + timedelta(minutes=2))  # records the new status once
+    repo.apply(tools, NOW + timedelta(minutes=3))
+    assert [(m, p) for m, p, *_ in kube.cluster.sent] == [
+        ("GET", "/api/v1/namespaces/gitgate-system/configmaps")]  # the inventories, nothing else
