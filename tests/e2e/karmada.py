@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gitgate.apply.kube import KubeCluster, load_client
+from tests.kubetarget import KubeTarget, RecordingKube
 
 MEMBERS = ("member1", "member2")
 PLACEMENT = ("defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n")
@@ -132,18 +133,21 @@ def gitgate(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
 
 @dataclass
 class Run:
-    """One test's names (unique to the run) and its repo."""
+    """One test's names (unique to the run) and its repo. Names and cleanup on the Karmada API
+    are the integration suite's (`KubeTarget`); the members are cleaned here."""
 
     karmada: Karmada
     run_id: str
     repo: GitRepo
-    namespaces: list[str] = field(default_factory=list)
+    target: KubeTarget = field(init=False)
+
+    def __post_init__(self) -> None:
+        kubeconfig = str(self.karmada.kubeconfig)
+        self.target = KubeTarget(RecordingKube(load_client(kubeconfig)), None, self.run_id,
+                                 kubeconfig)
 
     def ns(self, name: str) -> str:
-        full = f"{self.run_id}-{name}"
-        if full not in self.namespaces:
-            self.namespaces.append(full)
-        return full
+        return self.target.ns(name)
 
     def bundle(self, name: str) -> str:
         return f"{self.run_id}-{name}"
@@ -177,17 +181,9 @@ class Run:
         return proc.stderr.read() if proc.stderr else ""
 
     def cleanup(self) -> None:
-        """Best effort: the run's policies, namespaces (Karmada removes them from the members)
-        and inventories."""
-        api = self.karmada.api
-        for kind in ("ClusterPropagationPolicy",):
-            for policy in api.list_objects("policy.karmada.io/v1alpha1", kind):
-                if self.run_id in policy["metadata"]["name"]:
-                    api.delete("policy.karmada.io/v1alpha1", kind, "", policy["metadata"]["name"])
-        for namespace in self.namespaces:
-            api.delete("v1", "Namespace", "", namespace)
+        """The run's policies, namespaces and inventories on Karmada (Karmada removes the
+        namespaces from the members too; deleting them there as well makes sure)."""
+        self.target.cleanup()
+        for namespace in self.target.namespaces:
             for member in self.karmada.members.values():
                 member.delete("v1", "Namespace", "", namespace)
-        for cm in api.list_objects("v1", "ConfigMap", "gitgate-system",
-                                   f"gitgate.io/instance={self.run_id}"):
-            api.delete("v1", "ConfigMap", "gitgate-system", cm["metadata"]["name"])
