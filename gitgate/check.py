@@ -1,9 +1,8 @@
 """`gitgate check` for CI: every source, bundle.yaml and gate file becomes a test case.
-Pure: rendered repo + plan -> report; JUnit XML from the report."""
+Pure: rendered repo + plan -> report (the output package prints it)."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from gitgate.plan import Plan
@@ -65,20 +64,3 @@ def check_report(result: RepoRender, plan: Plan) -> Report:
                                 "spec.bundles and spec.selector")
         cases.append(Case("gate", file, tuple(failures), file))
     return Report(tuple(cases))
-
-
-def junit_xml(report: Report) -> str:
-    suite = ET.Element("testsuite", name="gitgate check", tests=str(len(report.cases)),
-                       failures=str(report.failed), errors="0", skipped="0")
-    for case in report.cases:
-        element = ET.SubElement(suite, "testcase", classname=case.classname, name=case.name)
-        if case.file:
-            element.set("file", case.file)
-        for failure in case.failures:
-            node = ET.SubElement(element, "failure", message=failure.splitlines()[0][:500])
-            node.text = failure
-    suites = ET.Element("testsuites", name="gitgate", tests=str(len(report.cases)),
-                        failures=str(report.failed))
-    suites.append(suite)
-    ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")

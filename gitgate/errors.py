@@ -64,8 +64,14 @@ class ToolMissing(GitgateError):
     reason: Reason = Reason.TOOL_MISSING
 
 
-class GateError(GitgateError):
+class GateSpecError(ConfigError):
+    """A gate that cannot be used; `path` is where in the document (for the line number)."""
+
     reason: Reason = Reason.INVALID_GATE
+
+    def __init__(self, message: str, path: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.path = path
 
 
 class GitOpError(GitgateError):

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult
 from gitgate.errors import GitgateError, Reason
@@ -25,7 +24,6 @@ from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
 from gitgate.source.git import GitSource
 from gitgate.status.metrics import LoopMetrics
-from gitgate.status.report import pass_document
 
 log = logging.getLogger("gitgate")
 
@@ -196,18 +194,6 @@ class Reconciler:
                 timeout = min(timeout, 1.0)
             self.wake.wait(timeout)
             self.wake.clear()
-
-    def status(self) -> dict[str, Any]:
-        state = self.state
-        doc: dict[str, Any] = {
-            "ready": state.ready, "revision": state.revision,
-            "lastPass": state.last_pass.isoformat() if state.last_pass else None,
-            "lastReason": state.last_reason, "lastError": state.last_error,
-            "nextTransition": state.next_transition.isoformat() if state.next_transition
-            else None, "repo": self.source.display_url, "branch": self.source.branch}
-        if state.last_result is not None:
-            doc["pass"] = pass_document(state.last_result)
-        return doc
 
 
 def cache_dir_default() -> Path:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, run_pass
 from gitgate.gitops.repo import revision_of
-from gitgate.plan import Plan, gate_files, make_plan
+from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.tools import Tools
+from gitgate.source.tree import gate_texts
 
 
 def matches(name: str, bundle_glob: str | None) -> bool:
@@ -33,7 +34,7 @@ class Checkout:
 
 def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None) -> Plan:
     """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD."""
-    texts = gate_files(rendered.tree, rendered.discovery.config.gates_path)
+    texts = gate_texts(rendered.tree, rendered.discovery.config.gates_path)
     return make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
                      rendered.problems, rendered.warnings)

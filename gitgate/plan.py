@@ -1,18 +1,23 @@
 """Offline plan: render -> bundles -> gates -> verdicts -> policies. Pure over the rendered repo
-and the gate files' text."""
+and the gate files' text (read by `source.tree.gate_texts`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from gitgate.bundle.group import Bundle, group_all
-from gitgate.gate.evaluate import BundleVerdict, GateState, evaluate, gate_states
-from gitgate.gate.spec import InvalidGate, parse_gates
+from gitgate.bundle.group import group_all
+from gitgate.gate.evaluate import GateState, evaluate, gate_states
+from gitgate.gate.spec import parse_gates
 from gitgate.karmada.policy import generated_policies, with_suspension
-from gitgate.model import Manifest, Problem, RenderedSource
-from gitgate.source.discover import is_under
-from gitgate.source.tree import RepoTree
+from gitgate.model import (
+    Bundle,
+    BundleVerdict,
+    InvalidGate,
+    Manifest,
+    Problem,
+    RenderedSource,
+)
 
 
 @dataclass(frozen=True)
@@ -32,17 +37,6 @@ class Plan:
     invalid_gates: tuple[InvalidGate, ...]
     problems: tuple[Problem, ...]
     warnings: tuple[Problem, ...] = ()
-
-
-def gate_files(tree: RepoTree, gates_path: str) -> dict[str, str | None]:
-    """Text of every YAML file under the gates folder; a symlink leaving the repo reads as
-    None (an unreadable gate, which holds everything)."""
-    files: dict[str, str | None] = {f: tree.read(f) for f in tree.files
-                                    if is_under(f, gates_path) and f.endswith((".yaml", ".yml"))}
-    for link in tree.escaping_links:
-        if is_under(link, gates_path):
-            files[link] = None
-    return files
 
 
 def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, str | None],

@@ -30,9 +30,9 @@ from gitgate.apply.inventory import (
     to_configmap,
 )
 from gitgate.errors import GitgateError, KubeError, Reason
-from gitgate.gate.evaluate import Verdict, gone_bundle_holds
+from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
-from gitgate.model import Manifest, ObjectRef
+from gitgate.model import Manifest, ObjectRef, Verdict
 from gitgate.plan import BundlePlan, Plan
 
 

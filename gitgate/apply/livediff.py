@@ -9,8 +9,7 @@ from typing import Any
 from gitgate.apply.changeset import Action, Change
 from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
 from gitgate.errors import GitgateError
-from gitgate.gate.evaluate import Verdict
-from gitgate.model import Manifest, ObjectRef
+from gitgate.model import Manifest, ObjectRef, Verdict
 from gitgate.plan import Plan
 
 _VOLATILE_META = {"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp",

@@ -5,28 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from gitgate.bundle import deps
-from gitgate.model import BUNDLE_LABEL, Manifest, ObjectRef, Problem, RenderedSource, Source
-from gitgate.render.post import bundle_from_label, with_bundle_label
-
-
-@dataclass(frozen=True)
-class Bundle:
-    name: str
-    source: Source
-    objects: tuple[Manifest, ...]
-    problems: tuple[Problem, ...] = ()
-    labels: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.problems)
-
-    @property
-    def refs(self) -> list[ObjectRef]:
-        return sorted(ObjectRef.of(o) for o in self.objects)
+from gitgate.model import (
+    BUNDLE_LABEL,
+    Bundle,
+    Manifest,
+    ObjectRef,
+    RenderedSource,
+    bundle_from_label,
+)
+from gitgate.render.post import with_bundle_label
 
 
 def bundle_digest(objects: Iterable[Manifest]) -> str:

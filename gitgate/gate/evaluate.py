@@ -7,66 +7,25 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 
 from gitgate.bundle import deps
-from gitgate.bundle.group import Bundle, bundle_digest
-from gitgate.gate.spec import Action, Gate, InvalidGate
+from gitgate.bundle.group import bundle_digest
 from gitgate.gate.windows import gate_activity
-from gitgate.model import ObjectRef
-from gitgate.source.discover import PAUSE_FILE, join
+from gitgate.model import (
+    Action,
+    Bundle,
+    BundleVerdict,
+    Gate,
+    HoldReason,
+    InvalidGate,
+    ObjectRef,
+    ReasonKind,
+    Verdict,
+    join,
+)
+from gitgate.source.discover import PAUSE_FILE
 
 PAUSE_LABELS = ("gitgate.io/paused", "work.karmada.io/paused")
-
-
-class Verdict(StrEnum):
-    APPLY = "apply"
-    HELD = "held"
-    SUSPENDED = "suspended"
-    FAILED = "failed"
-
-
-class ReasonKind(StrEnum):
-    GATE = "gate"
-    PAUSE_FILE = "pause-file"
-    LABEL = "label"
-    INVALID_GATE = "invalid-gate"
-    DEPENDENCY = "dependency"
-    APPROVED = "approved"
-    RENDER = "render"
-
-
-@dataclass(frozen=True)
-class Reason:
-    kind: ReasonKind
-    gate: str
-    file: str
-    reason: str
-    action: Action = Action.HOLD
-    until: datetime | None = None
-    clusters: tuple[str, ...] = ()
-    target: ObjectRef | None = None  # the object a label or dependency hold is about
-
-    def as_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"kind": str(self.kind), "gate": self.gate, "file": self.file,
-                                  "reason": self.reason, "action": str(self.action),
-                                  "until": self.until.isoformat() if self.until else None}
-        if self.clusters:
-            out["clusters"] = list(self.clusters)
-        if self.target is not None:
-            out["object"] = str(self.target)
-        return out
-
-
-@dataclass(frozen=True)
-class BundleVerdict:
-    bundle: str
-    verdict: Verdict
-    digest: str
-    reasons: tuple[Reason, ...] = ()
-    next_change: datetime | None = None
-    held_objects: tuple[ObjectRef, ...] = ()  # objects of an open bundle held by a dependency
-    suspend_clusters: tuple[str, ...] | None = None  # None: all clusters (when suspended)
 
 
 @dataclass(frozen=True)
@@ -92,16 +51,16 @@ def covers_name(gate: Gate, name: str, labels: dict[str, str]) -> bool:
 
 
 def gone_bundle_holds(name: str, labels: dict[str, str], states: Iterable[GateState],
-                      invalid: Iterable[InvalidGate]) -> list[Reason]:
+                      invalid: Iterable[InvalidGate]) -> list[HoldReason]:
     """Why a bundle that left Git must not be pruned yet: a gate that cannot be read, or an
     active gate (hold or suspend) that still covers its name or its last known labels.
     Deleting its objects would be a write to a held bundle."""
-    reasons = [Reason(ReasonKind.INVALID_GATE, bad.file, bad.file,
+    reasons = [HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
                       f"gate file cannot be used ({bad.message})") for bad in invalid]
     for state in states:
         gate = state.gate
         if state.active and covers_name(gate, name, labels):
-            reasons.append(Reason(ReasonKind.GATE, gate.name, gate.file, gate.reason,
+            reasons.append(HoldReason(ReasonKind.GATE, gate.name, gate.file, gate.reason,
                                   gate.action, gate.until, gate.clusters))
     return reasons
 
@@ -115,14 +74,14 @@ def gate_states(gates: Iterable[Gate], bundles: list[Bundle], now: datetime) -> 
     return states
 
 
-def _label_reasons(bundle: Bundle) -> list[Reason]:
+def _label_reasons(bundle: Bundle) -> list[HoldReason]:
     reasons = []
     for obj in bundle.objects:
         labels = (obj.get("metadata") or {}).get("labels") or {}
         for label in PAUSE_LABELS:
             if str(labels.get(label, "")).lower() == "true":
                 ref = ObjectRef.of(obj)
-                reasons.append(Reason(ReasonKind.LABEL, label, bundle.source.path,
+                reasons.append(HoldReason(ReasonKind.LABEL, label, bundle.source.path,
                                       f"{ref} is labelled {label}: \"true\"", target=ref))
     return reasons
 
@@ -139,20 +98,20 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
     for bundle in bundles:
         digest = bundle_digest(bundle.objects)
         if bundle.failed:
-            reasons = tuple(Reason(ReasonKind.RENDER, p.reason, p.file or p.source, p.message)
+            reasons = tuple(HoldReason(ReasonKind.RENDER, p.reason, p.file or p.source, p.message)
                             for p in bundle.problems)
             verdicts[bundle.name] = BundleVerdict(bundle.name, Verdict.FAILED, digest, reasons)
             continue
-        holds: list[Reason] = []
-        suspends: list[Reason] = []
-        notes: list[Reason] = []
+        holds: list[HoldReason] = []
+        suspends: list[HoldReason] = []
+        notes: list[HoldReason] = []
         changes: list[datetime | None] = []
         for bad in invalid:
-            holds.append(Reason(ReasonKind.INVALID_GATE, bad.file, bad.file,
+            holds.append(HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
                                 f"gate file cannot be used ({bad.message}); every bundle is "
                                 "held until it is fixed"))
         if bundle.source.pause_reason is not None:
-            holds.append(Reason(ReasonKind.PAUSE_FILE, PAUSE_FILE,
+            holds.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE,
                                 join(bundle.source.path, PAUSE_FILE), bundle.source.pause_reason))
         holds += _label_reasons(bundle)
         for state in states:
@@ -162,12 +121,12 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
             if not state.active:
                 continue
             gate = state.gate
-            reason = Reason(ReasonKind.GATE, gate.name, gate.file, gate.reason, gate.action,
+            reason = HoldReason(ReasonKind.GATE, gate.name, gate.file, gate.reason, gate.action,
                             gate.until, gate.clusters)
             approved = any(a.bundle == bundle.name and a.digest == digest
                            for a in gate.approvals)
             if approved:
-                notes.append(Reason(ReasonKind.APPROVED, gate.name, gate.file,
+                notes.append(HoldReason(ReasonKind.APPROVED, gate.name, gate.file,
                                     f"digest {digest[:12]} approved through: {gate.reason}",
                                     gate.action, gate.until))
             elif gate.action is Action.HOLD:
@@ -195,7 +154,7 @@ def _with_dependency_holds(bundles: list[Bundle],
     """A held workload holds what it uses, even when another bundle defines it."""
     owner = {ObjectRef.of(o): b.name for b in bundles for o in b.objects}
     present = set(owner)
-    extra: dict[str, dict[ObjectRef, list[Reason]]] = {}
+    extra: dict[str, dict[ObjectRef, list[HoldReason]]] = {}
     for bundle in bundles:
         verdict = verdicts[bundle.name]
         if verdict.verdict is not Verdict.HELD:
@@ -208,7 +167,7 @@ def _with_dependency_holds(bundles: list[Bundle],
                     continue
                 if verdicts[other].verdict in (Verdict.HELD, Verdict.FAILED):
                     continue
-                extra.setdefault(other, {}).setdefault(ref, []).append(Reason(
+                extra.setdefault(other, {}).setdefault(ref, []).append(HoldReason(
                     ReasonKind.DEPENDENCY, why.gate, why.file,
                     f"{ref} is used by {ObjectRef.of(workload)} of held bundle {bundle.name} "
                     f"({why.reason})", why.action, why.until, target=ref))

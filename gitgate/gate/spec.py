@@ -4,95 +4,24 @@ InvalidGate, which the evaluator turns into a hold on every bundle (fail closed)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from gitgate.errors import ConfigError, GateSpecError
+from gitgate.model import Action, Approval, Gate, InvalidGate, Window
+from gitgate.timespec import parse_duration, parse_time
 from gitgate.yamlio import YamlSyntaxError, load_documents
 
 API_VERSION = "gitgate.io/v1alpha1"
 KIND = "Gate"
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
-_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 _TOP_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 _META_KEYS = {"name", "labels", "annotations"}
 _SPEC_KEYS = {"bundles", "selector", "action", "clusters", "reason", "until", "windows", "approve"}
 _WINDOW_KEYS = {"cron", "duration", "timeZone"}
 _APPROVE_KEYS = {"bundle", "digest"}
-
-
-class Action(StrEnum):
-    HOLD = "hold"
-    SUSPEND = "suspend"
-
-
-@dataclass(frozen=True)
-class Window:
-    cron: str
-    duration: timedelta
-    time_zone: str = "UTC"
-
-
-@dataclass(frozen=True)
-class Approval:
-    bundle: str
-    digest: str
-
-
-@dataclass(frozen=True)
-class Gate:
-    name: str
-    file: str
-    reason: str
-    action: Action = Action.HOLD
-    bundles: tuple[str, ...] = ()
-    match_labels: dict[str, str] = field(default_factory=dict)
-    clusters: tuple[str, ...] = ()
-    until: datetime | None = None
-    windows: tuple[Window, ...] = ()
-    approvals: tuple[Approval, ...] = ()
-
-
-@dataclass(frozen=True)
-class InvalidGate:
-    file: str
-    message: str
-    line: int | None = None
-
-
-class GateSpecError(ValueError):
-    """A gate that cannot be used; `path` is where in the document (for the line number)."""
-
-    def __init__(self, message: str, path: tuple[str, ...] = ()):
-        super().__init__(message)
-        self.path = path
-
-
-def parse_duration(text: str) -> timedelta:
-    """'62h', '1h30m', '90m', '2d', '45s' (Go durations, plus days)."""
-    text = str(text).strip()
-    if not text or _DURATION_PART.sub("", text):
-        raise GateSpecError(f"duration {text!r} is not like 62h, 1h30m or 2d")
-    seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION_PART.findall(text))
-    if seconds <= 0:
-        raise GateSpecError(f"duration {text!r} must be positive")
-    return timedelta(seconds=seconds)
-
-
-def parse_time(text: Any, what: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        raise GateSpecError(f"{what} {text!r} is not an RFC 3339 time like "
-                       "2026-11-30T18:00:00Z") from None
-    if value.tzinfo is None:
-        raise GateSpecError(f"{what} {text!r} needs a time zone offset (Z or +01:00)")
-    return value.astimezone(UTC)
 
 
 def _unknown(data: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -214,8 +143,8 @@ def parse_gate_file(text: str | None, file: str) -> tuple[list[Gate], list[Inval
     for doc in documents:
         try:
             gates.append(gate_from_data(doc.data, file))
-        except GateSpecError as exc:
-            path = exc.path or _path_in_message(str(exc))
+        except ConfigError as exc:
+            path = getattr(exc, "path", ()) or _path_in_message(exc.message)
             return [], [InvalidGate(file, str(exc), doc.line_of(path))]
     if not gates:
         return [], [InvalidGate(file, "the gate file is empty; delete it to resume")]

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
-from gitgate.gate.spec import Gate, Window
+from gitgate.model import Gate, Window
 
 _MAX_STEPS = 10_000
 

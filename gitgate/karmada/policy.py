@@ -6,10 +6,15 @@ from __future__ import annotations
 import copy
 import re
 
-from gitgate.bundle.group import Bundle
-from gitgate.gate.evaluate import BundleVerdict, Verdict
-from gitgate.model import BUNDLE_LABEL, Manifest, ObjectRef
-from gitgate.render.post import bundle_label_value
+from gitgate.model import (
+    BUNDLE_LABEL,
+    Bundle,
+    BundleVerdict,
+    Manifest,
+    ObjectRef,
+    Verdict,
+    bundle_label_value,
+)
 
 API_VERSION = "policy.karmada.io/v1alpha1"
 GROUP = "policy.karmada.io"

@@ -13,10 +13,9 @@ import json
 import threading
 
 from gitgate.errors import GitgateError
-from gitgate.model import RenderedSource, Source, SourceKind
+from gitgate.model import RenderedSource, Source, SourceKind, is_under, join
 from gitgate.render.kustomize_guard import check_kustomization
 from gitgate.render.tools import Tools
-from gitgate.source.discover import is_under, join
 from gitgate.source.tree import RepoTree
 
 

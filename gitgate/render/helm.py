@@ -13,8 +13,7 @@ from pyhelm3 import errors as helm_errors
 from pyhelm3.models import Chart
 
 from gitgate.errors import RenderError
-from gitgate.model import Source
-from gitgate.source.discover import join
+from gitgate.model import Source, join
 from gitgate.source.tree import RepoTree
 from gitgate.yamlio import YamlSyntaxError, load_one
 

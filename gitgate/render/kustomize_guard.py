@@ -8,7 +8,8 @@ import re
 from typing import Any
 
 from gitgate.errors import RenderError
-from gitgate.source.discover import KUSTOMIZATION_FILES, is_under, join
+from gitgate.model import is_under, join
+from gitgate.source.discover import KUSTOMIZATION_FILES
 from gitgate.source.tree import RepoTree
 from gitgate.yamlio import YamlSyntaxError, load_one
 

@@ -11,7 +11,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gitgate.errors import GitgateError, Reason, ToolMissing
-from gitgate.model import Manifest, ObjectRef, Problem, RenderedSource, Source, SourceKind
+from gitgate.model import (
+    Manifest,
+    ObjectRef,
+    Problem,
+    RenderedSource,
+    Source,
+    SourceKind,
+    is_under,
+    join,
+)
 from gitgate.render import post
 from gitgate.render.cache import RenderCache, cache_key
 from gitgate.render.helm import make_client, render_helm
@@ -19,7 +28,7 @@ from gitgate.render.kustomize import kustomize_build
 from gitgate.render.kustomize_guard import check_kustomization
 from gitgate.render.rawyaml import render_raw
 from gitgate.render.tools import Tools
-from gitgate.source.discover import Discovery, discover, is_under, join
+from gitgate.source.discover import Discovery, discover
 from gitgate.source.tree import RepoTree, scan_repo
 
 

@@ -6,7 +6,7 @@ import copy
 import hashlib
 from collections.abc import Iterable
 
-from gitgate.model import BUNDLE_LABEL, Manifest
+from gitgate.model import BUNDLE_LABEL, Manifest, bundle_label_value
 
 # Built-in kinds that are cluster-scoped, by (group, kind). Everything else built in is namespaced.
 CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset({
@@ -122,20 +122,6 @@ def default_namespace(objects: Iterable[Manifest], namespace: str,
             obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
         out.append(obj)
     return out, warnings
-
-
-def bundle_label_value(bundle: str) -> str:
-    """Label values cannot hold '/': `shop/carts` is written `shop_carts` (bundle names never
-    hold '_'); names too long for a label value end in a short hash."""
-    value = bundle.replace("/", "_")
-    if len(value) > 63:
-        digest = hashlib.sha256(bundle.encode()).hexdigest()[:8]
-        value = value[:54].rstrip("-_.") + "-" + digest
-    return value
-
-
-def bundle_from_label(value: str) -> str:
-    return value.replace("_", "/")
 
 
 def with_bundle_label(obj: Manifest, bundle: str) -> Manifest:

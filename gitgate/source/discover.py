@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from gitgate.errors import ConfigError, Reason
-from gitgate.model import Problem, Source, SourceKind
+from gitgate.model import Problem, Source, SourceKind, is_under, join, parent_dir
 from gitgate.source.config import (
     BUNDLE_CONFIG,
     REPO_CONFIG,
@@ -28,19 +28,6 @@ class Discovery:
     sources: tuple[Source, ...]
     problems: tuple[Problem, ...] = ()
     source_dirs: frozenset[str] = field(default_factory=frozenset)
-
-
-def parent_dir(path: str) -> str:
-    parent = posixpath.dirname(path)
-    return parent or "."
-
-
-def join(folder: str, name: str) -> str:
-    return name if folder == "." else f"{folder}/{name}"
-
-
-def is_under(path: str, folder: str) -> bool:
-    return folder == "." or path == folder or path.startswith(folder + "/")
 
 
 def bundle_name_for(path: str) -> str:

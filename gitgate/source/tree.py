@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitgate.model import is_under
+
 
 @dataclass(frozen=True)
 class RepoTree:
@@ -56,3 +58,14 @@ def scan_repo(root: Path) -> RepoTree:
         return path.read_text(encoding="utf-8", errors="replace")
 
     return RepoTree(frozenset(files), frozenset(escaping), read)
+
+
+def gate_texts(tree: RepoTree, gates_path: str) -> dict[str, str | None]:
+    """Text of every YAML file under the gates folder; a symlink leaving the repo reads as
+    None (an unreadable gate, which holds everything)."""
+    files: dict[str, str | None] = {f: tree.read(f) for f in tree.files
+                                    if is_under(f, gates_path) and f.endswith((".yaml", ".yml"))}
+    for link in tree.escaping_links:
+        if is_under(link, gates_path):
+            files[link] = None
+    return files

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gitgate.cli import main
-from gitgate.gate.evaluate import ReasonKind
+from gitgate.model import ReasonKind
 from gitgate.pipeline import plan_checkout
 from tests.conftest import EXAMPLES
 

@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gitgate.apply.engine import ApplyOptions
 from gitgate.httpserver import EndpointServer, LoopEndpoints
 from gitgate.loop import LoopSettings, Reconciler
+from gitgate.output.status import loop_document
 from gitgate.source.git import GitSource
 from tests.conftest import write_files
 
@@ -167,7 +168,8 @@ def test_webhook_signature_and_metrics(upstream, kube, tools, tmp_path):
     loop = reconciler(upstream, kube, tools, tmp_path, interval=600)
     secret = b"webhook-secret"
     server = EndpointServer("127.0.0.1:0", LoopEndpoints(
-        ready=lambda: loop.state.ready, status=loop.status, metrics=loop.metrics.exposition,
+        ready=lambda: loop.state.ready, status=lambda: loop_document(loop),
+        metrics=loop.metrics.exposition,
         trigger=loop.trigger, webhook_secret=secret)).start()
     base = f"http://127.0.0.1:{server.port}"
     thread = threading.Thread(target=loop.run, daemon=True)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from gitgate.bundle.group import Bundle
-from gitgate.model import BundleOptions, Source, SourceKind
+from gitgate.model import Bundle, BundleOptions, Source, SourceKind
 
 
 def source(path: str = "apps/x", *, labels=None, pause=None, placement=None, name=None,

@@ -7,9 +7,8 @@ import pytest
 
 from gitgate.bundle import deps
 from gitgate.bundle.group import bundle_digest, group_all, split_by_app
-from gitgate.gate.evaluate import ReasonKind, Verdict, evaluate
-from gitgate.gate.spec import Gate
-from gitgate.model import BUNDLE_LABEL, ObjectRef
+from gitgate.gate.evaluate import evaluate
+from gitgate.model import BUNDLE_LABEL, Gate, ObjectRef, ReasonKind, Verdict
 from gitgate.render.pipeline import render_repo
 from tests.conftest import EXAMPLES
 from tests.unit.helpers import cm, deployment

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gitgate.bundle.group import bundle_digest
-from gitgate.gate.evaluate import ReasonKind, Verdict, evaluate
-from gitgate.gate.spec import Action, Approval, Gate, InvalidGate, Window
+from gitgate.gate.evaluate import evaluate
+from gitgate.model import Action, Approval, Gate, InvalidGate, ReasonKind, Verdict, Window
 from tests.unit.helpers import bundle, cm, deployment
 
 NOW = datetime(2026, 11, 18, 12, 0, tzinfo=UTC)  # a Wednesday

@@ -2,7 +2,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gitgate.gate.spec import Action, parse_duration, parse_gate_file, parse_gates
+from gitgate.gate.spec import parse_gate_file, parse_gates
+from gitgate.model import Action
+from gitgate.timespec import parse_duration
 
 HEAD = "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: g}\n"
 

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gitgate.gate.spec import Gate, Window
 from gitgate.gate.windows import gate_activity
+from gitgate.model import Gate, Window
 
 
 def utc(*parts):

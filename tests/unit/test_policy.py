@@ -1,6 +1,5 @@
-from gitgate.gate.evaluate import BundleVerdict, Verdict
 from gitgate.karmada.policy import generated_policies, policy_name, with_suspension
-from gitgate.model import BUNDLE_LABEL
+from gitgate.model import BUNDLE_LABEL, BundleVerdict, Verdict
 from tests.unit.helpers import bundle, cm, deployment
 
 PLACEMENT = {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}

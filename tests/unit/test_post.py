@@ -1,6 +1,6 @@
 import pytest
 
-from gitgate.model import BUNDLE_LABEL
+from gitgate.model import BUNDLE_LABEL, bundle_from_label, bundle_label_value
 from gitgate.render import post
 
 
@@ -50,9 +50,9 @@ def test_default_namespace_uses_builtin_table_and_repo_crds():
 
 
 def test_bundle_label_values_are_valid_label_values():
-    assert post.bundle_label_value("shop/carts") == "shop_carts"
-    assert post.bundle_from_label("shop_carts") == "shop/carts"
-    long = post.bundle_label_value("a" * 40 + "/" + "b" * 40)
+    assert bundle_label_value("shop/carts") == "shop_carts"
+    assert bundle_from_label("shop_carts") == "shop/carts"
+    long = bundle_label_value("a" * 40 + "/" + "b" * 40)
     assert len(long) <= 63 and long[-9] == "-"
 
 

@@ -12,9 +12,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "gitgate"
 
 
 def reason_literals(source: str) -> list[tuple[int, str]]:
+    """Reason texts spelled as string literals (an `__all__` list names types, not reasons)."""
     values = {r.value for r in Reason}
-    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Constant) and node.value in values]
+    tree = ast.parse(source)
+    exported = {id(node) for assign in ast.walk(tree) if isinstance(assign, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in assign.targets)
+                for node in ast.walk(assign.value)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in values
+            and id(node) not in exported]
 
 
 def test_no_reason_is_spelled_outside_errors_py():
@@ -27,6 +33,7 @@ def test_no_reason_is_spelled_outside_errors_py():
 def test_the_check_finds_a_literal():
     assert reason_literals('result.reason = "PruneBlocked"\n') == [(1, "PruneBlocked")]
     assert reason_literals("result.reason = Reason.PRUNE_BLOCKED\n") == []
+    assert reason_literals('__all__ = ["InvalidGate"]\n') == []
 
 
 def test_reasons_are_camel_case_words_and_serialise_as_text():

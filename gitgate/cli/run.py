@@ -13,13 +13,15 @@ from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions
 from gitgate.apply.inventory import NAMESPACE, system_namespace
-from gitgate.commands import duration_flag
+from gitgate.cli.flags import suspension_timeout_flag
 from gitgate.errors import GitgateError
 from gitgate.httpserver import EndpointServer, LoopEndpoints
-from gitgate.logs import setup_logging
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
+from gitgate.output.logs import setup_logging
+from gitgate.output.status import loop_document
 from gitgate.render.tools import find_tools
 from gitgate.source.git import GitAuth, GitSource
+from gitgate.timespec import duration_flag
 
 log = logging.getLogger("gitgate")
 
@@ -41,7 +43,7 @@ def _ensure_system_namespace(cluster, stop) -> bool:
     return False
 
 
-def add_run_parser(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="reconcile a Git branch forever (the in-cluster mode)")
     run.add_argument("--repo", required=True, help="Git URL to follow")
     run.add_argument("--branch", default="main")
@@ -64,9 +66,7 @@ def add_run_parser(sub) -> None:
     run.add_argument("--lease-duration", type=int, default=15)
     run.add_argument("--force-conflicts", action="store_true")
     run.add_argument("--allow-mass-prune", action="store_true")
-    run.add_argument("--suspension-timeout", default="30s",
-                     help="how long to wait for Karmada to show a suspension before writing "
-                          "a suspended bundle's templates (none are written if it does not)")
+    suspension_timeout_flag(run)
     run.add_argument("--log-format", choices=["text", "json"], default="text")
     run.add_argument("--helm")
     run.add_argument("--kustomize")
@@ -94,7 +94,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     secret = (Path(args.webhook_secret_file).read_bytes().strip()
               if args.webhook_secret_file else None)
     server = EndpointServer(args.listen, LoopEndpoints(
-        ready=lambda: reconciler.state.ready, status=reconciler.status,
+        ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),
         metrics=reconciler.metrics.exposition, trigger=reconciler.trigger,
         webhook_secret=secret)).start()
     def stop(*_: object) -> None:

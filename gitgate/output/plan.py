@@ -1,17 +1,14 @@
-"""Plan and gate reports as JSON-ready data and as text tables. Pure."""
+"""`plan` and `gates`: JSON documents and text tables. Pure."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
+from gitgate.apply.changeset import Change
 from gitgate.errors import Reason
 from gitgate.model import ObjectRef
+from gitgate.output.tables import rfc3339, table
 from gitgate.plan import Plan
-
-
-def _time(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 def plan_document(plan: Plan) -> dict[str, Any]:
@@ -22,8 +19,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "name": item.bundle.name,
             "source": {"path": item.bundle.source.path, "kind": str(item.bundle.source.kind)},
             "verdict": str(verdict.verdict),
-            "reasons": [{**r.as_dict(), "until": _time(r.until)} for r in verdict.reasons],
-            "nextChange": _time(verdict.next_change),
+            "reasons": [{**r.as_dict(), "until": rfc3339(r.until)} for r in verdict.reasons],
+            "nextChange": rfc3339(verdict.next_change),
             "digest": verdict.digest,
             "objects": [_ref_dict(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
             "heldObjects": [str(r) for r in verdict.held_objects],
@@ -31,7 +28,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         })
     return {
         "revision": plan.revision,
-        "at": _time(plan.at),
+        "at": rfc3339(plan.at),
         "bundles": bundles,
         "errors": [p.as_dict() for p in plan.problems]
         + [{"source": "gates", "file": g.file, "line": g.line, "reason": Reason.INVALID_GATE,
@@ -44,21 +41,15 @@ def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
             "name": ref.name}
 
 
-def table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                     for r in rows)
-
-
 def plan_table(plan: Plan) -> str:
     rows = [["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "NEXT CHANGE", "DIGEST", "WHY"]]
     for item in plan.bundles:
         verdict = item.verdict
         why = "; ".join(f"{r.file}: {r.reason}" for r in verdict.reasons) or "-"
         rows.append([item.bundle.name, str(verdict.verdict), str(len(item.desired)),
-                     str(len(item.policies)), _time(verdict.next_change) or "-",
+                     str(len(item.policies)), rfc3339(verdict.next_change) or "-",
                      verdict.digest[:12], why])
-    lines = [f"revision {plan.revision} at {_time(plan.at)}", table(rows)]
+    lines = [f"revision {plan.revision} at {rfc3339(plan.at)}", table(rows)]
     for problem in plan.problems:
         lines.append(f"error: {problem.location()}: [{problem.reason}] {problem.message}")
     for bad in plan.invalid_gates:
@@ -68,10 +59,10 @@ def plan_table(plan: Plan) -> str:
 
 
 def gates_document(plan: Plan) -> dict[str, Any]:
-    return {"at": _time(plan.at), "gates": [{
+    return {"at": rfc3339(plan.at), "gates": [{
         "name": s.gate.name, "file": s.gate.file, "action": str(s.gate.action),
         "reason": s.gate.reason, "active": s.active, "covers": list(s.covers),
-        "until": _time(s.gate.until), "nextChange": _time(s.next_change),
+        "until": rfc3339(s.gate.until), "nextChange": rfc3339(s.next_change),
     } for s in plan.gates], "invalid": [{"file": g.file, "line": g.line, "message": g.message}
                                          for g in plan.invalid_gates]}
 
@@ -80,9 +71,20 @@ def gates_table(plan: Plan) -> str:
     rows = [["GATE", "FILE", "ACTION", "ACTIVE", "COVERS", "NEXT CHANGE", "REASON"]]
     for s in plan.gates:
         rows.append([s.gate.name, s.gate.file, str(s.gate.action), "yes" if s.active else "no",
-                     ",".join(s.covers) or "(nothing)", _time(s.next_change) or "-",
+                     ",".join(s.covers) or "(nothing)", rfc3339(s.next_change) or "-",
                      s.gate.reason])
     lines = [table(rows)]
     for bad in plan.invalid_gates:
         lines.append(f"invalid: {bad.file}: {bad.message} (holds every bundle)")
     return "\n".join(lines) + "\n"
+
+
+def changes_document(changes: list[Change], bundle: str) -> list[dict[str, Any]]:
+    return [c.as_dict() for c in changes if c.bundle == bundle]
+
+
+def changes_table(changes: list[Change]) -> str:
+    rows = [["BUNDLE", "ACTION", "OBJECT", "FIELDS"]] + [
+        [c.bundle, c.action, str(c.ref), ", ".join(c.fields) or c.message or "-"]
+        for c in changes]
+    return table(rows) + "\n"

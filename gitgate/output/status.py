@@ -1,12 +1,14 @@
-"""`gitgate status`: the inventories as a table or JSON, like `flux get kustomizations`. Pure."""
+"""`status`, `apply` and the loop's `/status`: what gitgate did, as JSON documents and text
+tables (like `flux get kustomizations`). Pure."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from gitgate.apply.engine import PassResult
 from gitgate.apply.inventory import Inventory
-from gitgate.report import table
+from gitgate.loop import Reconciler
+from gitgate.output.tables import one_line, rfc3339, table
 
 
 def status_document(inventories: list[Inventory]) -> dict[str, Any]:
@@ -23,11 +25,11 @@ def status_table(inventories: list[Inventory]) -> str:
     for inv in sorted(inventories, key=lambda i: i.bundle):
         gates = ",".join(dict.fromkeys(str(r.get("gate")) for r in inv.reasons)) or "-"
         rows.append([inv.bundle, inv.verdict, inv.revision[:12] or "-", gates, inv.since or "-",
-                     str(len(inv.entries)), inv.message.replace("\n", " ")[:120]])
+                     str(len(inv.entries)), one_line(inv.message)])
     return table(rows) + "\n"
 
 
-def pass_document(result) -> dict[str, Any]:
+def pass_document(result: PassResult) -> dict[str, Any]:
     return {"revision": result.revision, "ok": result.ok, "pruneBlocked": result.prune_blocked,
             "bundles": [{
                 "name": b.bundle, "verdict": b.verdict, "reason": b.reason, "message": b.message,
@@ -37,17 +39,26 @@ def pass_document(result) -> dict[str, Any]:
                 "pruneFailed": [str(r) for r in b.prune_failed]} for b in result.bundles]}
 
 
-def pass_table(result) -> str:
+def pass_table(result: PassResult) -> str:
     rows = [["BUNDLE", "VERDICT", "APPLIED", "UNCHANGED", "PRUNED", "REASON", "MESSAGE"]]
     for b in result.bundles:
         rows.append([b.bundle, "failed" if b.failed else b.verdict, str(len(b.applied)),
                      str(b.unchanged), str(len(b.pruned)), b.reason or "-",
-                     b.message.replace("\n", " ")[:120] or "-"])
+                     one_line(b.message) or "-"])
     head = f"revision {result.revision}: " + ("ok" if result.ok else "FAILED")
     if result.prune_blocked:
         head += " (PruneBlocked: nothing was deleted)"
     return head + "\n" + table(rows) + "\n"
 
 
-def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2)
+def loop_document(reconciler: Reconciler) -> dict[str, Any]:
+    """The loop's `/status`: where it is, and what its last pass did."""
+    state = reconciler.state
+    doc: dict[str, Any] = {
+        "ready": state.ready, "revision": state.revision,
+        "lastPass": rfc3339(state.last_pass), "lastReason": state.last_reason,
+        "lastError": state.last_error, "nextTransition": rfc3339(state.next_transition),
+        "repo": reconciler.source.display_url, "branch": reconciler.source.branch}
+    if state.last_result is not None:
+        doc["pass"] = pass_document(state.last_result)
+    return doc

@@ -1,4 +1,4 @@
-"""Value types shared by every stage. Plain, frozen, no I/O."""
+"""Objects and sources: what is rendered, where from, and what went wrong. Plain, frozen."""
 
 from __future__ import annotations
 
@@ -9,9 +9,6 @@ from typing import Any
 from gitgate.errors import Reason
 
 Manifest = dict[str, Any]
-
-BUNDLE_LABEL = "gitgate.io/bundle"
-
 
 class SourceKind(StrEnum):
     HELM = "helm"

@@ -1,0 +1,45 @@
+"""Flags several commands share, spelled and explained the same way everywhere."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def tool_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--helm", help="helm executable (default: $GITGATE_HELM, PATH, venv)")
+    parser.add_argument("--kustomize",
+                        help="kustomize or kubectl executable (default: $GITGATE_KUSTOMIZE, PATH)")
+
+
+def at_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--at", help="evaluate gates at this RFC 3339 time (default: now)")
+
+
+def bundle_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bundle", help="only bundles whose name matches this glob")
+
+
+def output_flag(parser: argparse.ArgumentParser, *choices: str) -> None:
+    parser.add_argument("-o", "--output", choices=list(choices), default=choices[0])
+
+
+def kube_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    """`required`: the command always talks to the API server (else only when asked to)."""
+    default = "$KUBECONFIG, ~/.kube/config, in-cluster" if required else "offline"
+    parser.add_argument("--kubeconfig",
+                        help=f"kubeconfig of the Karmada API server (default: {default})")
+    parser.add_argument("--context", help="kubeconfig context")
+    parser.add_argument("--instance", default="default",
+                        help="name of this gitgate when several share one API server")
+
+
+def suspension_timeout_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--suspension-timeout", default="30s",
+                        help="how long to wait for Karmada to show a suspension before writing "
+                             "a suspended bundle's templates (none are written if it does not)")
+
+
+def git_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", default=".", help="the gitgate repo folder (default: .)")
+    parser.add_argument("--push", action="store_true", help="push the commit to origin")
+    tool_flags(parser)

@@ -1,0 +1,65 @@
+"""Commit-to-pause commands: `pause`, `resume`, `approve`."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitgate.cli.flags import git_flags
+from gitgate.gitops import workflow
+from gitgate.output import console
+from gitgate.render.tools import find_tools
+from gitgate.timespec import parse_duration, parse_time
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    pause = sub.add_parser("pause", help="commit a gate that holds the selected bundles")
+    pause.add_argument("selector", help="bundle name glob (shop/*) or labels (team=payments)")
+    pause.add_argument("--reason", required=True)
+    until = pause.add_mutually_exclusive_group()
+    until.add_argument("--until", help="lift the gate at this RFC 3339 time")
+    until.add_argument("--for", dest="duration", help="lift the gate after this long (2h, 1d)")
+    pause.add_argument("--action", choices=["hold", "suspend"], default="hold")
+    pause.add_argument("--clusters", help="suspend only these member clusters (a,b)")
+    git_flags(pause)
+    pause.set_defaults(func=cmd_pause)
+
+    resume = sub.add_parser("resume", help="commit the removal of the gates covering a bundle")
+    resume.add_argument("selector", help="a gate name, or a bundle name glob or labels")
+    git_flags(resume)
+    resume.set_defaults(func=cmd_resume)
+
+    approve = sub.add_parser("approve", help="let the current content of a held bundle through")
+    approve.add_argument("bundle")
+    git_flags(approve)
+    approve.set_defaults(func=cmd_approve)
+
+
+def _repo(args: argparse.Namespace) -> workflow.GitRepo:
+    return workflow.GitRepo(Path(args.repo).resolve(), find_tools(args.helm, args.kustomize),
+                            args.push)
+
+
+def _said(done: workflow.Committed) -> int:
+    console.out(f"{done.summary}\ncommitted {done.sha[:12]} on {done.branch}"
+                + (" and pushed" if done.pushed else ""))
+    return 0
+
+
+def cmd_pause(args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    until = workflow.pause_until(
+        now, parse_time(args.until, "--until") if args.until else None,
+        parse_duration(args.duration) if args.duration else None)
+    clusters = tuple(c.strip() for c in (args.clusters or "").split(",") if c.strip())
+    return _said(workflow.pause(_repo(args), args.selector, args.reason, now,
+                                action=args.action, until=until, clusters=clusters))
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    return _said(workflow.resume(_repo(args), args.selector, datetime.now(UTC)))
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    return _said(workflow.approve(_repo(args), args.bundle, datetime.now(UTC)))

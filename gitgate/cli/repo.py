@@ -1,0 +1,142 @@
+"""Commands on a repo folder, no cluster needed: `render`, `plan`, `gates`, `check`."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitgate.apply.changeset import Action
+from gitgate.apply.engine import ApplyOptions
+from gitgate.apply.livediff import live_diff
+from gitgate.bundle.group import group_all
+from gitgate.check import check_report
+from gitgate.cli.flags import at_flag, bundle_flag, kube_flags, output_flag, tool_flags
+from gitgate.cli.kube import cluster_from
+from gitgate.errors import ConfigError
+from gitgate.output import console
+from gitgate.output.check import check_document, check_text, junit_xml
+from gitgate.output.plan import (
+    changes_document,
+    changes_table,
+    gates_document,
+    gates_table,
+    plan_document,
+    plan_table,
+)
+from gitgate.output.render import render_document, render_yaml
+from gitgate.pipeline import Checkout, matches, plan_checkout
+from gitgate.render.pipeline import render_repo
+from gitgate.render.post import redact_secret
+from gitgate.render.tools import find_tools
+from gitgate.timespec import parse_time
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    render = sub.add_parser("render", help="render every source of a repo into objects")
+    render.add_argument("path")
+    output_flag(render, "yaml", "json")
+    bundle_flag(render)
+    render.add_argument("--show-secrets", action="store_true",
+                        help="print Secret values (redacted by default)")
+    tool_flags(render)
+    render.set_defaults(func=cmd_render)
+
+    plan = sub.add_parser("plan", help="what gitgate would do with each bundle, and why")
+    plan.add_argument("path")
+    output_flag(plan, "table", "json")
+    bundle_flag(plan)
+    at_flag(plan)
+    tool_flags(plan)
+    kube_flags(plan, required=False)
+    plan.set_defaults(func=cmd_plan)
+
+    gates = sub.add_parser("gates", help="every gate: active or not, what it covers, when next")
+    gates.add_argument("path")
+    output_flag(gates, "table", "json")
+    at_flag(gates)
+    tool_flags(gates)
+    gates.set_defaults(func=cmd_gates)
+
+    check = sub.add_parser("check", help="validate a repo for CI: render, gates, bundle.yaml")
+    check.add_argument("path")
+    check.add_argument("--junit", help="write a JUnit XML report to this file")
+    output_flag(check, "text", "json")
+    tool_flags(check)
+    check.set_defaults(func=cmd_check)
+
+
+def repo_folder(args: argparse.Namespace) -> Path:
+    root = Path(args.path)
+    if not root.is_dir():
+        raise ConfigError(f"{root} is not a folder; pass the repo (a folder) to {args.command}")
+    return root
+
+
+def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None = None
+              ) -> Checkout:
+    return plan_checkout(repo_folder(args), find_tools(args.helm, args.kustomize), now,
+                         bundle_glob=bundle_glob)
+
+
+def _at(args: argparse.Namespace) -> datetime:
+    return parse_time(args.at, "--at") if args.at else datetime.now(UTC)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize))
+    bundles = [b for b in group_all(result.rendered) if matches(b.name, args.bundle)]
+    if not args.show_secrets:
+        bundles = [replace(b, objects=tuple(redact_secret(o) for o in b.objects))
+                   for b in bundles]
+    sources = {b.source.path for b in bundles}
+    problems = [p for p in result.problems if args.bundle is None or p.source in sources]
+    if args.output == "json":
+        console.out_json(render_document(bundles, problems))
+    else:
+        console.out(render_yaml(bundles))
+    console.problems(problems, result.warnings)
+    return 1 if problems else 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    plan = _checkout(args, _at(args), args.bundle).plan
+    changes = None
+    if args.kubeconfig or args.context:
+        changes = live_diff(plan, cluster_from(args), ApplyOptions(
+            now=plan.at, instance=args.instance))
+    if args.output == "json":
+        doc = plan_document(plan)
+        if changes is not None:
+            for bundle in doc["bundles"]:
+                bundle["changes"] = changes_document(changes, bundle["name"])
+        console.out_json(doc)
+    else:
+        console.out(plan_table(plan))
+        if changes is not None:
+            console.out("\n" + changes_table(changes))
+    failed = changes is not None and any(c.action is Action.FAILED for c in changes)
+    return 1 if plan.problems or plan.invalid_gates or failed else 0
+
+
+def cmd_gates(args: argparse.Namespace) -> int:
+    plan = _checkout(args, _at(args)).plan
+    if args.output == "json":
+        console.out_json(gates_document(plan))
+    else:
+        console.out(gates_table(plan))
+    return 1 if plan.invalid_gates else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    current = _checkout(args, datetime.now(UTC))
+    report = check_report(current.rendered, current.plan)
+    if args.junit:
+        Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
+    if args.output == "json":
+        console.out_json(check_document(report))
+    else:
+        console.out(check_text(report))
+    console.problems((), current.rendered.warnings)
+    return 0 if report.ok else 1

@@ -1,0 +1,24 @@
+"""Value types every stage shares: plain, frozen, no I/O. Each lives in a small module of this
+package; import them from here."""
+
+from gitgate.model.bundle import Bundle
+from gitgate.model.gate import Action, Approval, Gate, InvalidGate, Window
+from gitgate.model.labels import BUNDLE_LABEL, bundle_from_label, bundle_label_value
+from gitgate.model.objects import (
+    BundleOptions,
+    Manifest,
+    ObjectRef,
+    Problem,
+    RenderedSource,
+    Source,
+    SourceKind,
+)
+from gitgate.model.paths import is_under, join, parent_dir
+from gitgate.model.verdict import BundleVerdict, HoldReason, ReasonKind, Verdict
+
+__all__ = [
+    "BUNDLE_LABEL", "Action", "Approval", "Bundle", "BundleOptions", "BundleVerdict", "Gate",
+    "HoldReason", "InvalidGate", "Manifest", "ObjectRef", "Problem", "ReasonKind",
+    "RenderedSource", "Source", "SourceKind", "Verdict", "Window", "bundle_from_label",
+    "bundle_label_value", "is_under", "join", "parent_dir",
+]

@@ -1,0 +1,24 @@
+"""An application bundle: the objects that travel together, named after their app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitgate.model.objects import Manifest, ObjectRef, Problem, Source
+
+
+@dataclass(frozen=True)
+class Bundle:
+    name: str
+    source: Source
+    objects: tuple[Manifest, ...]
+    problems: tuple[Problem, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.problems)
+
+    @property
+    def refs(self) -> list[ObjectRef]:
+        return sorted(ObjectRef.of(o) for o in self.objects)

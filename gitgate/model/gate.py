@@ -1,0 +1,46 @@
+"""A gate as gitgate uses it once its file is parsed and validated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class Action(StrEnum):
+    HOLD = "hold"
+    SUSPEND = "suspend"
+
+
+@dataclass(frozen=True)
+class Window:
+    cron: str
+    duration: timedelta
+    time_zone: str = "UTC"
+
+
+@dataclass(frozen=True)
+class Approval:
+    bundle: str
+    digest: str
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    file: str
+    reason: str
+    action: Action = Action.HOLD
+    bundles: tuple[str, ...] = ()
+    match_labels: dict[str, str] = field(default_factory=dict)
+    clusters: tuple[str, ...] = ()
+    until: datetime | None = None
+    windows: tuple[Window, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+
+
+@dataclass(frozen=True)
+class InvalidGate:
+    file: str
+    message: str
+    line: int | None = None

@@ -1,0 +1,21 @@
+"""The bundle label: which bundle an object belongs to, in a form label values accept."""
+
+from __future__ import annotations
+
+import hashlib
+
+BUNDLE_LABEL = "gitgate.io/bundle"
+
+
+def bundle_label_value(bundle: str) -> str:
+    """Label values cannot hold '/': `shop/carts` is written `shop_carts` (bundle names never
+    hold '_'); names too long for a label value end in a short hash."""
+    value = bundle.replace("/", "_")
+    if len(value) > 63:
+        digest = hashlib.sha256(bundle.encode()).hexdigest()[:8]
+        value = value[:54].rstrip("-_.") + "-" + digest
+    return value
+
+
+def bundle_from_label(value: str) -> str:
+    return value.replace("_", "/")

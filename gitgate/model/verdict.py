@@ -1,0 +1,60 @@
+"""What gitgate decided for a bundle, and every reason for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from gitgate.model.gate import Action
+from gitgate.model.objects import ObjectRef
+
+
+class Verdict(StrEnum):
+    APPLY = "apply"
+    HELD = "held"
+    SUSPENDED = "suspended"
+    FAILED = "failed"
+
+
+class ReasonKind(StrEnum):
+    GATE = "gate"
+    PAUSE_FILE = "pause-file"
+    LABEL = "label"
+    INVALID_GATE = "invalid-gate"
+    DEPENDENCY = "dependency"
+    APPROVED = "approved"
+    RENDER = "render"
+
+
+@dataclass(frozen=True)
+class HoldReason:
+    kind: ReasonKind
+    gate: str
+    file: str
+    reason: str
+    action: Action = Action.HOLD
+    until: datetime | None = None
+    clusters: tuple[str, ...] = ()
+    target: ObjectRef | None = None  # the object a label or dependency hold is about
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": str(self.kind), "gate": self.gate, "file": self.file,
+                                  "reason": self.reason, "action": str(self.action),
+                                  "until": self.until.isoformat() if self.until else None}
+        if self.clusters:
+            out["clusters"] = list(self.clusters)
+        if self.target is not None:
+            out["object"] = str(self.target)
+        return out
+
+
+@dataclass(frozen=True)
+class BundleVerdict:
+    bundle: str
+    verdict: Verdict
+    digest: str
+    reasons: tuple[HoldReason, ...] = ()
+    next_change: datetime | None = None
+    held_objects: tuple[ObjectRef, ...] = ()  # objects of an open bundle held by a dependency
+    suspend_clusters: tuple[str, ...] | None = None  # None: all clusters (when suspended)

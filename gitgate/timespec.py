@@ -1,0 +1,43 @@
+"""Durations ('1h30m', '2d') and RFC 3339 times, as flags and gate files write them. A value
+that cannot be used raises ConfigError naming what was given and what would do."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from gitgate.errors import ConfigError
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> timedelta:
+    """'62h', '1h30m', '90m', '2d', '45s' (Go durations, plus days)."""
+    text = str(text).strip()
+    if not text or _DURATION_PART.sub("", text):
+        raise ConfigError(f"duration {text!r} is not like 62h, 1h30m or 2d")
+    seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION_PART.findall(text))
+    if seconds <= 0:
+        raise ConfigError(f"duration {text!r} must be positive")
+    return timedelta(seconds=seconds)
+
+
+def parse_time(text: Any, what: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"{what} {text!r} is not an RFC 3339 time like "
+                       "2026-11-30T18:00:00Z") from None
+    if value.tzinfo is None:
+        raise ConfigError(f"{what} {text!r} needs a time zone offset (Z or +01:00)")
+    return value.astimezone(UTC)
+
+
+def duration_flag(text: str, flag: str) -> timedelta:
+    """A duration flag (`--resync 10m`), its error naming the flag."""
+    try:
+        return parse_duration(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{flag}: {exc.message}") from None
