@@ -11,11 +11,11 @@ from datetime import datetime
 from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, run_pass
-from gitgate.gitops.repo import revision_of
 from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.tools import Tools
+from gitgate.source.git import revision_of
 from gitgate.source.tree import gate_texts
 
 

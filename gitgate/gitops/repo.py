@@ -1,4 +1,4 @@
-"""The Git edge: revision of a checkout, and commits that touch exactly one path (GitPython)."""
+"""The Git edge of commit-to-pause: commits that touch exactly the gate files (GitPython)."""
 
 from __future__ import annotations
 
@@ -20,19 +20,6 @@ def _work_tree(repo: git.Repo) -> Path:
     if repo.working_tree_dir is None:
         raise GitOpError("the repository has no work tree (a bare repository?)")
     return Path(repo.working_tree_dir).resolve()
-
-
-def revision_of(path: Path) -> str:
-    """HEAD's commit id (with `-dirty` when the work tree differs), or 'unknown' outside Git."""
-    try:
-        repo = git.Repo(path, search_parent_directories=True)
-        sha = repo.head.commit.hexsha
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
-        return "unknown"
-    relative = Path(path).resolve().relative_to(_work_tree(repo))
-    scope = [str(relative)] if str(relative) != "." else []
-    dirty = repo.is_dirty(untracked_files=True, path=scope[0] if scope else None)
-    return f"{sha}-dirty" if dirty else sha
 
 
 def ensure_branch(repo: git.Repo) -> str:

@@ -124,3 +124,18 @@ class GitSource:
                 raise self._fail("cloning", exc) from None
         self._repo = repo
         return repo
+
+
+def revision_of(path: Path) -> str:
+    """HEAD's commit id (with `-dirty` when the work tree differs), or 'unknown' outside Git."""
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+        sha = repo.head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return "unknown"
+    if repo.working_tree_dir is None:
+        return sha
+    relative = Path(path).resolve().relative_to(Path(repo.working_tree_dir).resolve())
+    scope = [str(relative)] if str(relative) != "." else []
+    dirty = repo.is_dirty(untracked_files=True, path=scope[0] if scope else None)
+    return f"{sha}-dirty" if dirty else sha

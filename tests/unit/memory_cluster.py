@@ -1,0 +1,69 @@
+"""An in-memory `ClusterPort` for the engine's decisions: it stores what is applied, answers
+reads and label-selected lists, and records every call in order. It is not an API server (no
+defaulting, no field ownership); the integration suite's emulator is, over HTTP."""
+
+from __future__ import annotations
+
+import copy
+
+from gitgate.apply.changeset import Applied
+from gitgate.errors import KubeError
+from gitgate.model import Manifest, ObjectRef
+
+Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
+
+
+def _key(api_version: str, kind: str, namespace: str, name: str) -> Key:
+    return api_version, kind, namespace or "", name
+
+
+def _key_of(obj: Manifest) -> Key:
+    meta = obj["metadata"]
+    return _key(obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+class MemoryCluster:
+    def __init__(self, refuse: tuple[str, ...] = ()):
+        self.objects: dict[Key, Manifest] = {}
+        self.calls: list[tuple[str, str]] = []  # (verb, "Kind ns/name")
+        self.refuse = set(refuse)  # object names whose apply the "server" refuses
+
+    def writes(self, verb: str = "apply") -> list[str]:
+        """Objects written with `verb`, in order, leaving out gitgate's own inventories (and their
+        namespace)."""
+        return [what for v, what in self.calls
+                if v == verb and not what.startswith(("ConfigMap gitgate-system/",
+                                                      "Namespace gitgate-system"))]
+
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied:
+        ref = ObjectRef.of(obj)
+        self.calls.append(("apply", str(ref)))
+        if ref.name in self.refuse:
+            raise KubeError(f"{ref}: refused by the test", status=500)
+        key = _key_of(obj)
+        created = key not in self.objects
+        if not dry_run:
+            self.objects[key] = copy.deepcopy(obj)
+        return Applied(obj, created)
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
+        self.calls.append(("get", f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"))
+        found = self.objects.get(_key(api_version, kind, namespace, name))
+        return copy.deepcopy(found) if found is not None else None
+
+    def list_objects(self, api_version: str, kind: str, namespace: str = "",
+                     label_selector: str = "") -> list[Manifest]:
+        self.calls.append(("list", f"{kind} {namespace}"))
+        wanted = dict(part.split("=", 1) for part in label_selector.split(",") if part)
+        return [copy.deepcopy(obj) for (version, k, ns, _), obj in sorted(self.objects.items())
+                if (version, k) == (api_version, kind) and (not namespace or ns == namespace)
+                and all((obj["metadata"].get("labels") or {}).get(label) == value
+                        for label, value in wanted.items())]
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
+        self.calls.append(("delete", f"{kind} {namespace}/{name}" if namespace else
+                                     f"{kind} {name}"))
+        return self.objects.pop(_key(api_version, kind, namespace, name), None) is not None
+
+    def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
+        return []

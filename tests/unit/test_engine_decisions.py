@@ -1,0 +1,161 @@
+"""The engine's decisions over an in-memory cluster: the order of writes across stages and
+bundles, `dependsOn` cycles and unknown names, a failed dependency, the mass-prune brake and a
+held bundle. Plain data in, the calls the engine made out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gitgate.apply.engine import ApplyOptions, run_pass
+from gitgate.errors import Reason
+from gitgate.model import BundleOptions, RenderedSource, Source, SourceKind
+from gitgate.plan import Plan, make_plan
+from tests.unit.helpers import cm, deployment
+from tests.unit.memory_cluster import MemoryCluster
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+OPTIONS = ApplyOptions(now=NOW)
+
+
+PLACEMENT = {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}
+
+
+def source(name: str, *objects: dict, depends_on: tuple[str, ...] = (),
+           placement: dict | None = None) -> RenderedSource:
+    options = BundleOptions(namespace="ns", depends_on=depends_on, placement=placement)
+    return RenderedSource(Source(f"apps/{name}", SourceKind.RAW, options, name), objects)
+
+
+def plan_of(*sources: RenderedSource, gates: dict[str, str | None] | None = None) -> Plan:
+    return make_plan(tuple(sources), gates or {}, NOW, "rev1")
+
+
+def namespace(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def crd(name: str) -> dict:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name}, "spec": {}}
+
+
+def cluster_role(name: str) -> dict:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": name}, "rules": []}
+
+
+def kinds(writes: list[str]) -> list[str]:
+    return [w.split(" ")[0] for w in writes]
+
+
+def results(plan: Plan, cluster: MemoryCluster, options: ApplyOptions = OPTIONS) -> dict:
+    return {b.bundle: b for b in run_pass(plan, cluster, options).bundles}
+
+
+def test_writes_go_stage_by_stage_across_bundles():
+    cluster = MemoryCluster()
+    plan = plan_of(
+        source("a", deployment("web", configmaps=["conf"]), cm("conf"), namespace("ns"),
+               placement=PLACEMENT),
+        source("b", cluster_role("reader"), crd("widgets.example.com"), cm("other"),
+               placement=PLACEMENT))
+    results(plan, cluster)
+    order = kinds(cluster.writes())
+    # Namespaces and CRDs (of every bundle) first, then cluster-scoped objects, then
+    # namespaced templates, then Karmada's policies.
+    first_policy = next(i for i, k in enumerate(order) if k.endswith("karmada.io"))
+    assert set(order[:2]) == {"Namespace", "CustomResourceDefinition.apiextensions.k8s.io"}
+    assert order[2] == "ClusterRole.rbac.authorization.k8s.io"
+    assert set(order[3:first_policy]) == {"ConfigMap", "Deployment.apps"}
+    assert all(k.endswith("karmada.io") for k in order[first_policy:])
+    assert {"PropagationPolicy.policy.karmada.io",
+            "ClusterPropagationPolicy.policy.karmada.io"} <= set(order[first_policy:])
+
+
+def test_a_dependency_cycle_fails_its_bundles_and_writes_none_of_them():
+    cluster = MemoryCluster()
+    plan = plan_of(source("a", cm("a"), depends_on=("b",)), source("b", cm("b"), depends_on=("a",)),
+                   source("c", cm("c")))
+    got = results(plan, cluster)
+    for name in ("a", "b"):
+        assert got[name].failed and got[name].reason is Reason.DEPENDENCY_NOT_READY
+        assert "cycle" in got[name].message
+    assert not got["c"].failed
+    assert [w for w in cluster.writes() if w.startswith("ConfigMap")] == ["ConfigMap ns/c"]
+
+
+def test_an_unknown_dependency_is_named_and_its_bundle_not_written():
+    cluster = MemoryCluster()
+    got = results(plan_of(source("a", cm("a"), depends_on=("nope",))), cluster)
+    assert got["a"].failed and got["a"].reason is Reason.DEPENDENCY_NOT_READY
+    assert "nope" in got["a"].message
+    assert cluster.writes() == []
+
+
+def test_a_failed_dependency_stops_what_depends_on_it_and_dependents_come_after():
+    cluster = MemoryCluster(refuse=("db",))
+    plan = plan_of(source("web", cm("web"), depends_on=("store",)), source("store", cm("db")),
+                   source("ok", cm("fine")))
+    got = results(plan, cluster)
+    assert got["store"].failed and "refused" in got["store"].message
+    assert got["web"].reason is Reason.DEPENDENCY_NOT_READY and "store" in got["web"].message
+    assert "ConfigMap ns/web" not in cluster.writes()
+    assert "ConfigMap ns/fine" in cluster.writes()
+
+    cluster = MemoryCluster()
+    results(plan, cluster)
+    configmaps = [w for w in cluster.writes() if w.startswith("ConfigMap")]
+    assert configmaps.index("ConfigMap ns/db") < configmaps.index("ConfigMap ns/web")
+
+
+def test_mass_prune_is_blocked_until_allowed():
+    cluster = MemoryCluster()
+    many = [cm(f"c{i}") for i in range(6)]
+    results(plan_of(source("a", *many)), cluster)
+    smaller = plan_of(source("a", *many[:2]))
+
+    blocked = run_pass(smaller, cluster, OPTIONS)
+    assert blocked.prune_blocked and not blocked.ok
+    assert blocked.bundles[0].reason is Reason.PRUNE_BLOCKED
+    assert cluster.writes("delete") == []
+
+    allowed = run_pass(smaller, cluster, ApplyOptions(now=NOW, allow_mass_prune=True))
+    assert allowed.ok
+    assert sorted(cluster.writes("delete")) == [f"ConfigMap ns/c{i}" for i in range(2, 6)]
+
+
+def test_a_small_prune_goes_ahead():
+    cluster = MemoryCluster()
+    many = [cm(f"c{i}") for i in range(6)]
+    results(plan_of(source("a", *many)), cluster)
+    result = run_pass(plan_of(source("a", *many[:5])), cluster, OPTIONS)
+    assert result.ok and cluster.writes("delete") == ["ConfigMap ns/c5"]
+
+
+def test_a_held_bundle_receives_no_write_and_others_go_on():
+    gate = ("apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: freeze}\n"
+            "spec: {bundles: [a], reason: INC-1}\n")
+    cluster = MemoryCluster()
+    got = results(plan_of(source("a", cm("a")), source("b", cm("b")),
+                          gates={"gates/freeze.yaml": gate}), cluster)
+    assert got["a"].reason is Reason.HELD and not got["a"].failed
+    assert not any("ns/a" in w or "gitgate-a" in w for w in cluster.writes())
+    assert "ConfigMap ns/b" in cluster.writes()
+
+
+def test_an_unreadable_gate_holds_everything():
+    cluster = MemoryCluster()
+    got = results(plan_of(source("a", cm("a")), gates={"gates/x.yaml": None}), cluster)
+    assert got["a"].reason is Reason.HELD
+    assert cluster.writes() == []
+
+
+def test_nothing_changed_writes_nothing():
+    cluster = MemoryCluster()
+    plan = plan_of(source("a", cm("a"), deployment("web")))
+    results(plan, cluster)
+    cluster.calls.clear()
+    again = run_pass(plan, cluster, OPTIONS)
+    assert again.ok and cluster.writes() == [] and again.bundles[0].applied == []
+    assert again.bundles[0].unchanged == len(plan.bundles[0].desired) + len(
+        plan.bundles[0].policies)
