@@ -23,6 +23,7 @@ class Reason(StrEnum):
     HELD = "Held"
     APPLY_FAILED = "ApplyFailed"
     IMMUTABLE_FIELD = "ImmutableField"
+    NAMESPACE_TERMINATING = "NamespaceTerminating"
     READ_FAILED = "ReadFailed"
     LIST_FAILED = "ListFailed"
     DELETE_FAILED = "DeleteFailed"

@@ -229,11 +229,15 @@ class KubeCluster:
         immutable = tuple(c.get("field", "") for c in causes
                           if "immutable" in str(c.get("message", "")))
         hint = ""
+        reason = {"read": Reason.READ_FAILED, "delete": Reason.DELETE_FAILED}.get(
+            verb, Reason.APPLY_FAILED)
         if owners:
             hint = (f"; field manager {', '.join(owners)} owns these fields: change it there, "
                     "or run with --force-conflicts to take them over")
-        reason = {"read": Reason.READ_FAILED, "delete": Reason.DELETE_FAILED}.get(
-            verb, Reason.APPLY_FAILED)
+        if any(c.get("reason") == Reason.NAMESPACE_TERMINATING for c in causes):
+            reason = Reason.NAMESPACE_TERMINATING
+            hint = ("; the namespace is still being deleted (its finalizers run): a later "
+                    "pass writes the object once the namespace is gone")
         return KubeError(f"{verb} {ref} failed ({status} {api_reason}): {message}{hint}",
                          status=status, api_reason=api_reason, conflict_with=owners,
                          reason=reason, immutable_fields=immutable)

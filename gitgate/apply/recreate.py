@@ -49,10 +49,13 @@ def recreate(cluster: Cluster, obj: Manifest, *, force: bool = False, timeout: f
     api_version, namespace = obj["apiVersion"], ref.namespace
     cluster.delete(api_version, ref.kind, namespace, ref.name)
     deadline = clock() + timeout
-    while cluster.get(api_version, ref.kind, namespace, ref.name) is not None:
+    while (live := cluster.get(api_version, ref.kind, namespace, ref.name)) is not None:
         if clock() >= deadline:
+            finalizers = (live.get("metadata") or {}).get("finalizers") or []
+            waiting = (f"finalizer(s) {', '.join(finalizers)} keep it" if finalizers
+                       else "it has not gone yet")
             raise KubeError(f"{ref} was deleted to be recreated but is still there after "
-                            f"{timeout:g}s (a finalizer?); the next pass tries again",
+                            f"{timeout:g}s: {waiting}; the next pass tries again",
                             reason=Reason.IMMUTABLE_FIELD)
         sleep(0.2)
     return cluster.apply(obj, force=force)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tests.kubeapi.fields import ATOMIC, ListKeys
+from tests.kubeapi.fields import BUILTIN as BUILTIN_LISTS
+
 
 @dataclass(frozen=True)
 class Resource:
@@ -14,6 +17,7 @@ class Resource:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     deduced: bool = False  # a custom resource whose schema preserves unknown fields
+    lists: ListKeys = ATOMIC  # which of its lists are list maps
 
     @property
     def group_version(self) -> str:
@@ -34,7 +38,7 @@ class Resource:
 
 
 def _r(group, version, kind, plural, namespaced=True, *short):
-    return Resource(group, version, kind, plural, namespaced, tuple(short))
+    return Resource(group, version, kind, plural, namespaced, tuple(short), lists=BUILTIN_LISTS)
 
 
 BUILTIN: tuple[Resource, ...] = (

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from tests.kubeapi import fields as F
+from tests.kubeapi import schema as S
 from tests.kubeapi.resources import BUILTIN, KARMADA_WORK, Resource, group_list, resource_list
 
 VERSION = {"major": "1", "minor": "36", "gitVersion": "v1.36.0-gitgate-emulator",
@@ -40,6 +41,8 @@ IMMUTABLE = {("apps", "Deployment"): (("spec", "selector"),),
 _KARMADA_FINALIZERS = {
     "propagationpolicy": "karmada.io/propagation-policy-controller",
     "clusterpropagationpolicy": "karmada.io/cluster-propagation-policy-controller"}
+# finalizers whose controllers the emulator plays, and which it removes at once on delete
+CONTROLLER_FINALIZERS = frozenset(_KARMADA_FINALIZERS.values())
 
 
 class ApiError(Exception):
@@ -105,13 +108,17 @@ class Target:
 class ApiState:
     """Objects, field managers and served resources of one emulated API server."""
 
-    def __init__(self, crd_establish_delay: float = 0.05):
+    def __init__(self, crd_establish_delay: float = 0.05, namespace_finalize_delay: float = 0.05):
         self.lock = threading.RLock()
         self.crd_establish_delay = crd_establish_delay
+        # the namespace controller empties a Terminating namespace this long after its delete
+        self.namespace_finalize_delay = namespace_finalize_delay
+        self.terminating: dict[str, float] = {}  # namespace -> when its controller runs
         self.served: dict[tuple[str, str, str], Resource] = {
             (r.group, r.version, r.plural): r for r in BUILTIN}
         self.objects: dict[tuple[str, str, str, str], Stored] = {}
         self.pending_crds: dict[str, float] = {}
+        self.schemas: dict[tuple[str, str, str], dict] = {}  # served custom resources' schemas
         self.selected_by: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
         self.resource_version = 1000
         self.requests: list[Request] = []
@@ -138,6 +145,7 @@ class ApiState:
                 if injected is not None:
                     return injected
             self._establish_due_crds()
+            self._finalize_due_namespaces()
             self._settle_bindings()
             try:
                 return self._route(request)
@@ -200,11 +208,23 @@ class ApiState:
         self.resource_version += 1
         return str(self.resource_version)
 
-    def _check_namespace(self, target: Target) -> None:
-        if target.resource.namespaced and target.namespace and (
-                ("", "namespaces", "", target.namespace) not in self.objects):
+    def _check_namespace(self, target: Target, creating: bool = True) -> None:
+        """The namespace must exist; new content may not go into one being terminated."""
+        if not (target.resource.namespaced and target.namespace):
+            return
+        namespace = self.objects.get(("", "namespaces", "", target.namespace))
+        if namespace is None:
             raise status_error(404, "NotFound", f'namespaces "{target.namespace}" not found',
                                {"name": target.namespace, "kind": "namespaces"})
+        if creating and namespace.obj["metadata"].get("deletionTimestamp"):
+            plural = target.resource.plural
+            raise status_error(403, "Forbidden", (
+                f'{plural} "{target.name}" is forbidden: unable to create new content in '
+                f"namespace {target.namespace} because it is being terminated"),
+                {"name": target.name, "kind": plural, "causes": [
+                    {"reason": "NamespaceTerminating",
+                     "message": f"namespace {target.namespace} is being terminated",
+                     "field": "metadata.namespace"}]})
 
     def _invalid(self, target: Target, name: str, field_path: str, value: Any,
                  detail: str) -> ApiError:
@@ -230,11 +250,6 @@ class ApiState:
             if not isinstance(value, str) or not _LABEL_VALUE.match(value) or len(value) > 63:
                 raise self._invalid(target, name, "metadata.labels", value, _LABEL_MESSAGE)
         if (target.resource.group, target.resource.kind) in KARMADA_POLICIES:
-            selectors = (obj.get("spec") or {}).get("resourceSelectors")
-            if not selectors:
-                raise self._invalid(target, name, "spec.resourceSelectors", 0,
-                                    "spec.resourceSelectors in body should have at least 1 "
-                                    "items")
             suspension = (obj.get("spec") or {}).get("suspension") or {}
             if suspension.get("dispatching") and (suspension.get("dispatchingOnClusters") or {}
                                                   ).get("clusterNames"):
@@ -246,6 +261,20 @@ class ApiState:
                     f'admission webhook "{webhook}.karmada.io" denied the request: '
                     f"spec.suspension.suspension: Invalid value: {shown}: suspension dispatching "
                     "cannot co-exist with dispatchingOnClusters.clusterNames"))
+
+    def _validate_schema(self, target: Target, obj: dict) -> None:
+        """A custom resource against its CRD's schema, as the API server validates it."""
+        r = target.resource
+        schema = self.schemas.get((r.group, r.version, r.plural))
+        if schema is None:
+            return
+        body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+        causes = S.validate(body, schema)
+        if causes:
+            name = obj["metadata"]["name"]
+            raise status_error(422, "Invalid", S.message(f"{r.kind}.{r.group}", name, causes),
+                               {"name": name, "group": r.group, "kind": r.kind,
+                                "causes": causes})
 
     def _mutate(self, target: Target, obj: dict, created: bool) -> None:
         """What admission and the registry add: namespace labels, Karmada's defaults."""
@@ -334,13 +363,15 @@ class ApiState:
                                f"not match the name on the URL ({target.name})")
         self._validate(target, {**config, "metadata": {**config.get("metadata", {}),
                                                        "name": target.name}})
-        self._check_namespace(target)
         force = request.query.get("force") == "true"
         dry_run = request.query.get("dryRun") == "All"
         key = self._key(target)
         existing = self.objects.get(key)
-        builtin = target.resource in BUILTIN
-        new_fields = F.field_set(config, builtin, target.resource.deduced)
+        self._check_namespace(target, creating=existing is None)
+        lists = target.resource.lists
+        if lists.builtin:
+            config = F.with_default_protocols(config)
+        new_fields = F.field_set(config, lists, target.resource.deduced)
         managers = copy.deepcopy(existing.managers) if existing else {}
         live = copy.deepcopy(existing.obj) if existing else {}
         conflicts: dict[str, list[F.Path]] = {}
@@ -360,7 +391,7 @@ class ApiState:
             for path in sorted(previous.fields - new_fields, key=len, reverse=True):
                 if not F.covered(path[:-1] if path[-1] == "." else path, others):
                     F.remove_at(live, path)
-        merged = F.merge(live, {k: v for k, v in config.items() if k != "status"}, None, builtin)
+        merged = F.merge(live, {k: v for k, v in config.items() if k != "status"}, lists)
         merged.setdefault("metadata", {})
         merged["metadata"]["name"] = target.name
         if target.namespace:
@@ -376,7 +407,13 @@ class ApiState:
         created = existing is None
         self._mutate(target, obj, created)
         self._validate(target, obj)
+        self._validate_schema(target, obj)
         meta = obj["metadata"]
+        if existing is not None and meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            if dry_run:
+                return 200, self._render(Stored(obj, managers))
+            del self.objects[key]  # its last finalizer is gone: deletion completes
+            return 200, self._render(Stored(obj, managers))
         if existing is not None:
             old = existing.obj
             self._check_immutable(target, old, obj)
@@ -416,7 +453,7 @@ class ApiState:
             raise status_error(400, "BadRequest", "the patch is not an object")
         manager = _manager_of(request)
         patched = _merge_patch(copy.deepcopy(existing.obj), request.body)
-        changed = {p for p in F.field_set(request.body)
+        changed = {p for p in F.field_set(request.body, target.resource.lists)
                    if F.get_at(existing.obj, p) != F.get_at(patched, p)}
         managers = copy.deepcopy(existing.managers)
         for entry in managers.values():
@@ -436,7 +473,7 @@ class ApiState:
         name = (obj.get("metadata") or {}).get("name", "")
         named = Target(target.resource, target.namespace, name)
         self._validate(named, obj)
-        self._check_namespace(named)
+        self._check_namespace(named, creating=True)
         key = self._key(named)
         if key in self.objects:
             raise status_error(409, "AlreadyExists",
@@ -447,7 +484,7 @@ class ApiState:
         if target.namespace:
             obj["metadata"]["namespace"] = target.namespace
         managers = {manager: Manager("Update", obj.get("apiVersion", ""), _now(),
-                                     F.field_set(obj))}
+                                     F.field_set(obj, target.resource.lists))}
         return self._store(named, key, None, obj, managers, request.query.get("dryRun") == "All")
 
     def _replace(self, target: Target, request: Request) -> tuple[int, Any]:
@@ -469,7 +506,7 @@ class ApiState:
         manager = _manager_of(request)
         managers = copy.deepcopy(existing.managers)
         managers[manager] = Manager("Update", obj.get("apiVersion", ""), _now(),
-                                    F.field_set(obj))
+                                    F.field_set(obj, target.resource.lists))
         return self._store(target, key, existing, obj, managers, False)
 
     def _delete(self, target: Target, request: Request) -> tuple[int, Any]:
@@ -479,17 +516,25 @@ class ApiState:
             raise not_found(target.resource.plural, target.name)
         if request.query.get("dryRun") == "All":
             return 200, self._render(stored)
-        rendered = self._render(stored)
-        del self.objects[key]
+        meta = stored.obj["metadata"]
         kind = target.resource.kind
-        if key in self.selected_by:  # Karmada's garbage collection of the template's binding
-            self.objects.pop(self._binding_key(key, kind), None)
+        if meta.get("deletionTimestamp"):  # already being deleted
+            return 200, self._render(stored)
+        kept = _finalize_controlled(meta)
+        if kind == "Namespace" or kept:
+            # Terminating: a Namespace until its controller emptied it, anything else until
+            # whoever owns its finalizers removes them
+            meta["deletionTimestamp"] = _now()
+            meta["resourceVersion"] = self._bump()
+            if kind == "Namespace":
+                stored.obj["status"] = {"phase": "Terminating"}
+                self.terminating[target.name] = (time.monotonic()
+                                                 + self.namespace_finalize_delay)
+            return 200, self._render(stored)
+        rendered = self._render(stored)
+        self._remove(key, kind)
         options = request.body if isinstance(request.body, dict) else {}
-        if kind == "Namespace":
-            for other in [k for k in self.objects if k[2] == target.name]:
-                del self.objects[other]
-            rendered["status"] = {"phase": "Terminating"}
-        elif kind == "CustomResourceDefinition":
+        if kind == "CustomResourceDefinition":
             self._forget_crd(stored.obj)
         elif options.get("propagationPolicy") != "Foreground":
             return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -499,6 +544,32 @@ class ApiState:
         rendered["metadata"]["deletionTimestamp"] = _now()
         rendered["metadata"]["resourceVersion"] = self._bump()
         return 200, rendered
+
+    def _remove(self, key: tuple[str, str, str, str], kind: str) -> None:
+        del self.objects[key]
+        if key in self.selected_by:  # Karmada's garbage collection of the template's binding
+            self.objects.pop(self._binding_key(key, kind), None)
+
+    def _finalize_due_namespaces(self) -> None:
+        """The namespace controller: delete what a Terminating namespace holds; the namespace
+        goes once nothing is left (objects with finalizers keep it Terminating)."""
+        now = time.monotonic()
+        kinds = {(r.group, r.plural): r.kind for r in self.served.values()}
+        for namespace, due in list(self.terminating.items()):
+            if due > now:
+                continue
+            inside = [k for k in self.objects if k[2] == namespace]
+            for key in inside:
+                if key not in self.objects:  # went with its template (a binding)
+                    continue
+                meta = self.objects[key].obj["metadata"]
+                if _finalize_controlled(meta):
+                    meta.setdefault("deletionTimestamp", _now())
+                else:
+                    self._remove(key, kinds.get((key[0], key[1]), ""))
+            if not any(k[2] == namespace for k in self.objects):
+                self.objects.pop(("", "namespaces", "", namespace), None)
+                del self.terminating[namespace]
 
     def _karmada_claim(self, target: Target, key: tuple[str, str, str, str]) -> None:
         """Karmada's controller marks every resource template a policy selects with the
@@ -667,7 +738,9 @@ class ApiState:
                     spec["group"], version["name"], names["kind"], names["plural"],
                     spec.get("scope", "Namespaced") == "Namespaced",
                     tuple(names.get("shortNames", [])),
-                    bool(schema.get("x-kubernetes-preserve-unknown-fields")))
+                    bool(schema.get("x-kubernetes-preserve-unknown-fields")),
+                    F.ListKeys.of_schema(F.list_maps_of(schema)))
+                self.schemas[(spec["group"], version["name"], names["plural"])] = schema
         when = _now()
         crd["status"] = {"acceptedNames": {k: names[k] for k in ("plural", "singular", "kind",
                                                                   "listKind") if k in names},
@@ -696,6 +769,17 @@ class ApiState:
         with self.lock:
             stored = self.objects.get((group, plural, namespace, name))
             return self._render(stored) if stored else None
+
+
+def _finalize_controlled(meta: dict) -> list[str]:
+    """A controller that owns a finalizer (Karmada's, for its policies) finalizes at once;
+    the finalizers left are someone else's to remove."""
+    kept = [f for f in meta.get("finalizers") or [] if f not in CONTROLLER_FINALIZERS]
+    if kept:
+        meta["finalizers"] = kept
+    else:
+        meta.pop("finalizers", None)
+    return kept
 
 
 def _manager_of(request: Request) -> str:
