@@ -16,7 +16,8 @@ from gitgate.timespec import parse_duration, parse_time
 def register(sub: argparse._SubParsersAction) -> None:
     pause = sub.add_parser("pause", help="commit a gate that holds the selected bundles")
     pause.add_argument("selector", help="bundle name glob (shop/*) or labels (team=payments)")
-    pause.add_argument("--reason", required=True)
+    pause.add_argument("--reason", required=True,
+                       help="why (shown wherever the bundle is held); must not be empty")
     until = pause.add_mutually_exclusive_group()
     until.add_argument("--until", help="lift the gate at this RFC 3339 time")
     until.add_argument("--for", dest="duration", help="lift the gate after this long (2h, 1d)")
@@ -27,6 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     resume = sub.add_parser("resume", help="commit the removal of the gates covering a bundle")
     resume.add_argument("selector", help="a gate name, or a bundle name glob or labels")
+    resume.add_argument("--dry-run", action="store_true",
+                        help="say which gates would be removed or narrowed; change nothing")
     git_flags(resume)
     resume.set_defaults(func=cmd_resume)
 
@@ -42,8 +45,14 @@ def _repo(args: argparse.Namespace) -> workflow.GitRepo:
 
 
 def _said(done: workflow.Committed) -> int:
-    console.out(f"{done.summary}\ncommitted {done.sha[:12]} on {done.branch}"
-                + (" and pushed" if done.pushed else ""))
+    if done.sha is None:
+        console.out(done.summary)
+        return 0
+    pushed = ""
+    if done.pushed:
+        pushed = " and pushed" + (f" (rebased onto the remote {done.rebased}x first)"
+                                  if done.rebased else "")
+    console.out(f"{done.summary}\ncommitted {done.sha[:12]} on {done.branch}{pushed}")
     return 0
 
 
@@ -58,7 +67,8 @@ def cmd_pause(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    return _said(workflow.resume(_repo(args), args.selector, datetime.now(UTC)))
+    return _said(workflow.resume(_repo(args), args.selector, datetime.now(UTC),
+                                 dry_run=args.dry_run))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:

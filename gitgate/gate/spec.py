@@ -16,6 +16,7 @@ from gitgate.yamlio import YamlSyntaxError, load_documents
 
 API_VERSION = "gitgate.io/v1alpha1"
 KIND = "Gate"
+PAUSED_FOR = "gitgate.io/paused-for"  # annotation: the selector `gitgate pause` was given
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _TOP_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 _META_KEYS = {"name", "labels", "annotations"}
@@ -128,7 +129,13 @@ def gate_from_data(data: Any, file: str) -> Gate:
         until=parse_time(spec["until"], "spec.until") if spec.get("until") is not None else None,
         windows=tuple(_window(w, i) for i, w in enumerate(windows or [])),
         approvals=_approvals(spec.get("approve")),
+        paused_for=_annotation(meta, PAUSED_FOR),
     )
+
+
+def _annotation(meta: dict[str, Any], key: str) -> str | None:
+    value = (meta.get("annotations") or {}).get(key)
+    return value if isinstance(value, str) else None
 
 
 def parse_gate_file(text: str | None, file: str) -> tuple[list[Gate], list[InvalidGate]]:

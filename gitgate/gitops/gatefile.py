@@ -9,7 +9,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from gitgate.gate.spec import API_VERSION, KIND
+from gitgate.gate.spec import API_VERSION, KIND, PAUSED_FOR
 
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
 
@@ -38,7 +38,8 @@ def new_gate(name: str, selector: str, reason: str, *, action: str = "hold",
         spec["clusters"] = list(clusters)
     if until is not None:
         spec["until"] = until.isoformat().replace("+00:00", "Z")
-    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": API_VERSION, "kind": KIND,
+            "metadata": {"name": name, "annotations": {PAUSED_FOR: selector}}, "spec": spec}
 
 
 def _yaml() -> YAML:
@@ -54,10 +55,46 @@ def dump_gate(gate: dict[str, Any]) -> str:
     return out.getvalue()
 
 
+def _guess_indent(text: str) -> tuple[int, int]:
+    """The file's mapping indent and the offset of its sequence dashes under their key."""
+    lines = [line for line in text.splitlines()
+             if line.strip() and not line.lstrip().startswith(("#", "---"))]
+    mapping = offset = None
+    for parent, line in zip(lines, lines[1:], strict=False):
+        if not parent.rstrip().endswith(":") or parent.lstrip().startswith("- "):
+            continue
+        depth = (len(line) - len(line.lstrip())) - (len(parent) - len(parent.lstrip()))
+        if line.lstrip().startswith("- "):
+            offset = depth if offset is None else offset
+        elif depth > 0 and mapping is None:
+            mapping = depth
+    return mapping or 2, max(offset or 0, 0)
+
+
+def _editor(text: str) -> YAML:
+    """A round-trip YAML that keeps the file's quoting, comments and indentation."""
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    mapping, offset = _guess_indent(text)
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    yaml.width = 4096
+    return yaml
+
+
+def _dump_all(yaml: YAML, documents: list[Any]) -> str:
+    out = io.StringIO()
+    if len(documents) == 1:
+        yaml.dump(documents[0], out)
+    else:
+        yaml.dump_all(documents, out)
+    return out.getvalue()
+
+
 def with_approval(text: str, bundle: str, digest: str) -> str:
-    """The gate file's text with `approve` letting `digest` of `bundle` through (comments kept);
-    an earlier approval of the same bundle is replaced, others are kept."""
-    yaml = _yaml()
+    """The gate file's text with `approve` letting `digest` of `bundle` through (comments,
+    quoting and indentation kept); an earlier approval of the same bundle is replaced, others
+    are kept."""
+    yaml = _editor(text)
     documents = list(yaml.load_all(text))
     for doc in documents:
         spec = doc["spec"]
@@ -66,6 +103,35 @@ def with_approval(text: str, bundle: str, digest: str) -> str:
         entries = [e for e in entries if e.get("bundle") != bundle]
         entries.append({"bundle": bundle, "digest": digest})
         spec["approve"] = entries[0] if len(entries) == 1 else entries
-    out = io.StringIO()
-    yaml.dump_all(documents, out)
-    return out.getvalue()
+    return _dump_all(yaml, documents)
+
+
+def edited_gate_file(text: str, gate: str, remove_bundles: tuple[str, ...]) -> str | None:
+    """The gate file without gate `gate` (None when no document is left), or with
+    `remove_bundles` taken out of its spec.bundles; everything else kept as written."""
+    yaml = _editor(text)
+    documents = [d for d in yaml.load_all(text) if d is not None]
+    kept = []
+    for doc in documents:
+        if (doc.get("metadata") or {}).get("name") != gate:
+            kept.append(doc)
+        elif remove_bundles:
+            bundles = doc["spec"].get("bundles")
+            if isinstance(bundles, str):
+                bundles = [bundles]
+            doc["spec"]["bundles"] = type(bundles)(b for b in bundles if b not in remove_bundles)
+            kept.append(doc)
+    return _dump_all(yaml, kept) if kept else None
+
+
+def with_until(text: str, gate: str, until: datetime | None) -> str:
+    """The gate file with gate `gate` lasting until `until` (None: until resumed)."""
+    yaml = _editor(text)
+    documents = [d for d in yaml.load_all(text) if d is not None]
+    for doc in documents:
+        if (doc.get("metadata") or {}).get("name") == gate:
+            if until is None:
+                doc["spec"].pop("until", None)
+            else:
+                doc["spec"]["until"] = until.isoformat().replace("+00:00", "Z")
+    return _dump_all(yaml, documents)

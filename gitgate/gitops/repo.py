@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import tarfile
 from pathlib import Path
 
 import git
@@ -50,12 +52,71 @@ def commit_only(repo: git.Repo, paths: list[Path], message: str) -> str:
     return repo.head.commit.hexsha
 
 
-def push(repo: git.Repo, branch: str, remote: str = "origin") -> None:
+def _push_once(repo: git.Repo, branch: str, remote: str) -> str | None:
+    """None when pushed, else git's reason."""
     try:
         results = repo.remote(remote).push(branch)
     except (ValueError, git.GitCommandError) as exc:
-        raise GitOpError(f"push to {remote} failed: {exc}; the commit is kept locally") from None
+        return str(getattr(exc, "stderr", "") or exc).strip()
     for result in results:
-        if result.flags & result.ERROR:
-            raise GitOpError(f"push to {remote} failed: {result.summary.strip()}; the commit is "
-                             "kept locally")
+        if result.flags & (result.ERROR | result.REJECTED | result.REMOTE_REJECTED):
+            return result.summary.strip() or "rejected"
+    return None
+
+
+def push(repo: git.Repo, branch: str, remote: str = "origin", attempts: int = 3) -> int:
+    """Push `branch`; when the remote moved on, fetch, rebase the local commit onto it and push
+    again (at most `attempts` times). Returns how many rebases it took."""
+    for attempt in range(attempts):
+        why = _push_once(repo, branch, remote)
+        if why is None:
+            return attempt
+        if attempt == attempts - 1:
+            break
+        try:
+            repo.git.fetch(remote, branch)
+            repo.git.rebase("--autostash", f"{remote}/{branch}")
+        except git.GitCommandError as exc:
+            if (Path(repo.git_dir) / "rebase-merge").exists() or (
+                    Path(repo.git_dir) / "rebase-apply").exists():
+                repo.git.rebase("--abort")
+            detail = (exc.stderr or str(exc)).strip().splitlines()[-1:]
+            raise GitOpError(
+                f"push to {remote} was rejected ({why}) and the commit does not rebase onto "
+                f"{remote}/{branch} ({' '.join(detail)}); the commit is kept locally: run "
+                f"`git pull --rebase {remote} {branch}`, resolve, then `git push`") from None
+    raise GitOpError(f"push to {remote} failed after {attempts} attempts ({why}); the commit is "
+                     f"kept locally: run `git pull --rebase {remote} {branch} && git push`")
+
+
+def has_uncommitted_changes(repo: git.Repo, path: Path) -> bool:
+    """Whether `path` differs from HEAD (staged, unstaged, or not tracked at all)."""
+    rel = str(path.resolve().relative_to(_work_tree(repo)))
+    return bool(repo.git.status("--porcelain", "--", rel).strip())
+
+
+def head_snapshot(repo: git.Repo, folder: Path, dest: Path) -> Path:
+    """The committed content of `folder` at HEAD, written under `dest` (no work-tree edits, no
+    untracked files); returns where `folder` is in it. Links that would leave `dest` are left
+    out, as gitgate never follows them."""
+    top = _work_tree(repo)
+    rel = folder.resolve().relative_to(top)
+    archive = io.BytesIO()
+    if str(rel) == ".":
+        repo.archive(archive, "HEAD", format="tar")
+    else:
+        repo.archive(archive, "HEAD", format="tar", path=str(rel))
+    archive.seek(0)
+    with tarfile.open(fileobj=archive) as tar:
+        tar.extractall(dest, filter=_inside)
+    return dest / rel
+
+
+def _inside(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    if not hasattr(tarfile, "data_filter"):  # Python before 3.11.4: keep plain files only
+        plain = (member.isfile() or member.isdir()) and not Path(member.name).is_absolute()
+        return member if plain and ".." not in Path(member.name).parts else None
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None

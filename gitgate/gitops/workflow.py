@@ -3,7 +3,8 @@ Each returns what it committed; the CLI says it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -13,12 +14,22 @@ from gitgate.errors import ConfigError
 from gitgate.gate.evaluate import gate_covers
 from gitgate.gitops.gatefile import (
     dump_gate,
+    edited_gate_file,
     gate_name_for,
     new_gate,
     parse_selector,
     with_approval,
+    with_until,
 )
-from gitgate.gitops.repo import commit_only, ensure_branch, open_repo, push
+from gitgate.gitops.repo import (
+    commit_only,
+    ensure_branch,
+    has_uncommitted_changes,
+    head_snapshot,
+    open_repo,
+    push,
+)
+from gitgate.gitops.resume import resume_edits
 from gitgate.model import Bundle, Gate
 from gitgate.pipeline import plan_checkout
 from gitgate.plan import Plan
@@ -27,10 +38,11 @@ from gitgate.render.tools import Tools
 
 @dataclass(frozen=True)
 class Committed:
-    summary: str  # what changed, for people
-    sha: str
-    branch: str
-    pushed: bool
+    summary: str  # what changed (or would, or why nothing did), for people
+    sha: str | None = None  # None: nothing was committed (dry run, already paused)
+    branch: str = ""
+    pushed: bool = False
+    rebased: int = 0  # times the commit was rebased onto a remote that moved on
 
 
 @dataclass(frozen=True)
@@ -71,13 +83,17 @@ def _commit(repo: GitRepo, checked: tuple[Repo, str], paths: list[Path], message
             summary: str) -> Committed:
     git, branch = checked
     sha = commit_only(git, paths, message)
-    if repo.push:
-        push(git, branch)
-    return Committed(summary, sha, branch, repo.push)
+    rebased = push(git, branch) if repo.push else 0
+    return Committed(summary, git.head.commit.hexsha if rebased else sha, branch, repo.push,
+                     rebased)
 
 
 def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: str = "hold",
           until: datetime | None = None, clusters: tuple[str, ...] = ()) -> Committed:
+    if not reason.strip():
+        raise ConfigError("--reason must say why (it is shown wherever the bundle is held); a "
+                          "gate without a reason is invalid, and an invalid gate holds every "
+                          "bundle")
     if until is not None and until <= now:
         raise ConfigError(f"until {until.isoformat()} is in the past: the gate would never hold")
     if clusters and action != "suspend":
@@ -88,6 +104,10 @@ def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: s
     if not matched:
         known = ", ".join(b.name for b in _bundles(plan)) or "none"
         raise ConfigError(f"selector {selector!r} matches no bundle (bundles: {known})")
+    same = next((s.gate for s in plan.gates if s.active and s.gate.paused_for == selector
+                 and str(s.gate.action) == action and s.gate.clusters == clusters), None)
+    if same is not None:
+        return _already_paused(repo, checked, same, until)
     taken = {s.gate.name for s in plan.gates} | {p.stem for p in (repo.root / gates_path).glob("*")}
     name = gate_name_for(selector, taken)
     gate = new_gate(name, selector, reason, action=action, until=until, clusters=clusters)
@@ -99,40 +119,90 @@ def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: s
                    f"wrote {path.relative_to(repo.root)}: {action} {covered}")
 
 
+def _already_paused(repo: GitRepo, checked: tuple[Repo, str], gate: Gate,
+                    until: datetime | None) -> Committed:
+    """A second pause of the same selector: extend the existing gate when it asks for longer,
+    else leave it."""
+    lasts = f"until {_time(gate.until)}" if gate.until else "until resumed"
+    if gate.until is None or (until is not None and until <= gate.until):
+        return Committed(f"already paused by {gate.file} {lasts} (reason: {gate.reason}); "
+                         "nothing changed")
+    path = repo.root / gate.file
+    _refuse_uncommitted(checked[0], path)
+    path.write_text(with_until(path.read_text(encoding="utf-8"), gate.name, until),
+                    encoding="utf-8")
+    longer = f"until {_time(until)}" if until else "until resumed"
+    return _commit(repo, checked, [path], f"extend pause {gate.paused_for}: {longer}",
+                   f"already paused by {gate.file} {lasts}; extended {longer}")
+
+
+def _time(moment: datetime | None) -> str:
+    return moment.isoformat().replace("+00:00", "Z") if moment else "-"
+
+
+def _refuse_uncommitted(git: Repo, path: Path) -> None:
+    if path.exists() and has_uncommitted_changes(git, path):
+        raise ConfigError(f"{path.name} has uncommitted changes; commit or discard them first "
+                          "(gitgate commits the gate file as a whole)")
+
+
 def pause_until(now: datetime, until: datetime | None, duration: timedelta | None
                 ) -> datetime | None:
     return until if until is not None else now + duration if duration is not None else None
 
 
-def resume(repo: GitRepo, selector: str, now: datetime) -> Committed:
+def resume(repo: GitRepo, selector: str, now: datetime, *, dry_run: bool = False
+           ) -> Committed:
     checked = _branch(repo)
     _, plan = _plan(repo, now)
-    matched = {b.name for b in selected_bundles(selector, _bundles(plan))}
-    files = sorted({s.gate.file for s in plan.gates
-                    if s.gate.name == selector or set(s.covers) & matched})
-    if not files:
-        raise ConfigError(f"no gate is named or covers {selector!r}; `gitgate gates "
+    edits, refusals = resume_edits(selector, plan.gates,
+                                   selected_bundles(selector, _bundles(plan)))
+    if refusals:
+        raise ConfigError("nothing was changed: resuming " + repr(selector) + " would leave it "
+                          "held by\n  " + "\n  ".join(r.describe() for r in refusals))
+    if not edits:
+        raise ConfigError(f"no active gate is named or holds {selector!r}; `gitgate gates "
                           f"{repo.root}` lists them")
-    paths = [repo.root / file for file in files]
-    for path in paths:
-        path.unlink()
-    return _commit(repo, checked, paths, f"resume {selector}: remove {', '.join(files)}",
-                   f"removed {', '.join(files)}")
+    summary = "\n".join(e.describe() for e in edits)
+    if dry_run:
+        return Committed("would " + summary.replace("\n", "\nwould ") + "\n(dry run: nothing "
+                         "written)")
+    paths = []
+    for file in sorted({e.file for e in edits}):
+        path = repo.root / file
+        _refuse_uncommitted(checked[0], path)
+        text: str | None = path.read_text(encoding="utf-8")
+        for edit in (e for e in edits if e.file == file):
+            text = edited_gate_file(text, edit.gate, edit.remove_bundles) if text else None
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    files = ", ".join(sorted({e.file for e in edits}))
+    return _commit(repo, checked, paths, f"resume {selector}: {files}", summary)
 
 
 def approve(repo: GitRepo, bundle: str, now: datetime) -> Committed:
+    """Let the committed content of `bundle` (HEAD's, not the work tree's) through the gates
+    that hold it."""
     checked = _branch(repo)
-    _, plan = _plan(repo, now)
+    with tempfile.TemporaryDirectory(prefix="gitgate-approve-") as scratch:
+        committed = head_snapshot(checked[0], repo.root, Path(scratch))
+        _, plan = _plan(replace(repo, root=committed), now)
     item = next((b for b in plan.bundles if b.bundle.name == bundle), None)
     if item is None:
-        raise ConfigError(f"no bundle named {bundle!r}")
+        raise ConfigError(f"no bundle named {bundle!r} at HEAD (approve lets committed content "
+                          "through: commit the bundle first)")
     if item.bundle.failed:
-        raise ConfigError(f"bundle {bundle} does not render; fix it before approving")
+        raise ConfigError(f"bundle {bundle} does not render at HEAD; fix it before approving")
     digest = item.verdict.digest
     files = sorted({s.gate.file for s in plan.gates if s.active and bundle in s.covers})
     if not files:
         raise ConfigError(f"no active gate covers {bundle}; nothing to approve")
     paths = [repo.root / file for file in files]
+    for path in paths:
+        _refuse_uncommitted(checked[0], path)
     for path in paths:
         path.write_text(with_approval(path.read_text(encoding="utf-8"), bundle, digest),
                         encoding="utf-8")

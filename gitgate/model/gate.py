@@ -37,6 +37,7 @@ class Gate:
     until: datetime | None = None
     windows: tuple[Window, ...] = ()
     approvals: tuple[Approval, ...] = ()
+    paused_for: str | None = None  # the selector `gitgate pause` wrote this gate for
 
 
 @dataclass(frozen=True)

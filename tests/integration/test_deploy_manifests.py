@@ -48,3 +48,6 @@ def test_ci_examples_are_valid_workflows_that_run_gitgate():
     script = pause["jobs"]["gate"]["steps"][-1]["run"]
     assert "--push" in script and "gitgate resume" in script
     assert "${{" not in script  # inputs reach the shell as variables only
+    assert pause["on"]["workflow_dispatch"]["inputs"]["reason"]["required"] is True
+    assert pause["concurrency"]["cancel-in-progress"] is False
+    assert pause["permissions"] == {"contents": "write"}

@@ -121,7 +121,7 @@ def test_refusals_detached_head_and_unknown_selector(repo, capsys):
     assert main(["pause", "nothing-like-this", "--reason", "x", "--repo", str(root)]) == 2
     assert "matches no bundle" in capsys.readouterr().err
     assert main(["resume", "payments", "--repo", str(root)]) == 2
-    assert "no gate" in capsys.readouterr().err
+    assert "no active gate" in capsys.readouterr().err
     assert main(["pause", "payments", "--reason", "x", "--until", "2020-01-01T00:00:00Z",
                  "--repo", str(root)]) == 2
     assert "in the past" in capsys.readouterr().err
@@ -174,3 +174,160 @@ def test_pause_push_sends_the_commit_to_origin(repo, tmp_path, capsys):
     assert main(["pause", "payments", "--reason", "INC-9", "--repo", str(root), "--push"]) == 0
     assert remote.commit("main").hexsha == repo.head.commit.hexsha
     assert remote.commit("main").message.strip() == "pause payments: INC-9"
+
+
+# ------------------------------------------------------------------ what pause/resume/approve
+# must and must not do (issue 11)
+
+def commit_all(repo: git.Repo, message: str) -> None:
+    repo.git.add("-A")
+    repo.git.commit("-m", message)
+
+
+ALWAYS_ON = '{cron: "* * * * *", duration: 2m}'  # a window that is open whenever a test runs
+
+
+def test_resume_lifts_only_what_was_meant_and_names_the_gates_it_will_not_touch(repo, capsys):
+    root = Path(repo.working_tree_dir)
+    write_files(root, {"gates/freeze.yaml": """
+        # change freeze for the migration, owned by the platform team
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata:
+            name: freeze
+        spec:
+            bundles:
+            - "payments"
+            - 'apps-web'
+            reason: "migration"
+    """, "gates/weekend.yaml": f"""
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata: {{name: weekend}}
+        spec: {{bundles: ["*"], reason: weekend freeze, windows: [{ALWAYS_ON}]}}
+    """})
+    commit_all(repo, "team gates")
+    assert main(["pause", "*", "--reason", "INC-7", "--repo", str(root)]) == 0
+    head = repo.head.commit
+    capsys.readouterr()
+
+    assert main(["resume", "payments", "--repo", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was changed" in err
+    assert "gates/pause-all.yaml: gate pause-all covers payments through a glob" in err
+    assert "gates/weekend.yaml: gate weekend is a recurring freeze" in err
+    assert "gitgate resume weekend" in err
+    assert repo.head.commit == head
+    assert (root / "gates/pause-all.yaml").exists() and (root / "gates/weekend.yaml").exists()
+
+    for name in ("pause-all", "weekend"):
+        assert main(["resume", name, "--repo", str(root)]) == 0
+    assert changed_files(repo.head.commit) == ["gates/weekend.yaml"]
+
+    freeze_before = (root / "gates/freeze.yaml").read_text()
+    assert main(["resume", "payments", "--dry-run", "--repo", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "would narrow gate freeze (gates/freeze.yaml): payments leave its bundles" in out
+    assert (root / "gates/freeze.yaml").read_text() == freeze_before
+    head = repo.head.commit
+
+    assert main(["resume", "payments", "--repo", str(root)]) == 0
+    assert repo.head.commit.parents == (head,)
+    assert changed_files(repo.head.commit) == ["gates/freeze.yaml"]
+    narrowed = (root / "gates/freeze.yaml").read_text()
+    assert narrowed == freeze_before.replace('    - "payments"\n', "")
+    plan = plan_json(root, capsys)
+    assert plan["payments"]["verdict"] == "apply" and plan["apps-web"]["verdict"] == "held"
+
+
+def test_an_empty_reason_is_refused_before_anything_is_written(repo, capsys):
+    root = Path(repo.working_tree_dir)
+    head = repo.head.commit
+    assert main(["pause", "payments", "--reason", "  ", "--repo", str(root)]) == 2
+    assert "--reason must say why" in capsys.readouterr().err
+    assert repo.head.commit == head and not (root / "gates").exists()
+
+
+def test_pausing_twice_says_so_and_extends_only_when_asked_for_longer(repo, capsys):
+    root = Path(repo.working_tree_dir)
+    assert main(["pause", "payments", "--reason", "INC-8", "--for", "1h",
+                 "--repo", str(root)]) == 0
+    first = repo.head.commit
+    until = load_one((root / "gates/pause-payments.yaml").read_text())["spec"]["until"]
+    capsys.readouterr()
+
+    assert main(["pause", "payments", "--reason", "INC-8", "--for", "30m",
+                 "--repo", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"already paused by gates/pause-payments.yaml until {until}" in out
+    assert "nothing changed" in out and repo.head.commit == first
+
+    assert main(["pause", "payments", "--reason", "INC-8", "--for", "3h",
+                 "--repo", str(root)]) == 0
+    assert "extended until" in capsys.readouterr().out
+    assert repo.head.commit.parents == (first,)
+    assert sorted(p.name for p in (root / "gates").iterdir()) == ["pause-payments.yaml"]
+    later = load_one((root / "gates/pause-payments.yaml").read_text())["spec"]["until"]
+    assert later > until
+
+
+def test_approve_lets_the_committed_content_through_and_refuses_a_dirty_gate(repo, capsys):
+    root = Path(repo.working_tree_dir)
+    write_files(root, {"gates/hold.yaml": """
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata:
+            name: hold
+        spec:
+            bundles:
+            - 'payments'
+            reason: "release train"   # until Friday
+    """})
+    commit_all(repo, "hold payments")
+    committed = plan_json(root, capsys)["payments"]["digest"]
+    app = root / "apps/payments/app.yaml"
+    app.write_text(app.read_text().replace("api:1", "api:2"))  # not committed
+    gate = root / "gates/hold.yaml"
+    original = gate.read_text()
+
+    gate.write_text(original + "# a note not yet committed\n")
+    head = repo.head.commit
+    assert main(["approve", "payments", "--repo", str(root)]) == 2
+    assert "hold.yaml has uncommitted changes" in capsys.readouterr().err
+    assert repo.head.commit == head
+    gate.write_text(original)
+
+    assert main(["approve", "payments", "--repo", str(root)]) == 0
+    assert changed_files(repo.head.commit) == ["gates/hold.yaml"]
+    approved = load_one(gate.read_text())["spec"]["approve"]
+    assert approved == {"bundle": "payments", "digest": committed}
+    assert gate.read_text().startswith(original.rstrip("\n"))  # quoting, comment, indent kept
+    assert plan_json(root, capsys)["payments"]["verdict"] == "held"  # the edit is not approved
+    app.write_text(app.read_text().replace("api:2", "api:1"))
+    assert plan_json(root, capsys)["payments"]["verdict"] == "apply"
+
+
+def test_a_push_race_is_resolved_by_rebasing_the_one_commit(repo, tmp_path, capsys):
+    root = Path(repo.working_tree_dir)
+    remote = git.Repo.init(tmp_path / "origin.git", bare=True, initial_branch="main")
+    repo.create_remote("origin", remote.working_dir)
+    repo.git.push("origin", "main")
+    teammate = git.Repo.clone_from(remote.working_dir, tmp_path / "teammate")
+    with teammate.config_writer() as config:
+        config.set_value("user", "name", "Teammate")
+        config.set_value("user", "email", "t@example.com")
+    write_files(Path(teammate.working_tree_dir), {"apps/web/more.yaml": cm_text("more")})
+    commit_all(teammate, "teammate's change")
+    teammate.git.push("origin", "main")
+
+    assert main(["pause", "payments", "--reason", "INC-10", "--push",
+                 "--repo", str(root)]) == 0
+    assert "rebased onto the remote 1x first" in capsys.readouterr().out
+    tip = remote.commit("main")
+    assert tip.message.strip() == "pause payments: INC-10"
+    assert tip.parents[0].message.strip() == "teammate's change"
+    assert repo.head.commit == tip and changed_files(tip) == ["gates/pause-payments.yaml"]
+
+
+def cm_text(name: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: w}}\n"
