@@ -166,11 +166,17 @@ def test_plan_at_shows_transitions_of_until_and_windows(repo, capsys):
     assert gates["inc"]["nextChange"] == "2026-11-25T00:00:00Z"
 
 
-def test_pause_push_sends_the_commit_to_origin(repo, tmp_path, capsys):
-    root = Path(repo.working_tree_dir)
+def origin_of(repo: git.Repo, tmp_path: Path) -> git.Repo:
+    """A bare `origin` the repo's main branch is pushed to."""
     remote = git.Repo.init(tmp_path / "origin.git", bare=True, initial_branch="main")
     repo.create_remote("origin", remote.working_dir)
     repo.git.push("origin", "main")
+    return remote
+
+
+def test_pause_push_sends_the_commit_to_origin(repo, tmp_path, capsys):
+    root = Path(repo.working_tree_dir)
+    remote = origin_of(repo, tmp_path)
     assert main(["pause", "payments", "--reason", "INC-9", "--repo", str(root), "--push"]) == 0
     assert remote.commit("main").hexsha == repo.head.commit.hexsha
     assert remote.commit("main").message.strip() == "pause payments: INC-9"
@@ -309,9 +315,7 @@ def test_approve_lets_the_committed_content_through_and_refuses_a_dirty_gate(rep
 
 def test_a_push_race_is_resolved_by_rebasing_the_one_commit(repo, tmp_path, capsys):
     root = Path(repo.working_tree_dir)
-    remote = git.Repo.init(tmp_path / "origin.git", bare=True, initial_branch="main")
-    repo.create_remote("origin", remote.working_dir)
-    repo.git.push("origin", "main")
+    remote = origin_of(repo, tmp_path)
     teammate = git.Repo.clone_from(remote.working_dir, tmp_path / "teammate")
     with teammate.config_writer() as config:
         config.set_value("user", "name", "Teammate")
