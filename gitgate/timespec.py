@@ -41,3 +41,8 @@ def duration_flag(text: str, flag: str) -> timedelta:
         return parse_duration(text)
     except ConfigError as exc:
         raise ConfigError(f"{flag}: {exc.message}") from None
+
+
+def rfc3339(moment: datetime) -> str:
+    """`2026-11-22T18:00:00Z`: how gitgate writes a time (gates, inventories, output)."""
+    return moment.isoformat().replace("+00:00", "Z")

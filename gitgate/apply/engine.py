@@ -34,6 +34,7 @@ from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import Manifest, ObjectRef, Verdict
 from gitgate.plan import BundlePlan, Plan
+from gitgate.timespec import rfc3339
 
 
 class ClusterPort(Protocol):
@@ -95,10 +96,6 @@ class PassResult:
     @property
     def ok(self) -> bool:
         return not self.prune_blocked and not any(b.failed for b in self.bundles)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def read_inventories(cluster: ClusterPort,
@@ -415,7 +412,7 @@ def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
 
 def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
                        options: ApplyOptions) -> int:
-    now = _iso(options.now)
+    now = rfc3339(options.now)
     written = 0
     namespace_ready = False
     for name, unit in work.items():
@@ -457,5 +454,5 @@ def _write_inventory(cluster: ClusterPort, inventory: Inventory) -> None:
 def _reason_dict(reason) -> dict:
     out = reason.as_dict()
     if reason.until is not None:
-        out["until"] = _iso(reason.until)
+        out["until"] = rfc3339(reason.until)
     return out

@@ -10,6 +10,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from gitgate.gate.spec import API_VERSION, KIND, PAUSED_FOR
+from gitgate.timespec import rfc3339
 
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
 
@@ -37,7 +38,7 @@ def new_gate(name: str, selector: str, reason: str, *, action: str = "hold",
     if clusters:
         spec["clusters"] = list(clusters)
     if until is not None:
-        spec["until"] = until.isoformat().replace("+00:00", "Z")
+        spec["until"] = rfc3339(until)
     return {"apiVersion": API_VERSION, "kind": KIND,
             "metadata": {"name": name, "annotations": {PAUSED_FOR: selector}}, "spec": spec}
 
@@ -133,5 +134,5 @@ def with_until(text: str, gate: str, until: datetime | None) -> str:
             if until is None:
                 doc["spec"].pop("until", None)
             else:
-                doc["spec"]["until"] = until.isoformat().replace("+00:00", "Z")
+                doc["spec"]["until"] = rfc3339(until)
     return _dump_all(yaml, documents)

@@ -34,6 +34,7 @@ from gitgate.model import Bundle, Gate
 from gitgate.pipeline import plan_checkout
 from gitgate.plan import Plan
 from gitgate.render.tools import Tools
+from gitgate.timespec import rfc3339
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def _already_paused(repo: GitRepo, checked: tuple[Repo, str], gate: Gate,
                     until: datetime | None) -> Committed:
     """A second pause of the same selector: extend the existing gate when it asks for longer,
     else leave it."""
-    lasts = f"until {_time(gate.until)}" if gate.until else "until resumed"
+    lasts = f"until {rfc3339(gate.until)}" if gate.until else "until resumed"
     if gate.until is None or (until is not None and until <= gate.until):
         return Committed(f"already paused by {gate.file} {lasts} (reason: {gate.reason}); "
                          "nothing changed")
@@ -131,13 +132,9 @@ def _already_paused(repo: GitRepo, checked: tuple[Repo, str], gate: Gate,
     _refuse_uncommitted(checked[0], path)
     path.write_text(with_until(path.read_text(encoding="utf-8"), gate.name, until),
                     encoding="utf-8")
-    longer = f"until {_time(until)}" if until else "until resumed"
+    longer = f"until {rfc3339(until)}" if until else "until resumed"
     return _commit(repo, checked, [path], f"extend pause {gate.paused_for}: {longer}",
                    f"already paused by {gate.file} {lasts}; extended {longer}")
-
-
-def _time(moment: datetime | None) -> str:
-    return moment.isoformat().replace("+00:00", "Z") if moment else "-"
 
 
 def _refuse_uncommitted(git: Repo, path: Path) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gitgate.timespec import rfc3339 as format_time
+
 
 def table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -12,7 +14,7 @@ def table(rows: list[list[str]]) -> str:
 
 
 def rfc3339(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
+    return format_time(value) if value else None
 
 
 def one_line(text: str, limit: int = 120) -> str:
