@@ -1,5 +1,6 @@
-"""The loop's one small HTTP server: /healthz, /readyz, /metrics, /status and the Git webhook
-(`POST /hooks/git`, accepted only with a valid X-Hub-Signature-256)."""
+"""The loop's one small HTTP server: /healthz, /readyz, /metrics, /status, the Git webhook
+(`POST /hooks/git`, accepted only with a valid X-Hub-Signature-256) and `POST /reconcile`
+(a pass now, accepted only with `Authorization: Bearer <the webhook secret>`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from gitgate.errors import ConfigError
 
 MAX_HOOK_BODY = 1 << 20
 
@@ -27,17 +30,23 @@ class LoopEndpoints:
 
     def __init__(self, *, ready: Callable[[], bool], status: Callable[[], dict[str, Any]],
                  metrics: Callable[[], bytes], trigger: Callable[[], None],
-                 webhook_secret: bytes | None):
+                 webhook_secret: bytes | None,
+                 request_pass: Callable[[], int] | None = None,
+                 leading: Callable[[], bool] = lambda: True):
         self.ready = ready
         self.status = status
         self.metrics = metrics
         self.trigger = trigger
         self.webhook_secret = webhook_secret
+        # asks the loop for a pass now; returns how many passes had run before it
+        self.request_pass = request_pass
+        self.leading = leading
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     disable_nagle_algorithm = True
+    timeout = 10  # seconds a connection may take to send its request: half-sent ones go away
 
     def _send(self, code: int, body: bytes, content_type: str = "text/plain; charset=utf-8"):
         self.send_response(code)
@@ -62,18 +71,36 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"not found\n")
 
-    def do_POST(self) -> None:
-        endpoints = self.server.endpoints
-        if self.path.split("?", 1)[0] != "/hooks/git":
-            self._send(404, b"not found\n")
-            return
-        length = int(self.headers.get("Content-Length") or 0)
+    def _body(self) -> bytes | None:
+        """The request body, or None after answering 411/413 for a missing, negative or too
+        large Content-Length (checked before a byte is read)."""
+        raw = self.headers.get("Content-Length")
+        try:
+            length = int(raw) if raw is not None else 0
+        except ValueError:
+            length = -1
+        if length < 0:
+            self._send(400, b"bad Content-Length\n")
+            return None
         if length > MAX_HOOK_BODY:
             self._send(413, b"payload too large\n")
+            return None
+        return self.rfile.read(length)
+
+    def do_POST(self) -> None:
+        endpoints = self.server.endpoints
+        path = self.path.split("?", 1)[0]
+        if path not in ("/hooks/git", "/reconcile"):
+            self._send(404, b"not found\n")
             return
-        body = self.rfile.read(length)
+        body = self._body()
+        if body is None:
+            return
         if not endpoints.webhook_secret:
-            self._send(403, b"webhook disabled: start gitgate with --webhook-secret-file\n")
+            self._send(403, f"{path} disabled: start gitgate with --webhook-secret-file\n"
+                       .encode())
+        elif path == "/reconcile":
+            self._reconcile(endpoints)
         elif not valid_signature(endpoints.webhook_secret, body,
                                  self.headers.get("X-Hub-Signature-256")):
             self._send(401, b"invalid signature\n")
@@ -81,12 +108,26 @@ class _Handler(BaseHTTPRequestHandler):
             endpoints.trigger()
             self._send(202, b"fetch triggered\n")
 
+    def _reconcile(self, endpoints: LoopEndpoints) -> None:
+        token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        if not (endpoints.webhook_secret
+                and hmac.compare_digest(token.encode(), endpoints.webhook_secret)):
+            self._send(401, b"unauthorized: send Authorization: Bearer <webhook secret>\n")
+        elif not endpoints.leading() or endpoints.request_pass is None:
+            self._send(503, b"standby: this replica does not lead; retry (another replica "
+                            b"leads)\n")
+        else:
+            before = endpoints.request_pass()
+            self._send(202, json.dumps({"accepted": True, "passesBefore": before}).encode(),
+                       "application/json")
+
     def log_message(self, format: str, *args: object) -> None:
         return
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 16
 
     def __init__(self, address: tuple[str, int], endpoints: LoopEndpoints):
         super().__init__(address, _Handler)
@@ -95,13 +136,21 @@ class _Server(ThreadingHTTPServer):
 
 def parse_listen(listen: str) -> tuple[str, int]:
     """`:8080` -> ('0.0.0.0', 8080); `127.0.0.1:0` -> an ephemeral port on loopback."""
-    host, _, port = listen.rpartition(":")
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"--listen {listen!r} is not HOST:PORT (for example :8080 or "
+                          "127.0.0.1:8080)")
     return host or "0.0.0.0", int(port)
 
 
 class EndpointServer:
-    def __init__(self, listen: str, endpoints: LoopEndpoints):
-        self._server = _Server(parse_listen(listen), endpoints)
+    def __init__(self, listen: tuple[str, int], endpoints: LoopEndpoints):
+        try:
+            self._server = _Server(listen, endpoints)
+        except OSError as exc:
+            host, port = listen
+            raise ConfigError(f"cannot listen on {host}:{port} (--listen): "
+                              f"{exc.strerror or exc}") from None
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -27,6 +27,9 @@ from gitgate.status.metrics import LoopMetrics
 
 log = logging.getLogger("gitgate")
 
+# reasons that say the API server cannot be used at all (not that one object failed)
+API_DOWN = frozenset({Reason.API_UNREACHABLE, Reason.API_TIMEOUT, Reason.API_UNAUTHORIZED})
+
 
 @dataclass(frozen=True)
 class LoopSettings:
@@ -45,11 +48,21 @@ class LoopState:
     next_transition: datetime | None = None
     failures: int = 0
     retry_at: datetime | None = None
-    ready: bool = False
+    git_reachable: bool = False  # the last fetch worked
+    api_reachable: bool = False  # the last contact with the API server worked
+    last_probe: datetime | None = None  # a standby's last look at Git and the API
+    requested: bool = False  # `gitgate reconcile` asked for a pass
+    passes: int = 0  # ticks that ran a pass or failed to fetch
+    leading: bool = False
     last_reason: str = ""
     last_error: str = ""
     last_result: PassResult | None = None
     last_plan: Plan | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Can serve: Git and the API server answer (leader and standby alike)."""
+        return self.git_reachable and self.api_reachable
 
 
 def backoff(failures: int, base: timedelta, cap: timedelta) -> timedelta:
@@ -59,6 +72,8 @@ def backoff(failures: int, base: timedelta, cap: timedelta) -> timedelta:
 def pass_reason(state: LoopState, revision: str, now: datetime,
                 resync: timedelta) -> str | None:
     """Why a pass is due now, or None (pure)."""
+    if state.requested:
+        return "requested"
     if state.retry_at is not None:
         return "retry" if now >= state.retry_at else None
     if state.revision != revision:
@@ -90,9 +105,12 @@ def next_transition(plan: Plan, now: datetime) -> datetime | None:
 class Reconciler:
     def __init__(self, source: GitSource, cluster: ClusterPort, tools: Tools,
                  settings: LoopSettings, *, clock: Callable[[], datetime] | None = None,
-                 metrics: LoopMetrics | None = None):
+                 metrics: LoopMetrics | None = None,
+                 api_probe: Callable[[], object] | None = None):
         self.source = source
         self.cluster = cluster
+        # a cheap read that proves the API server answers gitgate (raises GitgateError if not)
+        self.api_probe = api_probe or (lambda: cluster.get("v1", "Namespace", "", "default"))
         self.tools = tools
         self.settings = settings
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -111,12 +129,18 @@ class Reconciler:
             try:
                 revision = self.source.sync()
             except GitgateError as exc:
+                self.state.git_reachable = False
+                self.state.requested = False
+                self.state.passes += 1
                 self._failed(now, Reason.SOURCE_FAILED, exc.message)
                 return None
+            self.state.git_reachable = True
             reason = pass_reason(self.state, revision, now, self.settings.resync)
             if reason is None:
                 return None
+            self.state.requested = False
             self._pass(now, revision, reason)
+            self.state.passes += 1
             return reason
 
     def _pass(self, now: datetime, revision: str, reason: str) -> None:
@@ -127,8 +151,10 @@ class Reconciler:
             plan, result = reconcile(root, self.tools, self.cluster, options,
                                      revision=revision, cache=self.render_cache, stop=self.stop)
         except GitgateError as exc:
+            self.state.api_reachable = exc.reason not in API_DOWN
             self._failed(now, exc.reason, exc.message)
             return
+        self.state.api_reachable = not any(b.reason in API_DOWN for b in result.bundles)
         duration = time.monotonic() - started
         self.metrics.pass_duration.observe(duration)
         self.state.last_plan, self.state.last_result = plan, result
@@ -152,7 +178,7 @@ class Reconciler:
                         "bundles": counts, "duration": duration})
         if result.ok:
             self.state.revision, self.state.failures, self.state.retry_at = revision, 0, None
-            self.state.ready, self.state.last_error = True, ""
+            self.state.last_error = ""
             self.metrics.last_success.set(now.timestamp())
         else:
             if result.prune_blocked:
@@ -178,15 +204,52 @@ class Reconciler:
         """A webhook: fetch now."""
         self.wake.set()
 
+    def request_pass(self) -> int:
+        """`gitgate reconcile`: a pass now, due or not. Returns the passes run before it, so
+        a caller can wait for the next one."""
+        passes = self.state.passes
+        self.state.requested = True
+        self.wake.set()
+        return passes
+
+    def probe(self) -> None:
+        """A standby's readiness: fetch (which also keeps its checkout warm for a takeover)
+        and ask the API server one cheap question."""
+        with self._lock:
+            try:
+                self.source.sync()
+                self.state.git_reachable = True
+            except GitgateError as exc:
+                self.state.git_reachable = False
+                log.warning("standby cannot fetch: %s", exc.message,
+                            extra={"event": "probe", "reason": exc.reason})
+            try:
+                self.api_probe()
+                self.state.api_reachable = True
+            except GitgateError as exc:
+                self.state.api_reachable = False
+                log.warning("standby cannot use the API server: %s", exc.message,
+                            extra={"event": "probe", "reason": exc.reason})
+            self.state.last_probe = self.clock()
+
     def run(self, is_leader: Callable[[], bool] = lambda: True) -> None:
+        was_leader: bool | None = None
         while not self.stop.is_set():
-            self.metrics.leader.set(1 if is_leader() else 0)
-            if is_leader():
+            leading = self.state.leading = is_leader()
+            self.metrics.leader.set(1 if leading else 0)
+            if leading != was_leader:
+                log.info("became leader" if leading else "standing by",
+                         extra={"event": "leader" if leading else "standby"})
+                was_leader = leading
+            if leading:
                 try:
                     self.tick()
                 except Exception as exc:  # keep the loop alive; the error is logged once
                     log.exception("unexpected error in a pass: %s", exc)
                     self._failed(self.clock(), Reason.INTERNAL_ERROR, str(exc))
+            elif (self.state.last_probe is None
+                  or self.clock() - self.state.last_probe >= self.settings.interval):
+                self.probe()
             now = self.clock()
             wake_at = next_wake(self.state, now, self.settings.interval)
             timeout = max(0.05, (wake_at - now).total_seconds())
@@ -194,6 +257,7 @@ class Reconciler:
                 timeout = min(timeout, 1.0)
             self.wake.wait(timeout)
             self.wake.clear()
+        log.info("shutting down", extra={"event": "shutdown"})
 
 
 def cache_dir_default() -> Path:

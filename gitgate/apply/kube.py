@@ -11,10 +11,12 @@ import json
 import re
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
@@ -23,6 +25,7 @@ from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
 from gitgate.apply.changeset import Applied
+from gitgate.apply.kubeerrors import RetryPolicy, Timeouts, credential_error, transport_error
 from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.model import Manifest, ObjectRef
 
@@ -37,28 +40,48 @@ class ApiResource:
     namespaced: bool
 
 
-def load_client(kubeconfig: str | None = None, context: str | None = None) -> k8s.ApiClient:
-    """A client from --kubeconfig/--context, $KUBECONFIG, ~/.kube/config, or in-cluster."""
+def load_client(kubeconfig: str | None = None, context: str | None = None, *,
+                timeouts: Timeouts | None = None) -> k8s.ApiClient:
+    """A client from --kubeconfig/--context, $KUBECONFIG, ~/.kube/config, or in-cluster.
+
+    urllib3 never retries on its own (the adapter's RetryPolicy is the only one) and never
+    warns per request; every request, the Lease's too, is bounded by `timeouts`."""
+    configuration = k8s.Configuration()
     try:
         if kubeconfig or context:
-            return k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
-        try:
-            return k8s_config.new_client_from_config()
-        except (ConfigException, FileNotFoundError):
-            configuration = k8s.Configuration()
-            k8s_config.load_incluster_config(client_configuration=configuration)
-            return k8s.ApiClient(configuration)
+            k8s_config.load_kube_config(config_file=kubeconfig, context=context,
+                                        client_configuration=configuration)
+        else:
+            try:
+                k8s_config.load_kube_config(client_configuration=configuration)
+            except (ConfigException, FileNotFoundError):
+                k8s_config.load_incluster_config(client_configuration=configuration)
     except (ConfigException, FileNotFoundError) as exc:
         raise GitgateError(f"cannot load a kubeconfig ({exc}); pass --kubeconfig or set "
                            "KUBECONFIG") from None
+    configuration.retries = False
+    api = k8s.ApiClient(configuration)
+    bounds = timeouts or Timeouts()
+    api.rest_client.pool_manager.connection_pool_kw["timeout"] = urllib3.Timeout(
+        connect=bounds.connect, read=bounds.read)
+    if not configuration.verify_ssl:
+        warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+    return api
+
+
+def tls_verification_off(api: k8s.ApiClient) -> bool:
+    return not api.configuration.verify_ssl
 
 
 class KubeCluster:
     """Reads and writes Kubernetes objects by manifest."""
 
-    def __init__(self, api: k8s.ApiClient, *, timeout: float = 30.0):
+    def __init__(self, api: k8s.ApiClient, *, timeouts: Timeouts | None = None,
+                 retry: RetryPolicy | None = None):
         self.api = api
-        self.timeout = timeout
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
+        self.server = api.configuration.host
         self._discovery: dict[str, dict[str, ApiResource]] = {}
         self._lock = threading.Lock()
 
@@ -72,20 +95,37 @@ class KubeCluster:
             method=method, resource_path=path,
             query_params=list((query or {}).items()), header_params=headers, body=body,
             auth_settings=["BearerToken"])
-        try:
-            response = self.api.call_api(*params, _request_timeout=self.timeout)
-            response.read()
-            status, raw = response.status, response.data
-        except ApiException as exc:
-            status, raw = exc.status, exc.body
-        except Exception as exc:  # urllib3 connection errors: name the server, not secrets
-            raise KubeError(f"cannot reach the API server: {type(exc).__name__}",
-                            reason=Reason.API_UNREACHABLE) from None
+        for attempt in range(self.retry.attempts):
+            last = attempt + 1 == self.retry.attempts
+            try:
+                response = self.api.call_api(*params, _request_timeout=(
+                    self.timeouts.connect, self.timeouts.read))
+                response.read()
+                status, raw = response.status, response.data
+            except ApiException as exc:
+                if not exc.status:  # the client's wrapping of a TLS failure
+                    raise KubeError(f"TLS with {self.server} failed: {exc.reason}",
+                                    reason=Reason.API_UNREACHABLE) from None
+                status, raw = exc.status, exc.body
+            except Exception as exc:  # urllib3's: name the server and the cause, not secrets
+                error, retryable = transport_error(exc, self.server, self.timeouts)
+                if retryable and not last:
+                    time.sleep(self.retry.delay(attempt))
+                    continue
+                raise error from None
+            if status == 429 and not last:
+                time.sleep(self.retry.delay(attempt))
+                continue
+            break
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (raw or "")
         try:
-            return status, json.loads(text) if text else None
+            body = json.loads(text) if text else None
         except json.JSONDecodeError:
-            return status, text
+            body = text
+        refused = credential_error(status, body, method, path)
+        if refused is not None:
+            raise refused
+        return status, body
 
     # ------------------------------------------------------------ discovery
     def _resources(self, group_version: str) -> dict[str, ApiResource]:
@@ -289,9 +329,32 @@ class LeaseElector:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, *, release: bool = True) -> None:
+        """Stop renewing; when this replica holds the Lease, hand it back at once (holder
+        cleared, duration 1 s, as client-go's ReleaseOnCancel does), so a standby takes over
+        within its retry period instead of waiting out the lease."""
+        was_leading = self.leading.is_set()
         self.stopped.set()
         self.leading.clear()
+        if release and was_leading:
+            self._release()
+
+    def _release(self) -> None:
+        leases = k8s.CoordinationV1Api(self.api)
+        for _ in range(3):  # a renewal in flight may bump the version once
+            try:
+                lease = leases.read_namespaced_lease(self.name, self.namespace)
+                if lease.spec is None or (lease.spec.holder_identity or "") != self.identity:
+                    return
+                lease.spec.holder_identity = None
+                lease.spec.lease_duration_seconds = 1
+                leases.replace_namespaced_lease(self.name, self.namespace, lease)
+                return
+            except ApiException as exc:
+                if exc.status != 409:
+                    return
+            except Exception:  # the API server is gone: the lease simply runs out
+                return
 
     def is_leader(self) -> bool:
         return self.leading.is_set() and not self.stopped.is_set()

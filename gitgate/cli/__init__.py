@@ -9,7 +9,12 @@ from gitgate.output import console
 def main(argv: list[str] | None = None) -> int:
     from gitgate.cli.parser import build_parser
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if argv is None:
+        import argcomplete  # completes when the shell asks (_ARGCOMPLETE set), else returns
+
+        argcomplete.autocomplete(parser)
+    args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except GitgateError as exc:

@@ -10,6 +10,7 @@ from gitgate.cli.flags import (
     bundle_flag,
     kube_flags,
     output_flag,
+    path_arg,
     suspension_timeout_flag,
     tool_flags,
 )
@@ -23,8 +24,13 @@ from gitgate.timespec import duration_flag
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    apply = sub.add_parser("apply", help="one pass against the Karmada API (for CI pipelines)")
-    apply.add_argument("path")
+    apply = sub.add_parser(
+        "apply", help="one pass against the Karmada API (for CI pipelines)",
+        epilog="examples:\n  gitgate apply examples/repo --once --kubeconfig karmada.config\n"
+               "  gitgate apply examples/repo --dry-run -o json\n"
+               "exit codes: 0 all applied or held, 1 a bundle or source failed, 2 the pass "
+               "could not run (flags, kubeconfig, API server unreachable or refusing)")
+    path_arg(apply)
     apply.add_argument("--once", action="store_true", help="accepted for clarity: one pass")
     apply.add_argument("--dry-run", action="store_true", help="server-side dry run, no writes")
     bundle_flag(apply)
@@ -39,7 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     kube_flags(apply, required=True)
     apply.set_defaults(func=cmd_apply)
 
-    status = sub.add_parser("status", help="what gitgate last did with each bundle")
+    status = sub.add_parser("status", help="what gitgate last did with each bundle",
+                            epilog="examples:\n  gitgate status --kubeconfig karmada.config\n"
+                                   "  gitgate status -o json | jq '.bundles[].verdict'")
     output_flag(status, "table", "json")
     kube_flags(status, required=True)
     status.set_defaults(func=cmd_status)

@@ -5,6 +5,18 @@ from __future__ import annotations
 import argparse
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every flag's help ends with its default (unless it says it already, or has none);
+    descriptions and examples keep their line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (action.default not in (None, False, argparse.SUPPRESS) and "default" not in text
+                and (action.option_strings or action.nargs in ("?", "*"))):
+            text += " (default: %(default)s)"
+        return text
+
+
 def tool_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--helm", help="helm executable (default: $GITGATE_HELM, PATH, venv)")
     parser.add_argument("--kustomize",
@@ -20,7 +32,12 @@ def bundle_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def output_flag(parser: argparse.ArgumentParser, *choices: str) -> None:
-    parser.add_argument("-o", "--output", choices=list(choices), default=choices[0])
+    parser.add_argument("-o", "--output", choices=list(choices), default=choices[0],
+                        help="output format: " + ", ".join(choices))
+
+
+def path_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="the gitgate repo folder (holding gitgate.yaml)")
 
 
 def kube_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -28,9 +45,13 @@ def kube_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
     default = "$KUBECONFIG, ~/.kube/config, in-cluster" if required else "offline"
     parser.add_argument("--kubeconfig",
                         help=f"kubeconfig of the Karmada API server (default: {default})")
-    parser.add_argument("--context", help="kubeconfig context")
+    parser.add_argument("--context", help="kubeconfig context (default: the current one)")
     parser.add_argument("--instance", default="default",
                         help="name of this gitgate when several share one API server")
+    parser.add_argument("--connect-timeout", default="5s",
+                        help="how long to wait for a connection to the API server")
+    parser.add_argument("--request-timeout", default="30s",
+                        help="how long to wait for the API server to answer one request")
 
 
 def suspension_timeout_flag(parser: argparse.ArgumentParser) -> None:

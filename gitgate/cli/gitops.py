@@ -14,19 +14,29 @@ from gitgate.timespec import parse_duration, parse_time
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    pause = sub.add_parser("pause", help="commit a gate that holds the selected bundles")
+    pause = sub.add_parser(
+        "pause", help="commit a gate that holds the selected bundles",
+        epilog="examples:\n  gitgate pause payments --reason INC-42 --push\n"
+               "  gitgate pause 'shop/*' --reason \"finishing edits\" --for 2h\n"
+               "  gitgate pause team=payments --reason migration --action suspend "
+               "--clusters member2")
     pause.add_argument("selector", help="bundle name glob (shop/*) or labels (team=payments)")
     pause.add_argument("--reason", required=True,
                        help="why (shown wherever the bundle is held); must not be empty")
     until = pause.add_mutually_exclusive_group()
     until.add_argument("--until", help="lift the gate at this RFC 3339 time")
     until.add_argument("--for", dest="duration", help="lift the gate after this long (2h, 1d)")
-    pause.add_argument("--action", choices=["hold", "suspend"], default="hold")
+    pause.add_argument("--action", choices=["hold", "suspend"], default="hold",
+                       help="hold: write nothing; suspend: write templates, Karmada dispatches "
+                            "nothing")
     pause.add_argument("--clusters", help="suspend only these member clusters (a,b)")
     git_flags(pause)
     pause.set_defaults(func=cmd_pause)
 
-    resume = sub.add_parser("resume", help="commit the removal of the gates covering a bundle")
+    resume = sub.add_parser(
+        "resume", help="commit the removal of the gates covering a bundle",
+        epilog="examples:\n  gitgate resume payments --dry-run\n  gitgate resume payments --push\n"
+               "  gitgate resume pause-payments   (one gate, by its name)")
     resume.add_argument("selector", help="a gate name, or a bundle name glob or labels")
     resume.add_argument("--dry-run", action="store_true",
                         help="say which gates would be removed or narrowed; change nothing")
@@ -34,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     resume.set_defaults(func=cmd_resume)
 
     approve = sub.add_parser("approve", help="let the current content of a held bundle through")
-    approve.add_argument("bundle")
+    approve.add_argument("bundle", help="the held bundle to let through")
     git_flags(approve)
     approve.set_defaults(func=cmd_approve)
 

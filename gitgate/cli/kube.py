@@ -1,12 +1,30 @@
-"""The API server connection from `--kubeconfig` / `--context`."""
+"""The API server connection from `--kubeconfig` / `--context` and the timeout flags."""
 
 from __future__ import annotations
 
 import argparse
 
 from gitgate.apply.engine import ClusterPort
+from gitgate.apply.kubeerrors import Timeouts
+from gitgate.output import console
+from gitgate.timespec import duration_flag
+
+
+def timeouts_from(args: argparse.Namespace) -> Timeouts:
+    return Timeouts(
+        connect=duration_flag(args.connect_timeout, "--connect-timeout").total_seconds(),
+        read=duration_flag(args.request_timeout, "--request-timeout").total_seconds())
 
 
 def cluster_from(args: argparse.Namespace) -> ClusterPort:
-    from gitgate.apply.kube import KubeCluster, load_client  # the kubernetes client loads slowly
-    return KubeCluster(load_client(args.kubeconfig, args.context))
+    from gitgate.apply.kube import (  # the kubernetes client loads slowly
+        KubeCluster,
+        load_client,
+        tls_verification_off,
+    )
+    timeouts = timeouts_from(args)
+    api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
+    if tls_verification_off(api):
+        console.warn(f"TLS verification is off for {api.configuration.host} "
+                     "(insecure-skip-tls-verify in the kubeconfig)")
+    return KubeCluster(api, timeouts=timeouts)

@@ -12,7 +12,7 @@ from gitgate.apply.engine import ApplyOptions
 from gitgate.apply.livediff import live_diff
 from gitgate.bundle.group import group_all
 from gitgate.check import check_report
-from gitgate.cli.flags import at_flag, bundle_flag, kube_flags, output_flag, tool_flags
+from gitgate.cli.flags import at_flag, bundle_flag, kube_flags, output_flag, path_arg, tool_flags
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError
 from gitgate.output import console
@@ -35,7 +35,7 @@ from gitgate.timespec import parse_time
 
 def register(sub: argparse._SubParsersAction) -> None:
     render = sub.add_parser("render", help="render every source of a repo into objects")
-    render.add_argument("path")
+    path_arg(render)
     output_flag(render, "yaml", "json")
     bundle_flag(render)
     render.add_argument("--show-secrets", action="store_true",
@@ -43,8 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     tool_flags(render)
     render.set_defaults(func=cmd_render)
 
-    plan = sub.add_parser("plan", help="what gitgate would do with each bundle, and why")
-    plan.add_argument("path")
+    plan = sub.add_parser("plan", help="what gitgate would do with each bundle, and why",
+                          epilog="examples:\n  gitgate plan examples/repo\n"
+                                 "  gitgate plan examples/repo --at 2026-12-24T18:00:00Z\n"
+                                 "  gitgate plan examples/repo --kubeconfig karmada.config"
+                                 "   (with the live diff)")
+    path_arg(plan)
     output_flag(plan, "table", "json")
     bundle_flag(plan)
     at_flag(plan)
@@ -53,14 +57,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     plan.set_defaults(func=cmd_plan)
 
     gates = sub.add_parser("gates", help="every gate: active or not, what it covers, when next")
-    gates.add_argument("path")
+    path_arg(gates)
     output_flag(gates, "table", "json")
     at_flag(gates)
     tool_flags(gates)
     gates.set_defaults(func=cmd_gates)
 
-    check = sub.add_parser("check", help="validate a repo for CI: render, gates, bundle.yaml")
-    check.add_argument("path")
+    check = sub.add_parser("check", help="validate a repo for CI: render, gates, bundle.yaml",
+                           epilog="examples:\n  gitgate check examples/repo\n"
+                                  "  gitgate check examples/repo --junit report.xml")
+    path_arg(check)
     check.add_argument("--junit", help="write a JUnit XML report to this file")
     output_flag(check, "text", "json")
     tool_flags(check)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions
 from gitgate.apply.inventory import NAMESPACE, system_namespace
-from gitgate.cli.flags import suspension_timeout_flag
-from gitgate.errors import GitgateError
-from gitgate.httpserver import EndpointServer, LoopEndpoints
+from gitgate.cli.flags import HelpFormatter, kube_flags, suspension_timeout_flag, tool_flags
+from gitgate.cli.kube import timeouts_from
+from gitgate.errors import ConfigError, GitgateError
+from gitgate.httpserver import EndpointServer, LoopEndpoints, parse_listen
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
 from gitgate.output.status import loop_document
@@ -44,66 +45,116 @@ def _ensure_system_namespace(cluster, stop) -> bool:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    run = sub.add_parser("run", help="reconcile a Git branch forever (the in-cluster mode)")
+    run = sub.add_parser(
+        "run", help="reconcile a Git branch forever (the in-cluster mode)",
+        formatter_class=HelpFormatter, epilog=EXAMPLES,
+        description="Follow a Git branch and reconcile it forever: fetch every --interval\n"
+                    "(or at once on a signed webhook or `gitgate reconcile`), hold what gates\n"
+                    "hold, apply the rest. Only the replica holding the Lease writes; every\n"
+                    "replica is ready while Git and the API server answer it.")
     run.add_argument("--repo", required=True, help="Git URL to follow")
-    run.add_argument("--branch", default="main")
+    run.add_argument("--branch", default="main", help="branch to follow")
     run.add_argument("--path", default=".", help="the gitgate repo folder inside the Git repo")
-    run.add_argument("--interval", default="1m")
-    run.add_argument("--resync", default="10m")
-    run.add_argument("--cache-dir", default=str(cache_dir_default()))
-    run.add_argument("--listen", default=":8080")
-    run.add_argument("--kubeconfig")
-    run.add_argument("--context")
-    run.add_argument("--instance", default="default")
-    run.add_argument("--git-token-file")
-    run.add_argument("--git-token-env")
-    run.add_argument("--git-username", default="x-access-token")
-    run.add_argument("--git-ssh-key")
-    run.add_argument("--git-known-hosts")
-    run.add_argument("--webhook-secret-file")
+    run.add_argument("--interval", default="1m", help="how often to fetch")
+    run.add_argument("--resync", default="10m",
+                     help="re-apply unchanged bundles this often (repairs drift)")
+    run.add_argument("--cache-dir", default=str(cache_dir_default()),
+                     help="where the checkout lives")
+    run.add_argument("--listen", default=":8080",
+                     help="HOST:PORT of /healthz, /readyz, /metrics, /status, /hooks/git, "
+                          "/reconcile")
+    kube_flags(run, required=True)
+    run.add_argument("--git-token-file", help="file holding an HTTPS token for the Git host")
+    run.add_argument("--git-token-env", help="environment variable holding that token")
+    run.add_argument("--git-username", default="x-access-token",
+                     help="user name sent with the token")
+    run.add_argument("--git-ssh-key", help="SSH private key file for the Git host")
+    run.add_argument("--git-known-hosts", help="known_hosts file (required with an SSH key)")
+    run.add_argument("--webhook-secret-file",
+                     help="file holding the secret of the Git webhook and of /reconcile "
+                          "(without it both are disabled)")
     run.add_argument("--no-leader-elect", action="store_true",
                      help="write without holding the Lease (a single replica)")
-    run.add_argument("--lease-duration", type=int, default=15)
-    run.add_argument("--force-conflicts", action="store_true")
-    run.add_argument("--allow-mass-prune", action="store_true")
+    run.add_argument("--lease-duration", type=int, default=15,
+                     help="seconds a leader's Lease lasts without renewal")
+    run.add_argument("--force-conflicts", action="store_true",
+                     help="take over fields another field manager owns")
+    run.add_argument("--allow-mass-prune", action="store_true",
+                     help="allow a pass to delete more than half of what gitgate manages")
     suspension_timeout_flag(run)
-    run.add_argument("--log-format", choices=["text", "json"], default="text")
-    run.add_argument("--helm")
-    run.add_argument("--kustomize")
+    run.add_argument("--log-format", choices=["text", "json"], default="text",
+                     help="log line format")
+    tool_flags(run)
     run.set_defaults(func=cmd_run)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from gitgate.apply.kube import KubeCluster, LeaseElector, load_client  # slow import
+EXAMPLES = """examples:
+  gitgate run --repo https://github.com/acme/fleet.git --webhook-secret-file /etc/gitgate/hook
+  gitgate run --repo git@github.com:acme/fleet.git --git-ssh-key /etc/ssh/id \\
+      --git-known-hosts /etc/ssh/known_hosts --listen 127.0.0.1:8080
+"""
 
+
+def _read_secret(path: str | None, flag: str) -> bytes | None:
+    if not path:
+        return None
+    try:
+        secret = Path(path).read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({flag}): {exc.strerror or exc}") from None
+    if not secret:
+        raise ConfigError(f"{path} ({flag}) is empty")
+    return secret
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from gitgate.apply.kube import (  # the kubernetes client loads slowly
+        KubeCluster,
+        LeaseElector,
+        load_client,
+        tls_verification_off,
+    )
+
+    # every startup mistake is found before anything starts: one line each, exit 2
     setup_logging(args.log_format)
+    interval = duration_flag(args.interval, "--interval")
+    resync = duration_flag(args.resync, "--resync")
+    suspension_timeout = duration_flag(args.suspension_timeout, "--suspension-timeout")
+    timeouts = timeouts_from(args)
+    listen = parse_listen(args.listen)
     auth = GitAuth.from_settings(args.git_token_file, args.git_token_env, args.git_ssh_key,
                                  args.git_known_hosts, args.git_username)
+    secret = _read_secret(args.webhook_secret_file, "--webhook-secret-file")
+    tools = find_tools(args.helm, args.kustomize)
+    api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
+    if tls_verification_off(api):
+        log.warning("TLS verification is off for %s (insecure-skip-tls-verify)",
+                    api.configuration.host)
+    cluster = KubeCluster(api, timeouts=timeouts)
     source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth)
-    api = load_client(args.kubeconfig, args.context)
-    cluster = KubeCluster(api)
     settings = LoopSettings(
-        path=args.path, interval=duration_flag(args.interval, "--interval"),
-        resync=duration_flag(args.resync, "--resync"),
+        path=args.path, interval=interval, resync=resync,
         apply=ApplyOptions(now=datetime.now(UTC), instance=args.instance,
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune,
-                           suspension_timeout=duration_flag(args.suspension_timeout,
-                                                        "--suspension-timeout")))
-    reconciler = Reconciler(source, cluster, find_tools(args.helm, args.kustomize), settings)
-    secret = (Path(args.webhook_secret_file).read_bytes().strip()
-              if args.webhook_secret_file else None)
-    server = EndpointServer(args.listen, LoopEndpoints(
+                           suspension_timeout=suspension_timeout))
+    reconciler = Reconciler(source, cluster, tools, settings,
+                            api_probe=lambda: cluster.get("v1", "Namespace", "", NAMESPACE))
+    elector = None
+    server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),
-        metrics=reconciler.metrics.exposition, trigger=reconciler.trigger,
-        webhook_secret=secret)).start()
+        metrics=reconciler.metrics.exposition,
+        trigger=lambda: reconciler.trigger() if elector is None or elector.is_leader()
+        else None,
+        webhook_secret=secret, request_pass=reconciler.request_pass,
+        leading=lambda: elector is None or elector.is_leader())).start()
+
     def stop(*_: object) -> None:
         reconciler.stop.set()
         reconciler.wake.set()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    elector = None
     if not args.no_leader_elect:
         if not _ensure_system_namespace(cluster, reconciler.stop):
             server.stop()
@@ -113,11 +164,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         elector = LeaseElector(api, NAMESPACE, f"gitgate-{args.instance}", identity,
                                lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
                                retry_period=max(1, lease // 7)).start()
-
     try:
         reconciler.run(elector.is_leader if elector else (lambda: True))
     finally:
         if elector is not None:
-            elector.stop()
+            elector.stop()  # hands the Lease over when this replica held it
         server.stop()
     return 0

@@ -21,6 +21,10 @@ def out_json(document: Any) -> None:
     out(json.dumps(document, indent=2))
 
 
+def warn(text: str) -> None:
+    print(f"warning: {text}", file=sys.stderr)
+
+
 def problems(errors: Iterable[Problem], warnings: Iterable[Problem] = ()) -> None:
     for warning in warnings:
         print(f"warning: {warning.location()}: {warning.message}", file=sys.stderr)

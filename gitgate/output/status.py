@@ -55,7 +55,9 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
     """The loop's `/status`: where it is, and what its last pass did."""
     state = reconciler.state
     doc: dict[str, Any] = {
-        "ready": state.ready, "revision": state.revision,
+        "ready": state.ready, "leading": state.leading, "passes": state.passes,
+        "gitReachable": state.git_reachable, "apiReachable": state.api_reachable,
+        "revision": state.revision,
         "lastPass": rfc3339(state.last_pass), "lastReason": state.last_reason,
         "lastError": state.last_error, "nextTransition": rfc3339(state.next_transition),
         "repo": reconciler.source.display_url, "branch": reconciler.source.branch}

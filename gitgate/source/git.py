@@ -34,7 +34,14 @@ class GitAuth:
                       username: str = "x-access-token") -> GitAuth:
         token = None
         if token_file:
-            token = Path(token_file).read_text(encoding="utf-8").strip()
+            try:
+                token = Path(token_file).read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise SourceError(f"cannot read the git token file {token_file}: "
+                                  f"{exc.strerror or exc} (--git-token-file)") from None
+            if not token:
+                raise SourceError(f"the git token file {token_file} is empty "
+                                  "(--git-token-file)")
         elif token_env:
             token = os.environ.get(token_env, "").strip() or None
             if token is None:

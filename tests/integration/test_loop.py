@@ -167,7 +167,7 @@ def test_a_window_opening_holds_without_a_commit(upstream, kube, tools, tmp_path
 def test_webhook_signature_and_metrics(upstream, kube, tools, tmp_path):
     loop = reconciler(upstream, kube, tools, tmp_path, interval=600)
     secret = b"webhook-secret"
-    server = EndpointServer("127.0.0.1:0", LoopEndpoints(
+    server = EndpointServer(("127.0.0.1", 0), LoopEndpoints(
         ready=lambda: loop.state.ready, status=lambda: loop_document(loop),
         metrics=loop.metrics.exposition,
         trigger=loop.trigger, webhook_secret=secret)).start()
@@ -251,7 +251,7 @@ def test_only_the_leader_writes_and_a_standby_takes_over(upstream, kube, tools, 
         assert clusters[0].writes() and clusters[1].writes() == []
         assert not electors[1].is_leader()
 
-        electors[0].stop()  # the leader dies: it stops renewing and writing
+        electors[0].stop(release=False)  # the leader dies: no renewal, no write, no release
         loops[0].stop.set()
         loops[0].wake.set()
         threads[0].join(10)

@@ -123,6 +123,13 @@ class ApiState:
         self.resource_version = 1000
         self.requests: list[Request] = []
         self.faults: list = []  # callables(Request) -> None | (status, body)
+        # authentication and authorization, as a kube-apiserver does them: with
+        # `accepted_tokens` set, any other bearer token is 401; `denied` holds (verb, plural)
+        # pairs RBAC refuses with the API server's 403 wording
+        self.accepted_tokens: set[str] | None = None
+        self.user = "system:serviceaccount:gitgate-system:gitgate"
+        self.denied: set[tuple[str, str]] = set()
+        self.stall = 0.0  # seconds every request waits before an answer (a hung server)
         # Karmada's bindings: a change of a binding's spec.suspension becomes visible this many
         # seconds after its policy changed (float("inf"): not until lowered again), as a busy
         # controller lags
@@ -138,6 +145,13 @@ class ApiState:
         parsed = _parse_body(body, content_type)
         request = Request(method, path, query, content_type, parsed,
                           headers.get("user-agent", ""))
+        if self.stall:
+            time.sleep(self.stall)
+        token = (headers.get("authorization") or "").removeprefix("Bearer ").strip()
+        if self.accepted_tokens is not None and token not in self.accepted_tokens:
+            return 401, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                         "status": "Failure", "message": "Unauthorized",
+                         "reason": "Unauthorized", "code": 401}
         with self.lock:
             self.requests.append(request)
             for fault in list(self.faults):
@@ -185,6 +199,7 @@ class ApiState:
             raise ApiError(404, NOT_FOUND_PAGE)
         target = Target(resource, namespace if resource.namespaced else "", name)
         method = request.method
+        self._authorize(method, target)
         if method == "GET":
             return self._get(target, request) if name else self._list(target, request)
         if method == "PATCH" and name:
@@ -200,6 +215,20 @@ class ApiState:
         raise status_error(405, "MethodNotAllowed", f"{method} is not supported here")
 
     # ---------------------------------------------------------------- helpers
+    def _authorize(self, method: str, target: Target) -> None:
+        verb = {"PATCH": "patch", "POST": "create", "PUT": "update", "DELETE": "delete"}.get(
+            method, "get" if target.name else "list")
+        plural = target.resource.plural
+        if (verb, plural) not in self.denied:
+            return
+        subject = f'{plural} "{target.name}"' if target.name else plural
+        where = (f' in the namespace "{target.namespace}"' if target.namespace
+                 else " at the cluster scope")
+        raise status_error(403, "Forbidden", (
+            f'{subject} is forbidden: User "{self.user}" cannot {verb} resource "{plural}" '
+            f'in API group "{target.resource.group}"{where}'),
+            {"name": target.name, "kind": plural} if target.name else {"kind": plural})
+
     def _key(self, target: Target, name: str | None = None) -> tuple[str, str, str, str]:
         return (target.resource.group, target.resource.plural, target.namespace,
                 name if name is not None else target.name)

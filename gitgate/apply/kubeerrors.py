@@ -1,0 +1,135 @@
+"""What went wrong talking to the API server, in words a user can act on (pure).
+
+Transport failures (refused, timed out, TLS) and the answers that are about gitgate's
+credentials rather than an object (401, an RBAC 403) become one `KubeError` each, naming the
+server URL or the verb and resource, never a token.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from gitgate.errors import KubeError, Reason
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds to wait for a connection and for an answer (`--connect-timeout`,
+    `--request-timeout`)."""
+
+    connect: float = 5.0
+    read: float = 30.0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """The adapter's one retry policy: a request the server never received (connection
+    refused or reset before an answer) or one it turned away with 429 is sent again, at most
+    `attempts` times in all, `backoff` seconds apart, doubling. Timeouts are not retried, so a
+    hung server costs one timeout, not several."""
+
+    attempts: int = 3
+    backoff: float = 0.2
+
+    def delay(self, attempt: int) -> float:
+        return self.backoff * (2 ** attempt)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and what it wraps (urllib3's `reason`, causes, contexts)."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        todo += [getattr(current, "reason", None) if isinstance(
+            getattr(current, "reason", None), BaseException) else None,
+            current.__cause__, current.__context__]
+    return seen
+
+
+def _named(chain: list[BaseException], *names: str) -> bool:
+    return any(type(e).__name__ in names for e in chain)
+
+
+def transport_error(exc: BaseException, server: str, timeouts: Timeouts) -> tuple[KubeError,
+                                                                                 bool]:
+    """The error for a request that got no HTTP answer, and whether it may be retried."""
+    chain = _chain(exc)
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return KubeError(f"connection refused: {server} (is the API server running, and is "
+                         "this its address?)", reason=Reason.API_UNREACHABLE), True
+    if _named(chain, "ReadTimeoutError") or any(isinstance(e, socket.timeout | TimeoutError)
+                                                and "read" in str(e).lower() for e in chain):
+        return KubeError(f"timed out after {timeouts.read:g}s waiting for an answer from "
+                         f"{server} (--request-timeout)", reason=Reason.API_TIMEOUT), False
+    if _named(chain, "ConnectTimeoutError") and not _named(chain, "NewConnectionError"):
+        return KubeError(f"timed out after {timeouts.connect:g}s connecting to {server} "
+                         "(--connect-timeout)", reason=Reason.API_TIMEOUT), False
+    if any(isinstance(e, ssl.SSLError) for e in chain) or _named(chain, "SSLError"):
+        return KubeError(f"TLS handshake with {server} failed: check the kubeconfig's "
+                         "certificate-authority-data (or the server name)",
+                         reason=Reason.API_UNREACHABLE), False
+    if any(isinstance(e, socket.gaierror) for e in chain):
+        return KubeError(f"cannot resolve the API server's host name: {server}",
+                         reason=Reason.API_UNREACHABLE), False
+    if any(isinstance(e, ConnectionResetError | BrokenPipeError) for e in chain) or _named(
+            chain, "ProtocolError", "RemoteDisconnected"):
+        return KubeError(f"the connection to {server} was closed before an answer",
+                         reason=Reason.API_UNREACHABLE), True
+    return KubeError(f"cannot reach the API server {server}: {type(exc).__name__}",
+                     reason=Reason.API_UNREACHABLE), False
+
+
+_VERBS = {"PATCH": "patch", "POST": "create", "PUT": "update", "DELETE": "delete"}
+
+
+def verb_and_resource(method: str, path: str) -> tuple[str, str]:
+    """`GET /apis/apps/v1/namespaces/shop/deployments` -> ('list', 'deployments.apps in
+    namespace shop')."""
+    parts = [unquote(p) for p in path.split("?")[0].split("/") if p]
+    if parts[:1] == ["api"]:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"]:
+        group, rest = parts[1] if len(parts) > 1 else "", parts[3:]
+    else:
+        return method.lower(), path
+    namespace = ""
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest:
+        return "get", f"the API group {group or 'core'}"
+    plural = rest[0] + (f".{group}" if group else "")
+    name = rest[1] if len(rest) > 1 else ""
+    verb = _VERBS.get(method, "get" if name else "list")
+    where = f" {name}" if name else ""
+    return verb, f"{plural}{where}" + (f" in namespace {namespace}" if namespace else "")
+
+
+def _message(body: Any) -> str:
+    return str(body.get("message", "")) if isinstance(body, dict) else str(body or "")[:300]
+
+
+def credential_error(status: int, body: Any, method: str, path: str) -> KubeError | None:
+    """401, or a 403 from authorization (not from admission or a terminating namespace)."""
+    if status == 401:
+        return KubeError("unauthorized (check the token in KUBECONFIG, or the client "
+                         "certificate; it may have expired)", status=401,
+                         api_reason=Reason.API_UNAUTHORIZED.value, reason=Reason.API_UNAUTHORIZED)
+    if status != 403:
+        return None
+    message = _message(body)
+    causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body, dict) else []
+    if "admission webhook" in message or any(
+            c.get("reason") == Reason.NAMESPACE_TERMINATING for c in causes):
+        return None
+    verb, resource = verb_and_resource(method, path)
+    return KubeError(f"forbidden: {verb} {resource} (grant it to gitgate's user: "
+                     "deploy/rbac; the API server says: " + message + ")", status=403,
+                     api_reason=Reason.API_FORBIDDEN.value, reason=Reason.API_FORBIDDEN)

@@ -1,0 +1,102 @@
+"""`gitgate reconcile [--wait]`: ask a running `gitgate run` for a pass now, like
+`flux reconcile` or `argocd app sync`. It talks to the loop's `POST /reconcile`, authenticated
+with the webhook secret; a standby answers 503 and the request is sent again, so a Service in
+front of several replicas reaches the leader."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from gitgate.cli.flags import HelpFormatter
+from gitgate.errors import ConfigError, GitgateError
+from gitgate.output import console
+from gitgate.timespec import duration_flag
+
+EXAMPLES = """examples:
+  kubectl -n gitgate-system port-forward deploy/gitgate 8080 &
+  gitgate reconcile --secret-file hook-secret --wait
+  GITGATE_URL=http://gitgate.gitgate-system:8080 gitgate reconcile --secret-file s --wait
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    reconcile = sub.add_parser(
+        "reconcile", help="make a running `gitgate run` fetch and reconcile now",
+        description="Ask the leading `gitgate run` for a pass now, due or not.",
+        formatter_class=HelpFormatter, epilog=EXAMPLES)
+    reconcile.add_argument("--url", default=os.environ.get("GITGATE_URL",
+                                                           "http://127.0.0.1:8080"),
+                           help="the loop's endpoint ($GITGATE_URL)")
+    reconcile.add_argument("--secret-file", required=True,
+                           help="file holding the loop's --webhook-secret-file secret")
+    reconcile.add_argument("--wait", action="store_true",
+                           help="wait for the pass and report how it went")
+    reconcile.add_argument("--timeout", default="5m", help="how long to wait")
+    reconcile.set_defaults(func=cmd_reconcile)
+
+
+def _call(url: str, *, secret: bytes | None = None, timeout: float = 10.0
+          ) -> tuple[int, Any]:
+    request = urllib.request.Request(url, method="POST" if secret else "GET",
+                                     data=b"" if secret else None)
+    if secret:
+        request.add_header("Authorization", "Bearer " + secret.decode())
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, raw = response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        status, raw = exc.code, exc.read()
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise GitgateError(f"cannot reach gitgate at {url}: {reason}") from None
+    try:
+        return status, json.loads(raw)
+    except json.JSONDecodeError:
+        return status, raw.decode("utf-8", "replace").strip()
+
+
+def _secret(path: str) -> bytes:
+    try:
+        secret = Path(path).read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} (--secret-file): {exc.strerror or exc}") from None
+    if not secret:
+        raise ConfigError(f"{path} (--secret-file) is empty")
+    return secret
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    secret = _secret(args.secret_file)
+    timeout = duration_flag(args.timeout, "--timeout").total_seconds()
+    deadline = time.monotonic() + timeout
+    base = args.url.rstrip("/")
+    while True:
+        status, body = _call(base + "/reconcile", secret=secret)
+        if status != 503 or time.monotonic() >= deadline:
+            break
+        time.sleep(0.5)  # a standby answered; a Service sends the next try elsewhere
+    if status != 202:
+        raise GitgateError(f"gitgate at {base} refused the request ({status}): {body}")
+    before = int(body.get("passesBefore", 0))
+    console.out(f"reconcile requested at {base}")
+    if not args.wait:
+        return 0
+    while time.monotonic() < deadline:
+        _, loop = _call(base + "/status")
+        if isinstance(loop, dict) and int(loop.get("passes", 0)) > before:
+            if loop.get("lastError"):
+                console.out(f"pass failed: {loop['lastError']}")
+                return 1
+            console.out(f"reconciled revision {str(loop.get('revision') or '')[:12]} "
+                        f"({loop.get('lastReason')})")
+            return 0
+        time.sleep(0.5)
+    console.out(f"timed out after {args.timeout} waiting for the pass (--timeout)")
+    return 1

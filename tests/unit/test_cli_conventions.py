@@ -1,0 +1,63 @@
+"""The command line as users of flux and argocd expect it: every flag explained with its
+default, examples in --help, a version command, shell completion."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from gitgate import __version__
+from gitgate.cli import main
+from gitgate.cli.parser import build_parser
+
+
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_flag_and_argument_has_help():
+    missing = [f"{name} {action.option_strings or action.dest}"
+               for name, command in commands(build_parser()).items()
+               for action in command._actions
+               if not isinstance(action, argparse._HelpAction) and not action.help]
+    assert missing == []
+
+
+def test_help_shows_defaults_once_and_examples(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    assert "--interval INTERVAL   how often to fetch (default: 1m)" in text
+    assert "examples:" in text
+    assert text.count("default:") == text.count("(default")  # no "(default: None)"
+    assert "(default: None)" not in text and "(default: False)" not in text
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "gitgate pause shop/* --reason INC-42" in capsys.readouterr().out
+
+
+def test_version_command_and_flag(capsys):
+    assert main(["version", "-o", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["gitgate"] == __version__
+    assert found["helm"].startswith("v") and found["kustomize"].startswith("v")
+    assert found["python"].startswith("3.")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith(f"gitgate: {__version__}\nhelm: v")
+
+
+def test_a_missing_tool_is_reported_not_raised(capsys):
+    assert main(["version", "--helm", "/nonexistent/helm"]) == 0
+    assert "helm: not found" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts(shell, capsys):
+    assert main(["completion", shell]) == 0
+    script = capsys.readouterr().out
+    assert "gitgate" in script and "_ARGCOMPLETE" in script or "complete" in script
