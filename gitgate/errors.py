@@ -13,6 +13,7 @@ class Reason(StrEnum):
     INTERNAL_ERROR = "InternalError"
     INVALID_CONFIG = "InvalidConfig"
     INVALID_GATE = "InvalidGate"
+    GATE_MATCHES_NOTHING = "GateMatchesNothing"
     SOURCE_FAILED = "SourceFailed"
     RENDER_FAILED = "RenderFailed"
     DUPLICATE_OBJECT = "DuplicateObject"

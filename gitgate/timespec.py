@@ -44,5 +44,25 @@ def duration_flag(text: str, flag: str) -> timedelta:
 
 
 def rfc3339(moment: datetime) -> str:
-    """`2026-11-22T18:00:00Z`: how gitgate writes a time (gates, inventories, output)."""
-    return moment.isoformat().replace("+00:00", "Z")
+    """`2026-11-22T18:00:00Z`: how gitgate writes a time (gates, inventories, output): UTC,
+    to the second."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def age(moment: datetime | None, now: datetime) -> str:
+    """How long ago, kubectl-style: `45s`, `5m`, `3h`, `2d`, `1y` (`-` when unknown; a time in
+    the future reads `in 5m`)."""
+    if moment is None:
+        return "-"
+    seconds = int((now - moment).total_seconds())
+    ahead = seconds < 0
+    seconds = abs(seconds)
+    for unit, size in (("y", 365 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit != "m" else 1):
+            text = f"{seconds // size}{unit}"
+            break
+    else:
+        text = f"{seconds}s"
+    return f"in {text}" if ahead else text

@@ -40,7 +40,9 @@ class Change:
     bundle: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"object": str(self.ref), "action": str(self.action)}
+        out: dict[str, Any] = {"object": str(self.ref), "group": self.ref.group,
+                               "kind": self.ref.kind, "namespace": self.ref.namespace,
+                               "name": self.ref.name, "action": str(self.action)}
         if self.fields:
             out["fields"] = list(self.fields)
         if self.message:

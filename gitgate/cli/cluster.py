@@ -15,7 +15,7 @@ from gitgate.cli.flags import (
     tool_flags,
 )
 from gitgate.cli.kube import cluster_from
-from gitgate.cli.repo import repo_folder
+from gitgate.cli.repo import repo_folder, warn_if_empty
 from gitgate.output import console
 from gitgate.output.status import pass_document, pass_table, status_document, status_table
 from gitgate.pipeline import reconcile
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     status = sub.add_parser("status", help="what gitgate last did with each bundle",
                             epilog="examples:\n  gitgate status --kubeconfig karmada.config\n"
                                    "  gitgate status -o json | jq '.bundles[].verdict'")
-    output_flag(status, "table", "json")
+    output_flag(status, "table", "wide", "json")
     kube_flags(status, required=True)
     status.set_defaults(func=cmd_status)
 
@@ -62,6 +62,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     root = repo_folder(args)
     plan, result = reconcile(root, find_tools(args.helm, args.kustomize), cluster_from(args),
                              options, bundle_glob=args.bundle)
+    warn_if_empty(root, plan)
     if args.output == "json":
         console.out_json(pass_document(result))
     else:
@@ -75,5 +76,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.output == "json":
         console.out_json(status_document(inventories))
     else:
-        console.out(status_table(inventories))
+        console.out(status_table(inventories, datetime.now(UTC),
+                                 wide=args.output == "wide"))
     return 0

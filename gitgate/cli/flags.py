@@ -42,12 +42,16 @@ def path_arg(parser: argparse.ArgumentParser) -> None:
 
 def kube_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
     """`required`: the command always talks to the API server (else only when asked to)."""
-    default = "$KUBECONFIG, ~/.kube/config, in-cluster" if required else "offline"
+    connection_flags(parser, "$KUBECONFIG, ~/.kube/config, in-cluster" if required
+                     else "offline")
+    parser.add_argument("--instance", default="default",
+                        help="name of this gitgate when several share one API server")
+
+
+def connection_flags(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument("--kubeconfig",
                         help=f"kubeconfig of the Karmada API server (default: {default})")
     parser.add_argument("--context", help="kubeconfig context (default: the current one)")
-    parser.add_argument("--instance", default="default",
-                        help="name of this gitgate when several share one API server")
     parser.add_argument("--connect-timeout", default="5s",
                         help="how long to wait for a connection to the API server")
     parser.add_argument("--request-timeout", default="30s",

@@ -6,7 +6,9 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitgate.cli.flags import git_flags
+from gitgate.cli.flags import connection_flags, git_flags
+from gitgate.cli.kube import cluster_from
+from gitgate.errors import ConfigError, KubeError
 from gitgate.gitops import workflow
 from gitgate.output import console
 from gitgate.render.tools import find_tools
@@ -29,8 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     pause.add_argument("--action", choices=["hold", "suspend"], default="hold",
                        help="hold: write nothing; suspend: write templates, Karmada dispatches "
                             "nothing")
-    pause.add_argument("--clusters", help="suspend only these member clusters (a,b)")
+    pause.add_argument("--clusters", help="suspend only these member clusters (a,b); checked "
+                                          "against Karmada's Clusters with --kubeconfig")
     git_flags(pause)
+    connection_flags(pause, "no check of --clusters")
     pause.set_defaults(func=cmd_pause)
 
     resume = sub.add_parser(
@@ -72,8 +76,23 @@ def cmd_pause(args: argparse.Namespace) -> int:
         now, parse_time(args.until, "--until") if args.until else None,
         parse_duration(args.duration) if args.duration else None)
     clusters = tuple(c.strip() for c in (args.clusters or "").split(",") if c.strip())
+    known = _member_clusters(args) if clusters and args.kubeconfig else None
     return _said(workflow.pause(_repo(args), args.selector, args.reason, now,
-                                action=args.action, until=until, clusters=clusters))
+                                action=args.action, until=until, clusters=clusters,
+                                known_clusters=known))
+
+
+def _member_clusters(args: argparse.Namespace) -> frozenset[str]:
+    """The names of Karmada's member clusters (cluster.karmada.io Cluster objects)."""
+    try:
+        found = cluster_from(args).list_objects("cluster.karmada.io/v1alpha1", "Cluster")
+    except KubeError as exc:
+        if exc.status == 404:
+            raise ConfigError(f"{args.kubeconfig} does not point at a Karmada API server (it "
+                              "serves no cluster.karmada.io Clusters): cannot check "
+                              "--clusters") from None
+        raise
+    return frozenset(c["metadata"]["name"] for c in found)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ from gitgate.output.plan import (
 )
 from gitgate.output.render import render_document, render_yaml
 from gitgate.pipeline import Checkout, matches, plan_checkout
+from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  "  gitgate plan examples/repo --kubeconfig karmada.config"
                                  "   (with the live diff)")
     path_arg(plan)
-    output_flag(plan, "table", "json")
+    output_flag(plan, "table", "wide", "json")
     bundle_flag(plan)
     at_flag(plan)
     tool_flags(plan)
@@ -77,7 +78,28 @@ def repo_folder(args: argparse.Namespace) -> Path:
     root = Path(args.path)
     if not root.is_dir():
         raise ConfigError(f"{root} is not a folder; pass the repo (a folder) to {args.command}")
+    if not (root / "gitgate.yaml").is_file():
+        project = [m for m in PROJECT_MARKERS if (root / m).exists()]
+        if project:
+            console.warn(f"{root} holds {project[0]}: it looks like a code project, not a "
+                         "gitgate repo (no gitgate.yaml); point at the folder of your "
+                         "manifests, for example examples/repo")
+        else:
+            console.warn(f"{root} has no gitgate.yaml: every folder with YAML, a Chart.yaml or "
+                         "a kustomization is taken as a source")
     return root
+
+
+# files that say a folder is a program's source tree rather than a repo of manifests
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "go.mod", "package.json", "Cargo.toml",
+                   "pom.xml")
+
+
+def warn_if_empty(root: Path, plan: Plan) -> None:
+    if not plan.bundles and not plan.problems:
+        console.warn(f"no bundles found in {root}: gitgate looks for folders holding a "
+                     "Chart.yaml, a kustomization.yaml or Kubernetes YAML (see gitgate.yaml "
+                     "`paths`)")
 
 
 def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None = None
@@ -108,6 +130,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     plan = _checkout(args, _at(args), args.bundle).plan
+    warn_if_empty(Path(args.path), plan)
     changes = None
     if args.kubeconfig or args.context:
         changes = live_diff(plan, cluster_from(args), ApplyOptions(
@@ -119,7 +142,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 bundle["changes"] = changes_document(changes, bundle["name"])
         console.out_json(doc)
     else:
-        console.out(plan_table(plan))
+        console.out(plan_table(plan, wide=args.output == "wide"))
         if changes is not None:
             console.out("\n" + changes_table(changes))
     failed = changes is not None and any(c.action is Action.FAILED for c in changes)

@@ -90,7 +90,9 @@ def _commit(repo: GitRepo, checked: tuple[Repo, str], paths: list[Path], message
 
 
 def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: str = "hold",
-          until: datetime | None = None, clusters: tuple[str, ...] = ()) -> Committed:
+          until: datetime | None = None, clusters: tuple[str, ...] = (),
+          known_clusters: frozenset[str] | None = None) -> Committed:
+    """`known_clusters`: Karmada's member clusters, when they could be asked for."""
     if not reason.strip():
         raise ConfigError("--reason must say why (it is shown wherever the bundle is held); a "
                           "gate without a reason is invalid, and an invalid gate holds every "
@@ -99,6 +101,11 @@ def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: s
         raise ConfigError(f"until {until.isoformat()} is in the past: the gate would never hold")
     if clusters and action != "suspend":
         raise ConfigError("--clusters needs --action suspend (hold stops every write)")
+    unknown = [c for c in clusters if known_clusters is not None and c not in known_clusters]
+    if unknown:
+        raise ConfigError(f"no member cluster named {', '.join(unknown)} in Karmada (its "
+                          f"clusters: {', '.join(sorted(known_clusters or ())) or 'none'}); "
+                          "nothing was committed")
     checked = _branch(repo)
     gates_path, plan = _plan(repo, now)
     matched = selected_bundles(selector, _bundles(plan))

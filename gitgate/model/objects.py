@@ -94,6 +94,7 @@ class RenderedSource:
     source: Source
     objects: tuple[Manifest, ...]
     problems: tuple[Problem, ...] = ()
+    seconds: float = 0.0  # how long rendering took
 
     @property
     def failed(self) -> bool:

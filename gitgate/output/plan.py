@@ -7,8 +7,10 @@ from typing import Any
 from gitgate.apply.changeset import Change
 from gitgate.errors import Reason
 from gitgate.model import ObjectRef
-from gitgate.output.tables import rfc3339, table
+from gitgate.output.documents import document
+from gitgate.output.tables import one_line, rfc3339, table
 from gitgate.plan import Plan
+from gitgate.timespec import age
 
 
 def plan_document(plan: Plan) -> dict[str, Any]:
@@ -26,14 +28,15 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "heldObjects": [str(r) for r in verdict.held_objects],
             "policies": list(item.policies),
         })
-    return {
+    return document("Plan", {
         "revision": plan.revision,
         "at": rfc3339(plan.at),
         "bundles": bundles,
         "errors": [p.as_dict() for p in plan.problems]
         + [{"source": "gates", "file": g.file, "line": g.line, "reason": Reason.INVALID_GATE,
             "message": g.message} for g in plan.invalid_gates],
-    }
+        "warnings": [p.as_dict() for p in plan.warnings],
+    })
 
 
 def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
@@ -41,14 +44,20 @@ def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
             "name": ref.name}
 
 
-def plan_table(plan: Plan) -> str:
-    rows = [["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "NEXT CHANGE", "DIGEST", "WHY"]]
+def plan_table(plan: Plan, *, wide: bool = False) -> str:
+    """NEXT CHANGE reads `in 2h` (the time itself with -o wide); WHY is cut to one line."""
+    head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "NEXT CHANGE", "DIGEST", "WHY"]
+    rows = [head + (["NEXT CHANGE AT"] if wide else [])]
     for item in plan.bundles:
         verdict = item.verdict
         why = "; ".join(f"{r.file}: {r.reason}" for r in verdict.reasons) or "-"
-        rows.append([item.bundle.name, str(verdict.verdict), str(len(item.desired)),
-                     str(len(item.policies)), rfc3339(verdict.next_change) or "-",
-                     verdict.digest[:12], why])
+        row = [item.bundle.name, str(verdict.verdict), str(len(item.desired)),
+               str(len(item.policies)),
+               age(verdict.next_change, plan.at) if verdict.next_change else "-",
+               verdict.digest[:12], why if wide else one_line(why)]
+        if wide:
+            row.append(rfc3339(verdict.next_change) or "-")
+        rows.append(row)
     lines = [f"revision {plan.revision} at {rfc3339(plan.at)}", table(rows)]
     for problem in plan.problems:
         lines.append(f"error: {problem.location()}: [{problem.reason}] {problem.message}")
@@ -59,12 +68,12 @@ def plan_table(plan: Plan) -> str:
 
 
 def gates_document(plan: Plan) -> dict[str, Any]:
-    return {"at": rfc3339(plan.at), "gates": [{
+    return document("GateList", {"at": rfc3339(plan.at), "gates": [{
         "name": s.gate.name, "file": s.gate.file, "action": str(s.gate.action),
         "reason": s.gate.reason, "active": s.active, "covers": list(s.covers),
         "until": rfc3339(s.gate.until), "nextChange": rfc3339(s.next_change),
     } for s in plan.gates], "invalid": [{"file": g.file, "line": g.line, "message": g.message}
-                                         for g in plan.invalid_gates]}
+                                         for g in plan.invalid_gates]})
 
 
 def gates_table(plan: Plan) -> str:

@@ -17,5 +17,18 @@ def rfc3339(value: datetime | None) -> str | None:
     return format_time(value) if value else None
 
 
-def one_line(text: str, limit: int = 120) -> str:
-    return text.replace("\n", " ")[:limit]
+def one_line(text: str, limit: int = 60) -> str:
+    """The text on one line, cut to `limit` characters with an ellipsis (tables never wrap;
+    `-o wide` and `-o json` carry the full text)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def parse_stamp(text: str | None) -> datetime | None:
+    """An inventory's RFC 3339 text back to a time (None when empty or unreadable)."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -157,16 +158,27 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     for problem in discovery.problems:
         config_problems.setdefault(problem.source, []).append(problem)
 
+    def timed_render(source: Source) -> RenderedSource:
+        started = time.monotonic()
+        try:
+            rendered = render_source(source, tree, root, tools, helm_client)
+        except Exception as exc:  # a bug must fail this source only, never the whole pass
+            rendered = RenderedSource(source, (), (Problem(
+                source.path, f"unexpected {type(exc).__name__} while rendering this source "
+                "(a gitgate bug: please report it with the source's files)", source.path,
+                None, Reason.INTERNAL_ERROR),))
+        return replace(rendered, seconds=time.monotonic() - started)
+
     def render_one(source: Source) -> RenderedSource:
         if source.path in config_problems:
             return RenderedSource(source, (), tuple(config_problems[source.path]))
         if cache is None:
-            return render_source(source, tree, root, tools, helm_client)
+            return timed_render(source)
         key = cache_key(source, tree, tools)
         cached = cache.get(key)
         if cached is not None:
             return cached
-        rendered = render_source(source, tree, root, tools, helm_client)
+        rendered = timed_render(source)
         cache.put(key, rendered)
         return rendered
 

@@ -38,7 +38,7 @@ def _mapping(text: str, file: str) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{file}: expected a mapping at the top level", file=file, line=1)
+        raise ConfigError("expected a mapping at the top level", file=file, line=1)
     return data
 
 
@@ -46,7 +46,7 @@ def _reject_unknown(data: dict[str, Any], allowed: set[str], file: str, where: s
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise ConfigError(
-            f"{file}: unknown field(s) {', '.join(where + k for k in unknown)}; "
+            f"unknown field(s) {', '.join(where + k for k in unknown)}; "
             f"allowed: {', '.join(sorted(allowed))}", file=file)
 
 
@@ -54,7 +54,7 @@ def _str_list(value: Any, file: str, key: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{file}: {key} must be a list of non-empty strings", file=file)
+        raise ConfigError(f"{key} must be a list of non-empty strings", file=file)
     return tuple(value)
 
 
@@ -62,7 +62,7 @@ def _labels(value: Any, file: str, key: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ConfigError(f"{file}: {key} must map label names to strings", file=file)
+        raise ConfigError(f"{key} must map label names to strings", file=file)
     return {str(k): v for k, v in value.items()}
 
 
@@ -70,7 +70,7 @@ def _optional_str(value: Any, file: str, key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{file}: {key} must be a non-empty string", file=file)
+        raise ConfigError(f"{key} must be a non-empty string", file=file)
     return value
 
 
@@ -78,7 +78,7 @@ def _optional_mapping(value: Any, file: str, key: str) -> Manifest | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise ConfigError(f"{file}: {key} must be a mapping", file=file)
+        raise ConfigError(f"{key} must be a mapping", file=file)
     return value
 
 
@@ -92,7 +92,7 @@ def parse_repo_config(text: str | None, file: str = REPO_CONFIG) -> RepoConfig:
     paths = _str_list(data.get("paths"), file, "paths") or (".",)
     for path in paths:
         if path.startswith("/") or ".." in path.split("/"):
-            raise ConfigError(f"{file}: paths entry {path!r} must stay inside the repo", file=file)
+            raise ConfigError(f"paths entry {path!r} must stay inside the repo", file=file)
     gates_path = _optional_str(data.get("gatesPath"), file, "gatesPath") or "gates"
     return RepoConfig(
         paths=tuple(p.strip("/") or "." for p in paths),
@@ -110,17 +110,17 @@ def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> Bundl
     _reject_unknown(data, _BUNDLE_KEYS, file)
     split = _optional_str(data.get("split"), file, "split")
     if split is not None and split not in SPLIT_MODES:
-        raise ConfigError(f"{file}: split must be one of {sorted(SPLIT_MODES)}, not {split!r}",
+        raise ConfigError(f"split must be one of {sorted(SPLIT_MODES)}, not {split!r}",
                           file=file)
     values = _optional_mapping(data.get("values"), file, "values") or {}
     for path in _str_list(data.get("valuesFiles"), file, "valuesFiles") + (
             (data["dir"],) if isinstance(data.get("dir"), str) else ()):
         if path.startswith("/") or ".." in path.split("/"):
-            raise ConfigError(f"{file}: {path!r} must be a path inside the bundle's folder",
+            raise ConfigError(f"{path!r} must be a path inside the bundle's folder",
                               file=file)
     name = _optional_str(data.get("name"), file, "name")
     if name is not None and not _BUNDLE_NAME.match(name):
-        raise ConfigError(f"{file}: name {name!r} must be lowercase letters, digits, '-' and '.' "
+        raise ConfigError(f"name {name!r} must be lowercase letters, digits, '-' and '.' "
                           "(it names Kubernetes objects)", file=file)
     return BundleOptions(
         name=name,

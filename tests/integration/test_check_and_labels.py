@@ -44,6 +44,69 @@ def test_check_fails_with_junit_for_a_malformed_gate(tools, make_repo, tmp_path,
     assert "matches no bundle" in failures["gates/orphan.yaml"][0]
 
 
+def junit_cases(report) -> dict[tuple[str, str], ET.Element]:
+    suite = ET.parse(report).getroot().find("testsuite")
+    return {(case.get("classname"), case.get("name")): case
+            for case in suite.findall("testcase")}
+
+
+def test_junit_has_a_case_per_source_bundle_and_gate_with_time_and_type(tools, make_repo,
+                                                                        tmp_path):
+    root = make_repo({
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        "apps/b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+        "gates/hold-a.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                             "metadata: {name: hold-a}\nspec: {bundles: [apps-a], reason: r}\n",
+        "gates/bad.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: b}\n"
+                          "spec: {bundles: [apps-b], reason: r, actoin: hold}\n",
+    })
+    report = tmp_path / "junit.xml"
+    assert main(["check", str(root), "--junit", str(report)]) == 1
+    cases = junit_cases(report)
+    assert set(cases) == {("source.raw", "apps/a"), ("source.raw", "apps/b"),
+                          ("bundle", "apps-a"), ("bundle", "apps-b"),
+                          ("gate", "gates/hold-a.yaml"), ("gate", "gates/bad.yaml")}
+    for case in cases.values():
+        assert float(case.get("time")) >= 0.0
+    assert float(cases[("source.raw", "apps/a")].get("time")) > 0.0  # rendering was timed
+    bad = cases[("gate", "gates/bad.yaml")].findall("failure")
+    assert len(bad) == 1 and bad[0].get("type") == "InvalidGate"
+    assert not (bad[0].text or "").strip()  # the message once, not again as text
+    held = cases[("bundle", "apps-a")]
+    assert held.findall("failure") == []
+    assert "held" in held.find("system-out").text and "gates/hold-a.yaml" in held.find(
+        "system-out").text
+
+
+def test_a_broken_bundle_yaml_does_not_fail_the_gates_meant_for_it(tools, make_repo,
+                                                                    tmp_path):
+    root = make_repo({
+        "apps/a/bundle.yaml": "name: [not, a, name]\n",
+        "apps/p/bundle.yaml": "name: payments\nlabels: [broken]\n",
+        "apps/p/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n",
+        "gates/hold-payments.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: "
+                                    "{name: hold-payments}\nspec: {bundles: [payments], "
+                                    "reason: r}\n",
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        "apps/b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+        "gates/hold-a.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                             "metadata: {name: hold-a}\nspec: {bundles: [apps-a], reason: r}\n",
+    })
+    report = tmp_path / "junit.xml"
+    assert main(["check", str(root), "--junit", str(report)]) == 1
+    cases = junit_cases(report)
+    failed = {key: [f.get("message") for f in case.findall("failure")]
+              for key, case in cases.items() if case.findall("failure")}
+    assert set(failed) == {("source.raw", "apps/a"), ("bundle", "apps-a"),
+                           ("source.raw", "apps/p"), ("bundle", "apps-p")}
+    assert "a source failed to render" in cases[("gate", "gates/hold-payments.yaml")].find(
+        "system-out").text
+    assert failed[("source.raw", "apps/a")] == [
+        "apps/a/bundle.yaml: name must be a non-empty string"]
+    assert failed[("bundle", "apps-a")] == ["not planned: its source apps/a failed (see that "
+                                            "case)"]
+
+
 def test_a_malformed_gate_holds_every_bundle_in_plan(tools, make_repo, capsys):
     root = make_repo({
         "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
@@ -99,3 +162,18 @@ def test_examples_plan_shows_a_held_bundle_and_policies(tools, capsys):
     assert len(bundles["guestbook"]["digest"]) == 64
     assert {o["kind"] for o in bundles["guestbook"]["objects"]} == {
         "ConfigMap", "Deployment", "Service"}
+
+
+def test_an_empty_folder_or_a_code_project_warns(tools, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["plan", str(empty)]) == 0
+    err = capsys.readouterr().err
+    assert f"no bundles found in {empty}" in err and "has no gitgate.yaml" in err
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    main(["plan", str(project)])
+    assert "looks like a code project" in capsys.readouterr().err
+    main(["plan", str(EXAMPLES)])
+    assert "warning" not in capsys.readouterr().err

@@ -335,3 +335,26 @@ def test_a_push_race_is_resolved_by_rebasing_the_one_commit(repo, tmp_path, caps
 
 def cm_text(name: str) -> str:
     return f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: w}}\n"
+
+
+def test_pause_clusters_are_checked_against_karmadas_clusters(repo, kube, capsys):
+    if kube.emulator is None:
+        pytest.skip("needs the emulator's Cluster objects (a real cluster has its own)")
+    for name in ("member1", "member2"):
+        kube.cluster.apply({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                            "metadata": {"name": name}, "spec": {"syncMode": "Push"}})
+    root = Path(repo.working_tree_dir)
+    before = repo.head.commit
+    capsys.readouterr()
+    assert main(["pause", "payments", "--reason", "migration", "--action", "suspend",
+                 "--clusters", "member2,member9", "--repo", str(root),
+                 "--kubeconfig", kube.kubeconfig]) == 2
+    err = capsys.readouterr().err
+    assert "no member cluster named member9 in Karmada (its clusters: member1, member2)" in err
+    assert repo.head.commit == before and not (root / "gates").exists()
+
+    assert main(["pause", "payments", "--reason", "migration", "--action", "suspend",
+                 "--clusters", "member2", "--repo", str(root),
+                 "--kubeconfig", kube.kubeconfig]) == 0
+    gate = load_one((root / "gates/pause-payments.yaml").read_text())
+    assert gate["spec"]["clusters"] == ["member2"]

@@ -87,6 +87,8 @@ KARMADA_WORK: tuple[Resource, ...] = (
              ("rb",), True),
     Resource("work.karmada.io", "v1alpha2", "ClusterResourceBinding", "clusterresourcebindings",
              False, ("crb",), True),
+    # the member clusters (karmada-aggregated-apiserver serves them on a real Karmada)
+    Resource("cluster.karmada.io", "v1alpha1", "Cluster", "clusters", False, (), True),
 )
 
 

@@ -1,0 +1,58 @@
+"""Every JSON document gitgate prints carries apiVersion and kind and matches the JSON Schema
+in docs/schema, from real commands over the example repo and the emulator."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from gitgate.cli import main
+from gitgate.output.status import loop_document
+from tests.conftest import EXAMPLES, REPO_ROOT
+from tests.integration.test_loop import Upstream, reconciler
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = json.loads((REPO_ROOT / "docs/schema/gitgate.io_v1alpha1.json").read_text())
+
+
+def validate(document: dict, kind: str) -> None:
+    assert document["apiVersion"] == "gitgate.io/v1alpha1" and document["kind"] == kind
+    Draft202012Validator.check_schema(SCHEMA)
+    errors = sorted(Draft202012Validator(SCHEMA["$defs"][kind] | {"$defs": SCHEMA["$defs"]})
+                    .iter_errors(document), key=str)
+    assert errors == [], "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+    assert list(Draft202012Validator(SCHEMA).iter_errors(document)) == []
+
+
+def printed(capsys, *argv: str) -> dict:
+    capsys.readouterr()
+    main(list(argv))
+    return json.loads(capsys.readouterr().out)
+
+
+def test_offline_documents(tools, capsys):
+    validate(printed(capsys, "plan", str(EXAMPLES), "-o", "json"), "Plan")
+    validate(printed(capsys, "gates", str(EXAMPLES), "-o", "json"), "GateList")
+    validate(printed(capsys, "check", str(EXAMPLES), "-o", "json"), "CheckReport")
+
+
+def test_documents_against_the_api(kube, tools, tmp_path, capsys):
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    upstream = Upstream(tmp_path, kube)
+    applied = printed(capsys, "apply", str(upstream.root), *flags, "-o", "json")
+    validate(applied, "ApplyResult")
+    validate(printed(capsys, "status", *flags, "-o", "json"), "Status")
+    plan = printed(capsys, "plan", str(upstream.root), *flags, "-o", "json")
+    validate(plan, "Plan")
+    loop = reconciler(upstream, kube, tools, tmp_path)
+    loop.tick()
+    validate(json.loads(json.dumps(loop_document(loop))), "LoopStatus")
+
+
+def test_a_wrong_document_fails_the_schema():
+    with pytest.raises(AssertionError):
+        validate({"apiVersion": "gitgate.io/v1alpha1", "kind": "Status",
+                  "bundles": [{"name": "x"}]}, "Status")
