@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -43,6 +44,7 @@ def test_ci_examples_are_valid_workflows_that_run_gitgate():
     assert "pull_request" in check["on"]
     steps = " ".join(s.get("run", "") for s in check["jobs"]["check"]["steps"])
     assert "gitgate check . --junit" in steps
+    assert "GITHUB_STEP_SUMMARY" in steps and check["permissions"] == {"contents": "read"}
     pause = load_one((REPO_ROOT / "examples/ci/gitgate-pause.yml").read_text())
     assert "workflow_dispatch" in pause["on"]
     script = pause["jobs"]["gate"]["steps"][-1]["run"]
@@ -51,3 +53,122 @@ def test_ci_examples_are_valid_workflows_that_run_gitgate():
     assert pause["on"]["workflow_dispatch"]["inputs"]["reason"]["required"] is True
     assert pause["concurrency"]["cancel-in-progress"] is False
     assert pause["permissions"] == {"contents": "write"}
+
+
+@pytest.mark.parametrize("variant, secret, key", [
+    ("deploy", "karmada-kubeconfig", "kubeconfig"),
+    ("deploy/variants/karmadactl-init", "karmada-controller-manager-config", "karmada.config"),
+    ("deploy/variants/karmada-operator", "karmada-admin-config", "karmada.config"),
+    ("deploy/variants/least-privilege", "gitgate-karmada-kubeconfig", "kubeconfig"),
+])
+def test_each_install_flavour_is_one_patch_of_the_kubeconfig_secret(tools, variant, secret,
+                                                                    key):
+    out = subprocess.run([*tools.kustomize, str(REPO_ROOT / variant)], capture_output=True,
+                         text=True, check=True).stdout
+    deployment = next(d.data for d in load_documents(out) if d.data["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    volume = next(v for v in pod["volumes"] if v["name"] == "karmada-kubeconfig")
+    assert volume["secret"] == {"secretName": secret,
+                                "items": [{"key": key, "path": "kubeconfig"}]}
+    assert "--kubeconfig=/etc/karmada/kubeconfig" in pod["containers"][0]["args"]
+
+
+def rbac_grants() -> set[tuple[str, str, str, str]]:
+    """The (verb, group, resource, namespace or *) pairs deploy/karmada-rbac grants."""
+    documents = [d.data for d in load_documents(
+        (REPO_ROOT / "deploy/karmada-rbac/rbac.yaml").read_text())]
+    grants = set()
+    for role in documents:
+        if role["kind"] not in ("ClusterRole", "Role"):
+            continue
+        where = role["metadata"].get("namespace", "*")
+        for rule in role["rules"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        grants.add((verb, group, resource, where))
+    return grants
+
+
+def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tools, capsys):
+    """Over the emulator with RBAC limited to deploy/karmada-rbac's rules: apply, a second
+    pass, status, pause --clusters and the leader Lease all work; a kind the role leaves out
+    fails only its bundle, naming the verb and resource."""
+    import git
+
+    from gitgate.apply.inventory import NAMESPACE
+    from gitgate.apply.kube import KubeCluster, LeaseElector, load_client
+    from gitgate.cli import main
+    from tests.conftest import write_files
+    from tests.kubeapi.server import KubeApiEmulator
+
+    with KubeApiEmulator() as emulator:
+        kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
+        KubeCluster(load_client(kubeconfig)).apply({
+            "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": "member1"}})
+        emulator.state.allowed = rbac_grants()
+        root = write_files(tmp_path / "repo", {
+            "gitgate.yaml": "defaults: {placement: {clusterAffinity: "
+                            "{clusterNames: [member1]}}}\n",
+            "shop/bundle.yaml": "name: shop\n",
+            "shop/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+            "shop/app.yaml": """
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {name: web, namespace: shop}
+                spec:
+                  selector: {matchLabels: {app: web}}
+                  template:
+                    metadata: {labels: {app: web}}
+                    spec:
+                      serviceAccountName: web
+                      containers: [{name: web, image: "web:1", envFrom: [{configMapRef: {name: web}}]}]
+                ---
+                apiVersion: v1
+                kind: ConfigMap
+                metadata: {name: web, namespace: shop}
+                data: {mode: one}
+                ---
+                apiVersion: v1
+                kind: ServiceAccount
+                metadata: {name: web, namespace: shop}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: web, namespace: shop}
+                spec: {selector: {app: web}, ports: [{port: 80}]}
+            """,
+            "extra/bundle.yaml": "name: extra\n",
+            "extra/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n"
+                               "metadata: {name: reader, namespace: shop}\nrules: []\n",
+        })
+        flags = ["--kubeconfig", kubeconfig]
+        capsys.readouterr()
+        assert main(["apply", str(root), *flags, "-o", "json"]) == 1
+        bundles = {b["name"]: b for b in json.loads(capsys.readouterr().out)["bundles"]}
+        assert bundles["shop"]["verdict"] == "apply" and not bundles["shop"]["failed"]
+        assert ("forbidden: patch roles.rbac.authorization.k8s.io reader in namespace shop"
+                in bundles["extra"]["message"])
+        assert main(["apply", str(root), *flags]) == 1  # the second pass reads and compares
+        assert main(["status", *flags]) == 0
+        assert "shop" in capsys.readouterr().out
+
+        repo = git.Repo.init(root, initial_branch="main")
+        with repo.config_writer() as config:
+            config.set_value("user", "name", "On Call")
+            config.set_value("user", "email", "oncall@example.com")
+        repo.git.add("-A")
+        repo.git.commit("-m", "initial")
+        assert main(["pause", "shop", "--reason", "move", "--action", "suspend",
+                     "--clusters", "member1", "--repo", str(root), *flags]) == 0
+
+        elector = LeaseElector(load_client(kubeconfig), NAMESPACE, "gitgate-rbac", "a",
+                               lease_duration=3, renew_deadline=2, retry_period=1).start()
+        deadline = __import__("time").monotonic() + 10
+        while not elector.is_leader() and __import__("time").monotonic() < deadline:
+            __import__("time").sleep(0.1)
+        assert elector.is_leader()
+        elector.stop()
+        forbidden = [r for r in emulator.state.requests if r.path.endswith("/roles/reader")]
+        assert forbidden  # the only refusal was the Role the role leaves out

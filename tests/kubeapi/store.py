@@ -129,6 +129,8 @@ class ApiState:
         self.accepted_tokens: set[str] | None = None
         self.user = "system:serviceaccount:gitgate-system:gitgate"
         self.denied: set[tuple[str, str]] = set()
+        # with `allowed` set, only these (verb, group, plural, namespace or "*") pass RBAC
+        self.allowed: set[tuple[str, str, str, str]] | None = None
         self.stall = 0.0  # seconds every request waits before an answer (a hung server)
         # Karmada's bindings: a change of a binding's spec.suspension becomes visible this many
         # seconds after its policy changed (float("inf"): not until lowered again), as a busy
@@ -219,7 +221,11 @@ class ApiState:
         verb = {"PATCH": "patch", "POST": "create", "PUT": "update", "DELETE": "delete"}.get(
             method, "get" if target.name else "list")
         plural = target.resource.plural
-        if (verb, plural) not in self.denied:
+        group = target.resource.group
+        permitted = (verb, plural) not in self.denied and (
+            self.allowed is None or any((verb, group, plural, where) in self.allowed
+                                        for where in ("*", target.namespace)))
+        if permitted:
             return
         subject = f'{plural} "{target.name}"' if target.name else plural
         where = (f' in the namespace "{target.namespace}"' if target.namespace
