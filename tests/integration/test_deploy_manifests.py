@@ -123,7 +123,8 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
                     metadata: {labels: {app: web}}
                     spec:
                       serviceAccountName: web
-                      containers: [{name: web, image: "web:1", envFrom: [{configMapRef: {name: web}}]}]
+                      containers:
+                        - {name: web, image: "web:1", envFrom: [{configMapRef: {name: web}}]}
                 ---
                 apiVersion: v1
                 kind: ConfigMap
