@@ -114,7 +114,8 @@ class Reconciler:
         self.tools = tools
         self.settings = settings
         self.clock = clock or (lambda: datetime.now(UTC))
-        self.metrics = metrics or LoopMetrics()
+        self.metrics = metrics or LoopMetrics(tool_versions={
+            "helm": tools.helm_version, "kustomize": tools.kustomize_version})
         self.state = LoopState()
         self.render_cache = RenderCache()
         self.wake = threading.Event()
@@ -128,7 +129,9 @@ class Reconciler:
             now = self.clock()
             try:
                 revision = self.source.sync()
+                self.metrics.record_fetch(True, now.timestamp())
             except GitgateError as exc:
+                self.metrics.record_fetch(False, now.timestamp())
                 self.state.git_reachable = False
                 self.state.requested = False
                 self.state.passes += 1
@@ -163,6 +166,10 @@ class Reconciler:
         verdicts = {b.bundle: ("failed" if b.failed else b.verdict) for b in result.bundles
                     if b.verdict != "removed"}
         self.metrics.record_verdicts(verdicts)
+        self.metrics.record_gates({g.gate.name: g.active for g in plan.gates})
+        self.metrics.record_applied([b.bundle for b in result.bundles
+                                     if b.verdict == "apply" and not b.failed], now.timestamp())
+        self.metrics.forget_bundles(set(verdicts))
         self.metrics.record_revision(revision)
         self.metrics.applied.inc(sum(len(b.applied) for b in result.bundles))
         self.metrics.pruned.inc(sum(len(b.pruned) for b in result.bundles))
@@ -216,11 +223,14 @@ class Reconciler:
         """A standby's readiness: fetch (which also keeps its checkout warm for a takeover)
         and ask the API server one cheap question."""
         with self._lock:
+            now = self.clock()
             try:
                 self.source.sync()
                 self.state.git_reachable = True
+                self.metrics.record_fetch(True, now.timestamp())
             except GitgateError as exc:
                 self.state.git_reachable = False
+                self.metrics.record_fetch(False, now.timestamp())
                 log.warning("standby cannot fetch: %s", exc.message,
                             extra={"event": "probe", "reason": exc.reason})
             try:

@@ -2,14 +2,50 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+import platform
+
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+
+from gitgate import __version__
 
 VERDICTS = ("apply", "held", "suspended", "failed")
 
 
 class LoopMetrics:
-    def __init__(self) -> None:
+    """The loop's series, plus the client's process, platform and GC collectors; counters carry
+    no `_created` series (they double the series count and no dashboard reads them)."""
+
+    def __init__(self, *, tool_versions: dict[str, str] | None = None) -> None:
+        disable_created_metrics()
         self.registry = CollectorRegistry()
+        for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+            self.registry.register(collector)
+        versions = {"version": __version__, "python": platform.python_version(),
+                    "helm": "", "kustomize": "", **(tool_versions or {})}
+        self.build = Gauge("gitgate_build_info", "1, labelled with gitgate's and its tools' "
+                           "versions", list(versions), registry=self.registry)
+        self.build.labels(**versions).set(1)
+        self.last_applied = Gauge("gitgate_bundle_last_applied_timestamp_seconds",
+                                  "when a pass last applied the bundle without failure",
+                                  ["bundle"], registry=self.registry)
+        self.gate_active = Gauge("gitgate_gate_active", "1 while the gate holds or suspends "
+                                 "what it covers", ["gate"], registry=self.registry)
+        self.fetches = Counter("gitgate_git_fetch", "fetches of the Git source by result",
+                               ["result"], registry=self.registry)
+        self.last_fetch = Gauge("gitgate_git_last_fetch_timestamp_seconds",
+                                "when the last successful fetch ended", registry=self.registry)
+        self.last_fetch_ok = Gauge("gitgate_git_last_fetch_success",
+                                   "1 when the last fetch worked", registry=self.registry)
         self.verdict = Gauge("gitgate_bundle_verdict", "1 for the bundle's current verdict",
                              ["bundle", "verdict"], registry=self.registry)
         self.pass_duration = Histogram("gitgate_pass_duration_seconds", "duration of a pass",
@@ -37,6 +73,26 @@ class LoopMetrics:
             for verdict in VERDICTS:
                 self.verdict.labels(bundle, verdict).set(1 if verdict == current else 0)
         self._bundles = set(verdicts)
+
+    def record_gates(self, active: dict[str, bool]) -> None:
+        self.gate_active.clear()
+        for gate, on in active.items():
+            self.gate_active.labels(gate).set(1 if on else 0)
+
+    def record_applied(self, bundles: list[str], when: float) -> None:
+        for bundle in bundles:
+            self.last_applied.labels(bundle).set(when)
+
+    def forget_bundles(self, present: set[str]) -> None:
+        for labels in list(self.last_applied._metrics):
+            if labels[0] not in present:
+                self.last_applied.remove(*labels)
+
+    def record_fetch(self, ok: bool, when: float) -> None:
+        self.fetches.labels("success" if ok else "failure").inc()
+        self.last_fetch_ok.set(1 if ok else 0)
+        if ok:
+            self.last_fetch.set(when)
 
     def record_revision(self, revision: str) -> None:
         self.revision.clear()

@@ -15,6 +15,7 @@ import git
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import gitgate
 from gitgate.apply.engine import ApplyOptions
 from gitgate.httpserver import EndpointServer, LoopEndpoints
 from gitgate.loop import LoopSettings, Reconciler
@@ -195,6 +196,18 @@ def test_webhook_signature_and_metrics(upstream, kube, tools, tmp_path):
         assert verdicts[(f"{upstream.run}-app", "held")] == 0
         assert "gitgate_pass_duration_seconds" in families
         assert families["gitgate_last_success_timestamp_seconds"].samples[0].value > 0
+        build = families["gitgate_build_info"].samples[0]
+        assert build.value == 1 and build.labels["version"] == gitgate.__version__
+        assert build.labels["helm"] == tools.helm_version
+        applied_at = {s.labels["bundle"]: s.value
+                      for s in families["gitgate_bundle_last_applied_timestamp_seconds"].samples}
+        assert applied_at[f"{upstream.run}-app"] > 0
+        fetches = {s.labels["result"]: s.value for s in families["gitgate_git_fetch"].samples
+                   if s.name == "gitgate_git_fetch_total"}
+        assert fetches["success"] >= 2 and "failure" not in fetches
+        assert families["gitgate_git_last_fetch_success"].samples[0].value == 1
+        assert "process_resident_memory_bytes" in text and "python_info" in text
+        assert "_created" not in text
         status = urllib.request.urlopen(base + "/status").read().decode()
         assert sha in status
     finally:

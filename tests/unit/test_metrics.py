@@ -1,0 +1,44 @@
+"""The loop's metrics as Prometheus reads them: gates active or not, bundles that leave stop
+being reported."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from gitgate.status.metrics import LoopMetrics
+
+
+def samples(metrics: LoopMetrics, name: str) -> dict[tuple, float]:
+    families = {f.name: f for f in text_string_to_metric_families(
+        metrics.exposition().decode())}
+    if name not in families:
+        return {}
+    return {tuple(sorted(s.labels.items())): s.value for s in families[name].samples
+            if not s.name.endswith("_created")}
+
+
+def test_gate_active_follows_the_last_pass():
+    metrics = LoopMetrics(tool_versions={"helm": "v4", "kustomize": "v5"})
+    metrics.record_gates({"weekend-freeze": True, "pause-shop": False})
+    assert samples(metrics, "gitgate_gate_active") == {
+        (("gate", "weekend-freeze"),): 1, (("gate", "pause-shop"),): 0}
+    metrics.record_gates({"weekend-freeze": False})
+    assert samples(metrics, "gitgate_gate_active") == {(("gate", "weekend-freeze"),): 0}
+
+
+def test_a_bundle_that_left_is_no_longer_reported():
+    metrics = LoopMetrics()
+    metrics.record_applied(["a", "b"], 1000.0)
+    metrics.forget_bundles({"a"})
+    assert samples(metrics, "gitgate_bundle_last_applied_timestamp_seconds") == {
+        (("bundle", "a"),): 1000.0}
+
+
+def test_fetch_results_are_counted():
+    metrics = LoopMetrics()
+    metrics.record_fetch(True, 50.0)
+    metrics.record_fetch(False, 60.0)
+    assert samples(metrics, "gitgate_git_fetch") == {
+        (("result", "success"),): 1, (("result", "failure"),): 1}
+    assert samples(metrics, "gitgate_git_last_fetch_timestamp_seconds") == {(): 50.0}
+    assert samples(metrics, "gitgate_git_last_fetch_success") == {(): 0}
