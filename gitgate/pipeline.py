@@ -34,7 +34,8 @@ class Checkout:
 
 def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None) -> Plan:
     """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD."""
-    texts = gate_texts(rendered.tree, rendered.discovery.config.gates_path)
+    config = rendered.discovery.config
+    texts = gate_texts(rendered.tree, config.gates_path, configured=config.gates_path_configured)
     return make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
                      rendered.problems, rendered.warnings)

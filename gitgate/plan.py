@@ -13,6 +13,7 @@ from gitgate.karmada.policy import generated_policies, with_suspension
 from gitgate.model import (
     Bundle,
     BundleVerdict,
+    GateText,
     InvalidGate,
     Manifest,
     Problem,
@@ -39,11 +40,23 @@ class Plan:
     warnings: tuple[Problem, ...] = ()
 
 
-def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, str | None],
+def misplaced_gates(rendered: tuple[RenderedSource, ...]) -> list[InvalidGate]:
+    """A Gate in a source folder is not read as a gate, yet whoever wrote it expects it to
+    hold: it holds every bundle until moved into the gates folder (fail closed)."""
+    return [InvalidGate(r.source.path, (
+        f"a {o.get('kind')} {o.get('metadata', {}).get('name')!r} ({o.get('apiVersion')}) is in "
+        f"the source {r.source.path}, outside the gates folder: gitgate does not read gates "
+        "there; move it to the gates folder"))
+        for r in rendered for o in r.objects
+        if str(o.get("apiVersion", "")).startswith("gitgate.io/")]
+
+
+def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateText],
               now: datetime, revision: str, problems: tuple[Problem, ...] = (),
               warnings: tuple[Problem, ...] = ()) -> Plan:
     bundles = group_all(rendered)
     gates, invalid = parse_gates(gate_texts)
+    invalid += misplaced_gates(rendered)
     verdicts = evaluate(bundles, gates, invalid, now)
     plans = []
     for bundle in bundles:

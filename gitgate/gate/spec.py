@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 
 from gitgate.errors import ConfigError, GateSpecError
-from gitgate.model import Action, Approval, Gate, InvalidGate, Window
+from gitgate.model import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
 from gitgate.timespec import parse_duration, parse_time
 from gitgate.yamlio import YamlSyntaxError, load_documents
 
@@ -138,10 +138,12 @@ def _annotation(meta: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def parse_gate_file(text: str | None, file: str) -> tuple[list[Gate], list[InvalidGate]]:
+def parse_gate_file(text: GateText, file: str) -> tuple[list[Gate], list[InvalidGate]]:
     """All gates of one file, or the reason the file is invalid (then none of its gates count)."""
     if text is None:
         return [], [InvalidGate(file, "cannot read the gate file")]
+    if isinstance(text, Unreadable):
+        return [], [InvalidGate(file, text.why)]
     try:
         documents = list(load_documents(text, key_lines=True))
     except YamlSyntaxError as exc:
@@ -164,7 +166,7 @@ def _path_in_message(message: str) -> tuple[str, ...]:
     return tuple(p for p in first.replace("[", ".").replace("]", "").split(".") if p)
 
 
-def parse_gates(files: dict[str, str | None]) -> tuple[list[Gate], list[InvalidGate]]:
+def parse_gates(files: dict[str, GateText]) -> tuple[list[Gate], list[InvalidGate]]:
     """Gates of every file (path -> text); two gates with one name are both invalid."""
     gates: list[Gate] = []
     invalid: list[InvalidGate] = []

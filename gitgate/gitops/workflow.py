@@ -120,6 +120,7 @@ def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: s
     name = gate_name_for(selector, taken)
     gate = new_gate(name, selector, reason, action=action, until=until, clusters=clusters)
     path = repo.root / gates_path / f"{name}.yaml"
+    _refuse_links(repo.root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dump_gate(gate), encoding="utf-8")
     covered = ", ".join(b.name for b in matched)
@@ -148,6 +149,18 @@ def _refuse_uncommitted(git: Repo, path: Path) -> None:
     if path.exists() and has_uncommitted_changes(git, path):
         raise ConfigError(f"{path.name} has uncommitted changes; commit or discard them first "
                           "(gitgate commits the gate file as a whole)")
+
+
+def _refuse_links(root: Path, path: Path) -> None:
+    """Never write through a symlink: every folder from the repo root to the gate file must be
+    a real folder inside the repo (or not exist yet)."""
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            raise ConfigError(f"{current.relative_to(root)} is a symlink: gitgate does not write "
+                              "gates through links (it would not read them there either); "
+                              "replace it with a real folder")
 
 
 def pause_until(now: datetime, until: datetime | None, duration: timedelta | None

@@ -2,7 +2,7 @@
 package; import them from here."""
 
 from gitgate.model.bundle import Bundle
-from gitgate.model.gate import Action, Approval, Gate, InvalidGate, Window
+from gitgate.model.gate import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
 from gitgate.model.labels import BUNDLE_LABEL, bundle_from_label, bundle_label_value
 from gitgate.model.objects import (
     BundleOptions,
@@ -18,6 +18,7 @@ from gitgate.model.verdict import BundleVerdict, HoldReason, ReasonKind, Verdict
 
 __all__ = [
     "BUNDLE_LABEL", "Action", "Approval", "Bundle", "BundleOptions", "BundleVerdict", "Gate",
+    "GateText", "Unreadable",
     "HoldReason", "InvalidGate", "Manifest", "ObjectRef", "Problem", "ReasonKind",
     "RenderedSource", "Source", "SourceKind", "Verdict", "Window", "bundle_from_label",
     "bundle_label_value", "is_under", "join", "parent_dir",

@@ -13,6 +13,18 @@ class Action(StrEnum):
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """A file in the gates folder gitgate will not read as a gate, and why; like an invalid
+    gate it holds every bundle (fail closed)."""
+
+    why: str
+
+
+# a gate file's text, or why there is none to read
+GateText = str | Unreadable | None
+
+
+@dataclass(frozen=True)
 class Window:
     cron: str
     duration: timedelta

@@ -25,6 +25,7 @@ _BUNDLE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,50}[a-z0-9])?$")
 class RepoConfig:
     paths: tuple[str, ...] = (".",)
     gates_path: str = "gates"
+    gates_path_configured: bool = False  # gitgate.yaml names it (then it must exist)
     default_namespace: str = "default"
     default_placement: Manifest | None = None
     default_labels: dict[str, str] = field(default_factory=dict)
@@ -94,9 +95,13 @@ def parse_repo_config(text: str | None, file: str = REPO_CONFIG) -> RepoConfig:
         if path.startswith("/") or ".." in path.split("/"):
             raise ConfigError(f"paths entry {path!r} must stay inside the repo", file=file)
     gates_path = _optional_str(data.get("gatesPath"), file, "gatesPath") or "gates"
+    if gates_path.startswith("/") or ".." in gates_path.split("/") or not gates_path.strip("/."):
+        raise ConfigError(f"gatesPath {gates_path!r} must be a folder inside the repo (not the "
+                          "repo itself)", file=file)
     return RepoConfig(
         paths=tuple(p.strip("/") or "." for p in paths),
         gates_path=gates_path.strip("/"),
+        gates_path_configured="gatesPath" in data,
         default_namespace=_optional_str(defaults.get("namespace"), file, "defaults.namespace")
         or "default",
         default_placement=_optional_mapping(defaults.get("placement"), file, "defaults.placement"),

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitgate.model import is_under
+from gitgate.model import GateText, Unreadable, is_under
 
 
 @dataclass(frozen=True)
@@ -17,11 +17,13 @@ class RepoTree:
     files: repo-relative POSIX paths of regular files and of symlinks that stay inside the repo.
     escaping_links: repo-relative paths of symlinks whose target is outside the repo (or broken).
     read: returns a file's text by repo-relative path, or None when it does not exist.
+    dir_links: repo-relative paths of symlinks to folders inside the repo (not walked).
     """
 
     files: frozenset[str]
     escaping_links: frozenset[str]
     read: Callable[[str], str | None]
+    dir_links: frozenset[str] = frozenset()
 
 
 def is_inside(root: Path, candidate: Path) -> bool:
@@ -37,6 +39,7 @@ def scan_repo(root: Path) -> RepoTree:
     root = root.resolve()
     files: set[str] = set()
     escaping: set[str] = set()
+    dir_links: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         here = Path(dirpath)
@@ -48,6 +51,7 @@ def scan_repo(root: Path) -> RepoTree:
                     escaping.add(rel)
                     continue
                 if full.is_dir():
+                    dir_links.add(rel)
                     continue
             files.add(rel)
 
@@ -57,15 +61,42 @@ def scan_repo(root: Path) -> RepoTree:
             return None
         return path.read_text(encoding="utf-8", errors="replace")
 
-    return RepoTree(frozenset(files), frozenset(escaping), read)
+    return RepoTree(frozenset(files), frozenset(escaping), read, frozenset(dir_links))
 
 
-def gate_texts(tree: RepoTree, gates_path: str) -> dict[str, str | None]:
-    """Text of every YAML file under the gates folder; a symlink leaving the repo reads as
-    None (an unreadable gate, which holds everything)."""
-    files: dict[str, str | None] = {f: tree.read(f) for f in tree.files
-                                    if is_under(f, gates_path) and f.endswith((".yaml", ".yml"))}
+GATE_SUFFIXES = (".yaml", ".yml", ".json")
+NOT_GATES = ("README.md", ".gitkeep")  # the only other files a gates folder may hold
+
+
+def gate_texts(tree: RepoTree, gates_path: str, *, configured: bool = False
+               ) -> dict[str, GateText]:
+    """Every file under the gates folder, fail closed: `.yaml`, `.yml` and `.json` (any case)
+    are read as gates; anything else there (another extension, a symlink leaving the repo, a
+    symlinked folder) is Unreadable and holds every bundle, as does a configured gates folder
+    that is missing or is itself a symlink."""
+    files: dict[str, GateText] = {}
+    for file in tree.files:
+        if not is_under(file, gates_path):
+            continue
+        name = file.rsplit("/", 1)[-1]
+        if name.lower().endswith(GATE_SUFFIXES):
+            files[file] = tree.read(file)
+        elif name not in NOT_GATES:
+            files[file] = Unreadable(
+                f"{file} is in the gates folder but is not a gate file (.yaml, .yml or "
+                ".json): gitgate cannot tell what it holds, so every bundle is held until it "
+                "is renamed or moved out")
     for link in tree.escaping_links:
         if is_under(link, gates_path):
-            files[link] = None
+            files[link] = Unreadable(f"{link} is a symlink leading out of the repo (or "
+                                     "nowhere): replace it with the gate file itself")
+    for link in tree.dir_links:
+        if is_under(link, gates_path) or is_under(gates_path, link):
+            files[link] = Unreadable(f"{link} is a symlinked folder: gitgate does not read "
+                                     "gates through links; put the gate files in "
+                                     f"{gates_path}/ itself")
+    if configured and not files and not any(is_under(f, gates_path) for f in tree.files):
+        files[gates_path] = Unreadable(
+            f"gatesPath {gates_path!r} (gitgate.yaml) does not exist: create it (an empty "
+            "folder with a .gitkeep) or remove gatesPath")
     return files

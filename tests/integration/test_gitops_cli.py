@@ -358,3 +358,15 @@ def test_pause_clusters_are_checked_against_karmadas_clusters(repo, kube, capsys
                  "--kubeconfig", kube.kubeconfig]) == 0
     gate = load_one((root / "gates/pause-payments.yaml").read_text())
     assert gate["spec"]["clusters"] == ["member2"]
+
+
+def test_pause_never_writes_through_a_symlinked_gates_folder(repo, tmp_path, capsys):
+    import os
+
+    root = Path(repo.working_tree_dir)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    os.symlink(outside, root / "gates")
+    assert main(["pause", "payments", "--reason", "INC-7", "--repo", str(root)]) == 2
+    assert "gates is a symlink" in capsys.readouterr().err
+    assert list(outside.iterdir()) == []
