@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +36,89 @@ class YamlSyntaxError(ValueError):
 
 
 @dataclass(frozen=True)
+class YamlLimits:
+    """What one YAML text may cost. Every file gitgate parses (and every tool's output) goes
+    through these: a text over a limit is refused with a message naming the limit and the
+    environment variable that raises it, before it can use unbounded time or memory."""
+
+    max_bytes: int = 8 << 20  # GITGATE_YAML_MAX_BYTES
+    max_nodes: int = 1_000_000  # values once aliases are expanded: GITGATE_YAML_MAX_NODES
+    max_depth: int = 100  # nesting of mappings and lists: GITGATE_YAML_MAX_DEPTH
+
+    @classmethod
+    def from_env(cls, *, max_bytes: int | None = None) -> YamlLimits:
+        def number(name: str, default: int) -> int:
+            raw = os.environ.get(name, "")
+            return int(raw) if raw.isdigit() else default
+        base = cls(max_bytes=max_bytes or cls.max_bytes)
+        return cls(number("GITGATE_YAML_MAX_BYTES", base.max_bytes),
+                   number("GITGATE_YAML_MAX_NODES", base.max_nodes),
+                   number("GITGATE_YAML_MAX_DEPTH", base.max_depth))
+
+
+class _Budget:
+    def __init__(self, limits: YamlLimits):
+        self.limits = limits
+        self.nodes = 0
+
+    def spend(self, depth: int) -> None:
+        self.nodes += 1
+        if self.nodes > self.limits.max_nodes:
+            raise YamlSyntaxError(
+                f"the YAML expands to more than {self.limits.max_nodes} values (aliases "
+                "repeating aliases?); raise GITGATE_YAML_MAX_NODES if it is meant", None)
+        if depth > self.limits.max_depth:
+            raise YamlSyntaxError(
+                f"the YAML nests deeper than {self.limits.max_depth} levels; raise "
+                "GITGATE_YAML_MAX_DEPTH if it is meant", None)
+
+
+_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of [ and { outside quotes and comments (a cheap look before the
+    parser, which recurses on nesting)."""
+    deepest = 0
+    for line in text.splitlines():
+        if "[" not in line and "{" not in line:
+            continue
+        depth = 0
+        for char in _QUOTED.sub("", line.split(" #", 1)[0]):
+            if char in "[{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif char in "]}":
+                depth -= 1
+    return deepest
+
+
+def check_limits(text: str, limits: YamlLimits) -> None:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.max_bytes:
+        raise YamlSyntaxError(f"the file is {size} bytes, over the {limits.max_bytes}-byte "
+                              "limit; split it, or raise GITGATE_YAML_MAX_BYTES", None)
+    if text.count("[") + text.count("{") > limits.max_depth and (
+            _flow_depth(text) > limits.max_depth):
+        raise YamlSyntaxError(f"the YAML nests deeper than {limits.max_depth} levels; raise "
+                              "GITGATE_YAML_MAX_DEPTH if it is meant", None)
+    indent = max((len(m.group(0)) for m in re.finditer(r"^ +", text, re.M)), default=0)
+    if indent > limits.max_depth * 8:
+        raise YamlSyntaxError(f"a line is indented {indent} columns, deeper than "
+                              f"{limits.max_depth} nested levels can need; raise "
+                              "GITGATE_YAML_MAX_DEPTH if it is meant", None)
+
+
+def safe_problem(problem: str) -> str:
+    """ruamel's problem text without the document's values (a Secret's duplicated key quotes
+    both values): key names stay, longer quoted text goes."""
+    duplicate = re.match(r'found duplicate key "([^"]*)"', problem)
+    if duplicate:
+        return f'found duplicate key "{duplicate.group(1)}"'
+    return re.sub(r'"[^"]{4,}"|\'[^\']{4,}\'', "(…)", problem)
+
+
+@dataclass(frozen=True)
 class Document:
     data: Any
     line: int  # 1-based line where the document's content starts
@@ -55,12 +140,15 @@ def _reader() -> YAML:
     return yaml
 
 
-def to_plain(value: Any) -> Any:
-    """Turn ruamel's round-trip containers and scalars into dict/list/str/int/float/bool/None."""
+def to_plain(value: Any, budget: _Budget | None = None, depth: int = 0) -> Any:
+    """Turn ruamel's round-trip containers and scalars into dict/list/str/int/float/bool/None;
+    with a budget, stop at its node and depth limits (aliases are expanded here)."""
+    if budget is not None:
+        budget.spend(depth)
     if isinstance(value, dict):
-        return {str(k): to_plain(v) for k, v in value.items()}
+        return {str(k): to_plain(v, budget, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_plain(v) for v in value]
+        return [to_plain(v, budget, depth + 1) for v in value]
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int):
@@ -96,36 +184,51 @@ def _fast_reader() -> YAML:
     return yaml
 
 
-def load_documents(text: str, *, located: bool = False,
-                   key_lines: bool = False) -> Iterator[Document]:
-    """Yield every non-empty document of a multi-document YAML stream.
+def load_documents(text: str, *, located: bool = False, key_lines: bool = False,
+                   limits: YamlLimits | None = None) -> Iterator[Document]:
+    """Yield every non-empty document of a multi-document YAML stream, within `limits`
+    (YamlLimits.from_env() when not given).
 
     Without `located`, documents come from the fast safe loader and `line` is 0; ask again with
     `located=True` for lines (and `key_lines=True` for the line of every mapping key). Raises
-    YamlSyntaxError with the 1-based line of the problem.
+    YamlSyntaxError with the 1-based line of the problem; its message never quotes a value.
     """
+    limits = limits or YamlLimits.from_env()
+    check_limits(text, limits)
+    budget = _Budget(limits)
     if not (located or key_lines):
         try:
-            fast = [Document(to_plain(d), 0) for d in _fast_reader().load_all(text)
+            fast = [Document(to_plain(d, budget), 0) for d in _fast_reader().load_all(text)
                     if d is not None]
-        except YAMLError:
+        except (YAMLError, RecursionError, ValueError, TypeError) as exc:
+            if isinstance(exc, YamlSyntaxError):
+                raise
             fast = None  # the located path below reports the error with its line
         if fast is not None:
             yield from fast
             return
+    budget = _Budget(limits)
     try:
         for data in _reader().load_all(io.StringIO(text)):
             if data is None:
                 continue
-            yield Document(to_plain(data), _line_of(data),
+            yield Document(to_plain(data, budget), _line_of(data),
                            _key_lines(data) if key_lines else None)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        problem = exc.problem or exc.context or "invalid YAML"
+        problem = safe_problem(exc.problem or exc.context or "invalid YAML")
         raise YamlSyntaxError(f"invalid YAML: {problem}", line) from None
     except YAMLError as exc:
-        raise YamlSyntaxError(f"invalid YAML: {exc}", None) from None
+        raise YamlSyntaxError(f"invalid YAML: {safe_problem(str(exc))}", None) from None
+    except RecursionError:
+        raise YamlSyntaxError(f"the YAML nests too deeply (over {limits.max_depth} levels); "
+                              "raise GITGATE_YAML_MAX_DEPTH if it is meant", None) from None
+    except (ValueError, TypeError) as exc:  # a constructor's complaint (a bad date, a tag)
+        if isinstance(exc, YamlSyntaxError):
+            raise
+        raise YamlSyntaxError(f"invalid YAML: a value cannot be read ({type(exc).__name__})",
+                              None) from None
 
 
 def load_one(text: str) -> Any:

@@ -34,7 +34,8 @@ def make_repo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
 def memory_tree(files: dict[str, str], escaping: tuple[str, ...] = ()) -> RepoTree:
     """A RepoTree over plain strings, for the pure stages."""
     texts = {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}
-    return RepoTree(frozenset(texts), frozenset(escaping), texts.get)
+    return RepoTree(frozenset(texts), frozenset(escaping), texts.get,
+                    read_bytes=lambda rel: texts[rel].encode() if rel in texts else None)
 
 
 @pytest.fixture(scope="session")

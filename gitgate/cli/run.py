@@ -20,6 +20,7 @@ from gitgate.httpserver import EndpointServer, LoopEndpoints, parse_listen
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
 from gitgate.output.status import loop_document
+from gitgate.render.sandbox import stop_all
 from gitgate.render.tools import find_tools
 from gitgate.source.git import GitAuth, GitSource
 from gitgate.timespec import duration_flag
@@ -152,6 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     def stop(*_: object) -> None:
         reconciler.stop.set()
         reconciler.wake.set()
+        stop_all()  # a hung helm or kustomize must not hold the shutdown
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

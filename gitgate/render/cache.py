@@ -44,8 +44,8 @@ def cache_key(source: Source, tree: RepoTree, tools: Tools | None) -> str | None
         else:
             inside = any(is_under(file, folder) for folder in folders)
         if inside:
-            text = tree.read(file) or ""
-            digest.update(f"{file}\0{hashlib.sha256(text.encode()).hexdigest()}\0".encode())
+            content = tree.read_bytes(file) or b""
+            digest.update(f"{file}\0{hashlib.sha256(content).hexdigest()}\0".encode())
     for link in sorted(tree.escaping_links):
         if any(is_under(link, folder) for folder in folders):
             digest.update(f"link\0{link}\0".encode())

@@ -1,25 +1,31 @@
-"""Render a Helm chart with pyhelm3 (`helm template --include-crds`), from vendored deps only."""
+"""Render a Helm chart with pyhelm3 (`helm template --include-crds`), from vendored deps only.
+
+pyhelm3's Command builds and runs helm; gitgate's subclass runs it through render.sandbox (no
+plugins, no network, time and output limits, never through a shell), puts `--` before the
+positional arguments, and parses the output with the guarded YAML loader instead of PyYAML.
+Release names and namespaces are validated first, so none can be read as a flag."""
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
+import json
 import re
 from pathlib import Path
 from typing import Any
 
-from pyhelm3 import Client
+from pyhelm3 import Command
 from pyhelm3 import errors as helm_errors
-from pyhelm3.models import Chart
 
 from gitgate.errors import RenderError
 from gitgate.model import Source, join
+from gitgate.render.sandbox import Limits, run_tool
 from gitgate.source.tree import RepoTree
-from gitgate.yamlio import YamlSyntaxError, load_one
+from gitgate.yamlio import YamlLimits, YamlSyntaxError, load_documents, load_one
 
 # helm 3: "template: chart/templates/x.yaml:2:18: ...", helm 4: "Error: chart/templates/x.yaml:2:18"
 _TEMPLATE_LOCATION = re.compile(r"([\w.-]+/(?:charts/[\w.-]+/)*templates/[\w./-]+?):(\d+)")
 _RELEASE_NAME_BAD = re.compile(r"[^a-z0-9-]+")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 def helm_values_merge(base: Any, override: Any) -> Any:
@@ -40,9 +46,23 @@ def helm_values_merge(base: Any, override: Any) -> Any:
 
 def release_name_for(source: Source) -> str:
     if source.options.release_name:
-        return source.options.release_name
+        name = source.options.release_name
+        if not _DNS_LABEL.match(name) or len(name) > 53:
+            raise RenderError(f"releaseName {name!r} must be lowercase letters, digits and "
+                              "'-', start and end with a letter or digit, at most 53 "
+                              "characters", file=join(source.path, "bundle.yaml"))
+        return name
     base = source.path.rsplit("/", 1)[-1] if source.path != "." else source.bundle_name
     return _RELEASE_NAME_BAD.sub("-", base.lower()).strip("-")[:53] or "release"
+
+
+def namespace_for(source: Source) -> str | None:
+    namespace = source.options.namespace
+    if namespace is not None and (not _DNS_LABEL.match(namespace) or len(namespace) > 63):
+        raise RenderError(f"namespace {namespace!r} is not a valid namespace name (lowercase "
+                          "letters, digits and '-', at most 63 characters)",
+                          file=join(source.path, "bundle.yaml"))
+    return namespace
 
 
 def _load_yaml(tree: RepoTree, file: str, what: str) -> Any:
@@ -91,17 +111,6 @@ def values_for(tree: RepoTree, source: Source) -> dict[str, Any]:
     return helm_values_merge(values, source.options.values)
 
 
-def _plain(value: Any) -> Any:
-    """PyYAML (used by pyhelm3) turns some scalars into dates; the API sees strings."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dt.date | dt.datetime):
-        return value.isoformat()
-    return value
-
-
 def _template_error(source: Source, exc: helm_errors.Error) -> RenderError:
     text = exc.stderr.decode(errors="replace").strip()
     match = _TEMPLATE_LOCATION.search(text)
@@ -112,25 +121,61 @@ def _template_error(source: Source, exc: helm_errors.Error) -> RenderError:
     return RenderError(f"helm template failed: {text}", file=file, line=line)
 
 
-def render_helm(client: Client, tree: RepoTree, repo_root: Path,
+def render_helm(helm: SandboxedHelm, tree: RepoTree, repo_root: Path,
                 source: Source) -> list[object]:
     metadata = chart_metadata(tree, source)
     check_dependencies(tree, source, metadata)
     values = values_for(tree, source)
-    chart = Chart(client._command, ref=(repo_root / source.path).resolve(), metadata=metadata)
-
-    async def template() -> list[object]:
-        rendered = await client.template_resources(
-            chart, release_name_for(source), values, include_crds=True,
-            namespace=source.options.namespace)
-        return [_plain(doc) for doc in rendered if doc is not None]
-
+    release, namespace = release_name_for(source), namespace_for(source)
+    chart = (repo_root / source.path).resolve()
     try:
-        return asyncio.run(template())
+        text = asyncio.run(helm.template_text(release, chart, values, namespace=namespace,
+                                              display=source.path))
     except helm_errors.Error as exc:
         raise _template_error(source, exc) from None
+    try:
+        return [doc.data for doc in load_documents(
+            text, limits=YamlLimits.from_env(max_bytes=helm.limits.max_output))]
+    except YamlSyntaxError as exc:
+        raise RenderError(f"helm's output for {source.path} is not YAML: {exc}",
+                          file=join(source.path, "Chart.yaml")) from None
 
 
-def make_client(helm_path: str) -> Client:
-    return Client(executable=helm_path)
+class SandboxedHelm(Command):
+    """pyhelm3's helm Command, run sandboxed (see the module docstring)."""
 
+    def __init__(self, executable: str, limits: Limits | None = None):
+        super().__init__(executable=executable)
+        self.limits = limits or Limits.from_env()
+
+    async def run(self, command: list[Any], input: bytes | None = None) -> bytes:
+        return await self._run(command, input, "helm")
+
+    async def _run(self, command: list[Any], input: bytes | None, display: str) -> bytes:
+        argv = [self._executable, *(str(part) for part in command)]
+        chart: Path | None = next((p for p in command if isinstance(p, Path)), None)
+        done = await asyncio.to_thread(run_tool, argv, cwd=chart or Path.cwd(),
+                                       display=display, tool="helm", stdin=input,
+                                       limits=self.limits)
+        if done.returncode != 0:
+            raise helm_errors.Error(done.returncode, done.stdout,
+                                    done.stderr.encode("utf-8", "replace"))
+        return done.stdout
+
+    async def template_text(self, release: str, chart: Path, values: dict[str, Any], *,
+                            namespace: str | None, display: str) -> str:
+        """`helm template` of a chart folder as text: flags first, then `--`, then the
+        release name and the chart (neither can be read as a flag)."""
+        command: list[Any] = ["template", "--include-crds", "--values", "-"]
+        if namespace:
+            command += ["--namespace", namespace]
+        command += ["--", release, chart]
+        output = await self._run(command, json.dumps(values).encode(), display)
+        try:
+            return output.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RenderError(f"helm's output for {display} is not UTF-8", file=display) from None
+
+
+def make_client(helm_path: str) -> SandboxedHelm:
+    return SandboxedHelm(helm_path)

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from gitgate.errors import RenderError
-from gitgate.model import is_under, join
+from gitgate.model import join
 from gitgate.source.discover import KUSTOMIZATION_FILES
 from gitgate.source.tree import RepoTree
 from gitgate.yamlio import YamlSyntaxError, load_one
@@ -98,7 +98,7 @@ def check_kustomization(tree: RepoTree, folder: str) -> list[str]:
 
 
 def _check_links(tree: RepoTree, folder: str, file: str) -> None:
-    for link in sorted(tree.escaping_links):
-        if is_under(link, folder):
-            raise RenderError(f"symlink {link} points outside the repo; replace it with the "
-                              "file itself", file=link)
+    link = tree.escape_from(folder)
+    if link is not None:
+        raise RenderError(f"symlink {link} points outside the repo (or nowhere), and {folder} "
+                          "reaches it; replace it with the file itself", file=link)

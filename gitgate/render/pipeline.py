@@ -19,7 +19,6 @@ from gitgate.model import (
     RenderedSource,
     Source,
     SourceKind,
-    is_under,
     join,
 )
 from gitgate.render import post
@@ -51,10 +50,6 @@ def default_workers() -> int:
     return max(2, min(8, (os.cpu_count() or 2) * 2))
 
 
-def _escaping_link_in(tree: RepoTree, folder: str) -> str | None:
-    return next((link for link in sorted(tree.escaping_links) if is_under(link, folder)), None)
-
-
 def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
                       helm_client: Callable[[], object]) -> list[object]:
     """The documents a helm or kustomize source renders to (raises RenderError/ToolMissing)."""
@@ -70,11 +65,11 @@ def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools |
 def render_source(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
                   helm_client: Callable[[], object]) -> RenderedSource:
     """Render one source; any failure becomes a Problem naming the file, never an exception."""
-    link = _escaping_link_in(tree, source.path)
+    link = tree.escape_from(source.path)
     if link:
         return RenderedSource(source, (), (Problem(
-            source.path, f"symlink {link} points outside the repo; replace it with the file "
-            "itself", link),))
+            source.path, f"symlink {link} points outside the repo (or nowhere), and "
+            f"{source.path} reaches it; replace it with the file itself", link),))
     if source.kind is SourceKind.RAW:
         raw_objects, raw_problems = render_raw(source, tree)
         return RenderedSource(source, tuple(raw_objects) if not raw_problems else (),

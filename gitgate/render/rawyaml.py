@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gitgate.errors import GitgateError
 from gitgate.model import Manifest, Problem, Source
 from gitgate.render.post import expand_lists, invalid_reason
 from gitgate.source.tree import RepoTree
@@ -12,7 +13,11 @@ def render_raw(source: Source, tree: RepoTree) -> tuple[list[Manifest], list[Pro
     objects: list[Manifest] = []
     problems: list[Problem] = []
     for file in source.files:
-        text = tree.read(file)
+        try:
+            text = tree.read(file)
+        except GitgateError as exc:
+            problems.append(Problem(source.path, exc.message, file, None, exc.reason))
+            continue
         if text is None:
             problems.append(Problem(source.path, "cannot read the file", file))
             continue

@@ -6,7 +6,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from gitgate.errors import ConfigError, Reason
+from gitgate.errors import GitgateError, Reason
 from gitgate.model import Problem, Source, SourceKind, is_under, join, parent_dir
 from gitgate.source.config import (
     BUNDLE_CONFIG,
@@ -62,7 +62,7 @@ def discover(tree: RepoTree) -> Discovery:
     """Find every source of the repo; a bad bundle.yaml is a problem for that folder only."""
     try:
         config = parse_repo_config(tree.read(REPO_CONFIG))
-    except ConfigError as exc:
+    except GitgateError as exc:
         return Discovery(RepoConfig(), (), (Problem(".", exc.message, REPO_CONFIG, exc.line,
                                                      exc.reason),))
     by_dir = _files_by_dir(tree.files)
@@ -85,7 +85,7 @@ def discover(tree: RepoTree) -> Discovery:
         try:
             options = parse_bundle_options(tree.read(bundle_file) if BUNDLE_CONFIG in names
                                            else None, bundle_file, config)
-        except ConfigError as exc:
+        except GitgateError as exc:
             # The source stays (as failed) so that nothing it owns is pruned.
             problems.append(Problem(folder, exc.message, bundle_file, exc.line, exc.reason))
             options = parse_bundle_options(None, bundle_file, config)
@@ -95,7 +95,11 @@ def discover(tree: RepoTree) -> Discovery:
         raw_files = tuple(sorted(join(folder, n) for n in names if _is_raw_yaml(folder, n)))
         pause = None
         if PAUSE_FILE in names:
-            pause = (tree.read(join(folder, PAUSE_FILE)) or "").strip() or DEFAULT_PAUSE_REASON
+            try:
+                pause = ((tree.read(join(folder, PAUSE_FILE)) or "").strip()
+                         or DEFAULT_PAUSE_REASON)
+            except GitgateError:
+                pause = DEFAULT_PAUSE_REASON  # unreadable still pauses
         sources.append(Source(
             path=folder, kind=kind, options=options,
             bundle_name=options.name or bundle_name_for(folder),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitgate.errors import GitgateError, SourceError
 from gitgate.model import GateText, Unreadable, is_under
 
 
@@ -17,13 +18,32 @@ class RepoTree:
     files: repo-relative POSIX paths of regular files and of symlinks that stay inside the repo.
     escaping_links: repo-relative paths of symlinks whose target is outside the repo (or broken).
     read: returns a file's text by repo-relative path, or None when it does not exist.
-    dir_links: repo-relative paths of symlinks to folders inside the repo (not walked).
+    dir_links: symlinks to folders inside the repo (not walked), each to its repo-relative
+    target.
     """
 
     files: frozenset[str]
     escaping_links: frozenset[str]
     read: Callable[[str], str | None]
-    dir_links: frozenset[str] = frozenset()
+    dir_links: Mapping[str, str] = field(default_factory=dict)
+    read_bytes: Callable[[str], bytes | None] = lambda rel: None  # for digests
+
+    def escape_from(self, folder: str) -> str | None:
+        """The first symlink a tool reading `folder` would follow out of the repo, directly
+        or through in-repo folder links (a link to a folder that holds an escaping link)."""
+        seen: set[str] = set()
+        todo = [folder]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            escaping = sorted(link for link in self.escaping_links if is_under(link, current))
+            if escaping:
+                return escaping[0]
+            todo += [target for link, target in self.dir_links.items()
+                     if is_under(link, current)]
+        return None
 
 
 def is_inside(root: Path, candidate: Path) -> bool:
@@ -39,7 +59,7 @@ def scan_repo(root: Path) -> RepoTree:
     root = root.resolve()
     files: set[str] = set()
     escaping: set[str] = set()
-    dir_links: set[str] = set()
+    dir_links: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         here = Path(dirpath)
@@ -51,17 +71,28 @@ def scan_repo(root: Path) -> RepoTree:
                     escaping.add(rel)
                     continue
                 if full.is_dir():
-                    dir_links.add(rel)
+                    dir_links[rel] = full.resolve().relative_to(root).as_posix()
                     continue
             files.add(rel)
 
-    def read(rel: str) -> str | None:
+    def read_bytes(rel: str) -> bytes | None:
         path = root / rel
         if rel in escaping or not path.is_file() or not is_inside(root, path):
             return None
-        return path.read_text(encoding="utf-8", errors="replace")
+        return path.read_bytes()
 
-    return RepoTree(frozenset(files), frozenset(escaping), read, frozenset(dir_links))
+    def read(rel: str) -> str | None:
+        """The file's text; SourceError when it is not UTF-8 (never guessed or replaced)."""
+        raw = read_bytes(rel)
+        if raw is None:
+            return None
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"{rel} is not UTF-8 text (a bad byte at offset {exc.start}); "
+                              "save it as UTF-8", file=rel) from None
+
+    return RepoTree(frozenset(files), frozenset(escaping), read, dir_links, read_bytes)
 
 
 GATE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -80,7 +111,10 @@ def gate_texts(tree: RepoTree, gates_path: str, *, configured: bool = False
             continue
         name = file.rsplit("/", 1)[-1]
         if name.lower().endswith(GATE_SUFFIXES):
-            files[file] = tree.read(file)
+            try:
+                files[file] = tree.read(file)
+            except GitgateError as exc:
+                files[file] = Unreadable(exc.message)
         elif name not in NOT_GATES:
             files[file] = Unreadable(
                 f"{file} is in the gates folder but is not a gate file (.yaml, .yml or "

@@ -1,0 +1,144 @@
+"""Run a rendering tool (helm, kustomize) as an untrusted program: an environment without
+credentials, plugins or a usable proxy, its own process group, a time limit, a cap on its
+output, and a way to stop every running one at once (SIGTERM of `gitgate run`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitgate.errors import RenderError
+
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_OUTPUT = 64 << 20  # bytes of stdout one render may produce
+
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = DEFAULT_TIMEOUT_S  # GITGATE_RENDER_TIMEOUT (seconds)
+    max_output: int = DEFAULT_MAX_OUTPUT  # GITGATE_RENDER_MAX_OUTPUT (bytes)
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        timeout = os.environ.get("GITGATE_RENDER_TIMEOUT", "")
+        output = os.environ.get("GITGATE_RENDER_MAX_OUTPUT", "")
+        return cls(float(timeout) if timeout.replace(".", "", 1).isdigit() else cls.timeout,
+                   int(output) if output.isdigit() else cls.max_output)
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+
+def sandbox_env(home: str) -> dict[str, str]:
+    """No credentials, no plugins, no cache or config of the user, no usable proxy: a tool
+    that tries to reach the network fails instead."""
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
+    dead = "http://127.0.0.1:9"
+    return {**keep, "HOME": home, "XDG_CONFIG_HOME": home, "XDG_CACHE_HOME": home,
+            "XDG_DATA_HOME": home, "KUSTOMIZE_PLUGIN_HOME": home,
+            "HELM_PLUGINS": str(Path(home) / "no-plugins"),
+            "HELM_CONFIG_HOME": home, "HELM_CACHE_HOME": home, "HELM_DATA_HOME": home,
+            "HELM_REGISTRY_CONFIG": str(Path(home) / "registry.json"),
+            "HELM_REPOSITORY_CONFIG": str(Path(home) / "repositories.yaml"),
+            "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "http_proxy": dead, "https_proxy": dead,
+            "NO_PROXY": "", "no_proxy": "", "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ALLOW_PROTOCOL": "file"}
+
+
+def run_tool(argv: list[str], *, cwd: Path, display: str, tool: str,
+             stdin: bytes | None = None, limits: Limits | None = None) -> Finished:
+    """Run `argv` sandboxed; a RenderError naming `display` when it runs too long or writes
+    too much (the process group is killed either way)."""
+    limits = limits or Limits.from_env()
+    with tempfile.TemporaryDirectory(prefix=f"gitgate-{tool}-") as home:
+        process = subprocess.Popen(
+            argv, cwd=cwd, env=sandbox_env(home), start_new_session=True,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with _running_lock:
+            _running.add(process)
+        try:
+            return _collect(process, stdin, limits, display, tool)
+        finally:
+            with _running_lock:
+                _running.discard(process)
+            _kill(process)
+
+
+def _collect(process: subprocess.Popen, stdin: bytes | None, limits: Limits, display: str,
+             tool: str) -> Finished:
+    chunks: list[bytes] = []
+    errors: list[bytes] = []
+    too_much = threading.Event()
+
+    def read_stdout() -> None:
+        size = 0
+        assert process.stdout is not None
+        while block := process.stdout.read(1 << 16):
+            size += len(block)
+            if size > limits.max_output:
+                too_much.set()
+                _kill(process)
+                return
+            chunks.append(block)
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        while block := process.stderr.read(1 << 16):
+            if sum(map(len, errors)) < 1 << 16:
+                errors.append(block)
+
+    readers = [threading.Thread(target=read_stdout, daemon=True),
+               threading.Thread(target=read_stderr, daemon=True)]
+    for reader in readers:
+        reader.start()
+    if stdin is not None and process.stdin is not None:
+        with contextlib.suppress(BrokenPipeError, OSError):
+            process.stdin.write(stdin)
+            process.stdin.close()
+    try:
+        process.wait(limits.timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        raise RenderError(f"{tool} took longer than {limits.timeout:g}s rendering {display} "
+                          "and was stopped (GITGATE_RENDER_TIMEOUT raises the limit)",
+                          file=display) from None
+    for reader in readers:
+        reader.join(5)
+    if too_much.is_set():
+        raise RenderError(f"{tool} wrote more than {limits.max_output} bytes rendering "
+                          f"{display} and was stopped (GITGATE_RENDER_MAX_OUTPUT raises the "
+                          "limit)", file=display)
+    if process.returncode is not None and process.returncode < 0 and not chunks:
+        raise RenderError(f"{tool} was stopped rendering {display} (gitgate is shutting down "
+                          "or the process was killed)", file=display)
+    return Finished(process.returncode or 0, b"".join(chunks),
+                    b"".join(errors).decode("utf-8", "replace"))
+
+
+def _kill(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def stop_all() -> None:
+    """Kill every running render (a shutting-down loop must not wait for a hung tool)."""
+    with _running_lock:
+        running = list(_running)
+    for process in running:
+        _kill(process)

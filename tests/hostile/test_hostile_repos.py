@@ -1,0 +1,211 @@
+"""A corpus of hostile and broken repos (issue: a repo can't read, write, crash, stall or leak
+through gitgate). Each case runs the real CLI in a subprocess (a segfault would show) with
+small limits, and asserts: it ends by gitgate's own limits, the error names the file, the good
+source beside it still renders, and no outside content or Secret value appears anywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, write_files
+
+pytestmark = pytest.mark.integration
+
+SECRET = "hunter2-super-secret-value"
+OUTSIDE = "OUTSIDE-FILE-CONTENT-7f3a"
+GOOD = {"good/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good, namespace: "
+                        "default}\ndata: {ok: 'yes'}\n"}
+CHART = {"Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+         "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"}
+LIMITS = {"GITGATE_RENDER_TIMEOUT": "10", "GITGATE_RENDER_MAX_OUTPUT": str(2 << 20),
+          "GITGATE_YAML_MAX_NODES": "200000"}
+
+
+def chart(folder: str, **files: str) -> dict[str, str]:
+    return {f"{folder}/{k}": v for k, v in {**CHART, **files}.items()}
+
+
+def gitgate(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, **LIMITS}
+    return subprocess.run([sys.executable, "-m", "gitgate.cli", *argv], capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO_ROOT, env=env)
+
+
+def render(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    result = gitgate("render", str(root), "-o", "json")
+    assert result.returncode in (0, 1), result.stderr[-2000:]  # never a crash or a signal
+    return result, json.loads(result.stdout)
+
+
+def rendered_names(document: dict) -> set[str]:
+    return {o["metadata"]["name"] for b in document["bundles"] for o in b["objects"]}
+
+
+def assert_clean(*texts: str) -> None:
+    for text in texts:
+        assert OUTSIDE not in text and SECRET not in text
+        assert "Traceback" not in text
+
+
+def assert_one_broken(root: Path, file: str, *words: str) -> dict:
+    """The named file is blamed (with `words`), the good source still renders, nothing leaks,
+    and check's JUnit and plan say the same without leaking either."""
+    result, document = render(root)
+    assert result.returncode == 1
+    assert "good" in rendered_names(document)
+    errors = [e for e in document["errors"] if (e["file"] or "") == file.rstrip("/")
+              or (e["file"] or "").startswith(file)]
+    assert errors, document["errors"]
+    for word in words:
+        assert any(word in e["message"] for e in errors), errors
+    junit = root.parent / f"{root.name}-junit.xml"
+    check = gitgate("check", str(root), "--junit", str(junit))
+    plan = gitgate("plan", str(root), "-o", "json")
+    assert check.returncode == 1 and plan.returncode in (0, 1)
+    assert_clean(result.stdout, result.stderr, check.stdout, check.stderr, junit.read_text(),
+                 plan.stdout, plan.stderr)
+    return document
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret.txt").write_text(OUTSIDE + "\n")
+    (folder / "values.yaml").write_text(f"leak: {OUTSIDE}\n")
+    return folder
+
+
+def repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    return write_files(tmp_path / "repo", {"gitgate.yaml": "paths: [.]\n", **GOOD, **files})
+
+
+# ---------------------------------------------------------------- outside files read or written
+@pytest.mark.parametrize("release", [
+    "--set-file=leak={outside}/secret.txt", "--values={outside}/values.yaml",
+    "--output-dir={outside}/written", "x --post-renderer=/bin/sh"])
+def test_a_release_name_is_never_a_helm_flag(tmp_path, outside, tools, release):
+    root = repo(tmp_path, {**chart("app"), "app/bundle.yaml":
+                           f"releaseName: {json.dumps(release.format(outside=outside))}\n"})
+    assert_one_broken(root, "app/bundle.yaml", "releaseName")
+    assert not (outside / "written").exists()
+
+
+def test_a_namespace_is_never_a_helm_flag(tmp_path, outside, tools):
+    root = repo(tmp_path, {**chart("app"), "app/bundle.yaml":
+                           f"namespace: '--values={outside}/values.yaml'\n"})
+    assert_one_broken(root, "app/bundle.yaml", "namespace")
+
+
+def test_a_chart_cannot_reach_out_through_a_chain_of_links(tmp_path, outside, tools):
+    root = repo(tmp_path, {**chart("app", **{"templates/cm.yaml":
+               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+               "data: {leak: {{ .Files.Get \"files/inner/secret.txt\" | quote }}}\n"}),
+               "shared/keep.txt": "x\n"})
+    os.symlink(outside / "secret.txt", root / "shared" / "secret.txt")  # escapes
+    os.symlink(root / "shared", root / "app" / "files")  # in-repo folder link ...
+    (root / "shared" / "inner").mkdir()
+    os.symlink(outside / "secret.txt", root / "shared" / "inner" / "secret.txt")
+    assert_one_broken(root, "shared/", "points outside the repo")
+
+
+def test_a_kustomization_cannot_reach_out_through_a_chain_of_links(tmp_path, outside, tools):
+    root = repo(tmp_path, {
+        "app/kustomization.yaml": "resources: [linked/cm.yaml]\n",
+        "shared/keep.txt": "x\n"})
+    (outside / "cm.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: "
+                                     f"leak}}\ndata: {{v: {OUTSIDE}}}\n")
+    os.symlink(outside / "cm.yaml", root / "shared" / "cm.yaml")
+    os.symlink(root / "shared", root / "app" / "linked")
+    assert_one_broken(root, "shared/cm.yaml", "points outside the repo")
+
+
+# ---------------------------------------------------------------- one file stalls or crashes
+def bomb() -> str:
+    text = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    previous = "a"
+    for name in "bcdefghi":
+        text += f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]\n"
+        previous = name
+    return text
+
+
+@pytest.mark.parametrize("file", ["bomb/cm.yaml", "app/values.yaml", "app/Chart.yaml",
+                                  "kust/kustomization.yaml", "app/bundle.yaml"])
+def test_an_alias_bomb_in_any_file_is_refused_by_a_limit(tmp_path, tools, file):
+    files = {**chart("app"), "kust/kustomization.yaml": "resources: [cm.yaml]\n",
+             "kust/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\n"}
+    if file == "app/values.yaml":
+        files["app/bundle.yaml"] = "valuesFiles: [values.yaml]\n"
+    files[file] = bomb() if file != "app/Chart.yaml" else (
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n" + bomb())
+    root = repo(tmp_path, files)
+    assert_one_broken(root, file, "GITGATE_YAML_MAX_NODES")
+
+
+def test_an_alias_bomb_in_a_gate_holds_everything_and_ends(tmp_path, tools):
+    root = repo(tmp_path, {"gates/bomb.yaml": bomb()})
+    plan = gitgate("plan", str(root), "-o", "json")
+    document = json.loads(plan.stdout)
+    assert {b["verdict"] for b in document["bundles"]} == {"held"}
+    assert any("GITGATE_YAML_MAX_NODES" in e["message"] for e in document["errors"])
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 50000 + "]" * 50000 + "\n",
+                                  "a: " + "{b: " * 20000 + "1" + "}" * 20000 + "\n"])
+def test_deep_nesting_is_an_error_not_a_segfault(tmp_path, tools, text):
+    root = repo(tmp_path, {"deep/cm.yaml": text})
+    assert_one_broken(root, "deep/cm.yaml", "GITGATE_YAML_MAX_DEPTH")
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path, tools):
+    root = repo(tmp_path, {})
+    (root / "bin").mkdir()
+    (root / "bin" / "cm.yaml").write_bytes(b"apiVersion: v1\nkind: ConfigMap\nmetadata: "
+                                           b"{name: b}\ndata: {v: \"\xff\xfe\"}\n")
+    assert_one_broken(root, "bin/cm.yaml", "UTF-8")
+
+
+def test_a_chart_without_a_version_fails_alone(tmp_path, tools):
+    root = repo(tmp_path, {**chart("app"), "app/Chart.yaml": "apiVersion: v2\nname: c\n"})
+    assert_one_broken(root, "app/", "version")
+
+
+@pytest.mark.parametrize("template", [
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {when: 2026-02-31}\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {x: !!python/name:os.system ''}\n",
+])
+def test_odd_helm_output_fails_only_that_chart(tmp_path, tools, template):
+    root = repo(tmp_path, chart("app", **{"templates/cm.yaml": template}))
+    result, document = render(root)
+    assert "good" in rendered_names(document)
+    assert_clean(result.stdout, result.stderr)
+
+
+def test_helm_output_has_a_cap(tmp_path, tools):
+    big = "{{ range until 40000 }}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: " \
+          "c{{ . }}}\ndata: {v: \"{{ repeat 100 \"x\" }}\"}\n{{ end }}"
+    root = repo(tmp_path, chart("app", **{"templates/cm.yaml": big}))
+    assert_one_broken(root, "app/", "GITGATE_RENDER_MAX_OUTPUT")
+
+
+def test_a_template_loop_is_stopped_by_the_render_timeout(tmp_path, tools):
+    spin = ("{{- $x := list }}{{- range until 100000000 }}{{- $x = append $x . }}"
+            "{{- end }}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    root = repo(tmp_path, chart("app", **{"templates/cm.yaml": spin}))
+    assert_one_broken(root, "app/", "GITGATE_RENDER_TIMEOUT")
+
+
+# ---------------------------------------------------------------- Secret values in error text
+def test_a_duplicated_secret_key_never_prints_the_values(tmp_path, tools):
+    root = repo(tmp_path, {"app/secret.yaml": (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: default}\n"
+        f"stringData:\n  password: {SECRET}\n  password: {SECRET}-2\n")})
+    document = assert_one_broken(root, "app/secret.yaml", 'duplicate key "password"')
+    assert SECRET not in json.dumps(document)
