@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -125,13 +126,35 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
 
+MAX_CONNECTIONS = 32
+
+
 class _Server(ThreadingHTTPServer):
+    """At most MAX_CONNECTIONS connections are served at once; more are answered 503 and
+    closed without a thread, so slow or half-sent requests cannot use up the process."""
+
     daemon_threads = True
     request_queue_size = 16
 
     def __init__(self, address: tuple[str, int], endpoints: LoopEndpoints):
         super().__init__(address, _Handler)
         self.endpoints = endpoints
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request, client_address) -> None:  # type: ignore[no-untyped-def]
+        if not self.slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                b"Connection: close\r\n\r\n")
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address) -> None:  # type: ignore[no-untyped-def]
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 def parse_listen(listen: str) -> tuple[str, int]:

@@ -153,7 +153,10 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
         len(inv.entries) for inv in gone.values())
     managed = sum(len(inv.entries) for inv in inventories.values())
     mass = mass_prune(prunes, managed) and not options.allow_mass_prune
-    _apply_stages(work, order, cluster, options, stop)
+    staged = {name: _staged(w, cluster) for name, w in work.items() if w.diff}
+    if not options.dry_run:
+        _record_intent(work, staged, cluster, options)
+    _apply_stages(work, order, cluster, options, staged, stop)
     interrupted = stop is not None and stop.is_set()
     if not options.dry_run:
         for unit in work.values():
@@ -299,9 +302,49 @@ def _confirm_suspensions(work: dict[str, _Work], staged: dict[str, dict[int, lis
             result.message = suspension.describe(lags, timeout)
 
 
+def _record_intent(work: dict[str, _Work], staged: dict[str, dict[int, list[Manifest]]],
+                   cluster: ClusterPort, options: ApplyOptions) -> None:
+    """Write-ahead: before a bundle's first write, its inventory lists every object the pass
+    may create, so a fault at any later request (even the final inventory write) leaves no
+    live object that no inventory records. A bundle whose intent cannot be recorded writes
+    nothing."""
+    namespace_ready = False
+    for name, unit in work.items():
+        if name not in staged or unit.result.failed:
+            continue
+        known = unit.previous.by_ref() if unit.previous else {}
+        new = {ObjectRef.of(o): entry_for(o) for objects in staged[name].values()
+               for o in objects if ObjectRef.of(o) not in known}
+        if not new:
+            continue
+        base = unit.previous or Inventory(
+            bundle=name, verdict="pending", message="first pass in progress",
+            instance=options.instance,
+            source=unit.plan.bundle.source.path if unit.plan else "",
+            labels=tuple(sorted(unit.plan.bundle.labels.items())) if unit.plan else ())
+        intent = replace(base, entries=tuple(sorted([*known.values(), *new.values()],
+                                                    key=lambda e: e.ref)))
+        try:
+            if not namespace_ready:
+                _ensure_system_namespace(cluster)
+                namespace_ready = True
+            _write_inventory(cluster, intent)
+        except GitgateError as exc:
+            unit.result.failed, unit.result.reason = True, Reason.INVENTORY_FAILED
+            unit.result.message = (f"cannot record the bundle's objects before writing them "
+                                   f"({exc.message}); nothing of it was written")
+            continue
+        unit.entries.update(new)  # recorded: kept until a later pass prunes them
+
+
+def _ensure_system_namespace(cluster: ClusterPort) -> None:
+    if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
+        cluster.apply(system_namespace())
+
+
 def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort,
-                  options: ApplyOptions, stop: threading.Event | None = None) -> None:
-    staged = {name: _staged(w, cluster) for name, w in work.items() if w.diff}
+                  options: ApplyOptions, staged: dict[str, dict[int, list[Manifest]]],
+                  stop: threading.Event | None = None) -> None:
     for stage in stages.STAGES:
         crds: list[str] = []
         for name in order:
@@ -439,8 +482,7 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place
         if not namespace_ready:
-            if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
-                cluster.apply(system_namespace())
+            _ensure_system_namespace(cluster)
             namespace_ready = True
         _write_inventory(cluster, inventory)
         written += 1

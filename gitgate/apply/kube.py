@@ -30,6 +30,7 @@ from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.model import Manifest, ObjectRef
 
 FIELD_MANAGER = "gitgate"
+DISCOVERY_REFRESH = 10.0  # seconds between re-reads of one group's discovery on a miss
 _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
 
 
@@ -83,6 +84,7 @@ class KubeCluster:
         self.retry = retry or RetryPolicy()
         self.server = api.configuration.host
         self._discovery: dict[str, dict[str, ApiResource]] = {}
+        self._refreshed: dict[str, float] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------ transport
@@ -146,12 +148,27 @@ class KubeCluster:
                 self._discovery[group_version] = found
         return found
 
+    def _may_refresh(self, group_version: str) -> bool:
+        """At most one re-read of a group's discovery per DISCOVERY_REFRESH seconds."""
+        now = time.monotonic()
+        with self._lock:
+            last = self._refreshed.get(group_version)
+            if last is not None and now - last < DISCOVERY_REFRESH:
+                return False
+            self._refreshed[group_version] = now
+            return True
+
     def refresh_discovery(self) -> None:
         with self._lock:
             self._discovery.clear()
 
     def resource_for(self, api_version: str, kind: str) -> ApiResource:
         resource = self._resources(api_version).get(kind)
+        if resource is None and self._may_refresh(api_version):
+            # a kind someone else added since the group was read (a new CRD): read it again
+            with self._lock:
+                self._discovery.pop(api_version, None)
+            resource = self._resources(api_version).get(kind)
         if resource is None:
             raise KubeError(f"the API server does not serve {kind} in {api_version} (is its "
                             "CRD installed and established?)", status=404, api_reason="NotFound")

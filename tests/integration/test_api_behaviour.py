@@ -222,3 +222,24 @@ def test_custom_resources_are_validated_against_their_crd_schema(kube):
             'of type integer: "string"') in typed.value.message
     kube.cluster.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
                         f"routes.{group}")
+
+
+def test_a_kind_added_by_someone_else_is_found_without_a_restart(kube, tmp_path):
+    """gitgate read a group's discovery; another client then adds a CRD in that group: the
+    next request for the new kind re-reads discovery once instead of refusing the kind."""
+    from gitgate.apply.kube import KubeCluster, load_client
+
+    group = f"{kube.run_id}.example.com"
+    kube.cluster.apply(rules_crd(group))
+    kube.cluster.wait_established([f"routes.{group}"])
+    ours = KubeCluster(load_client(kube.kubeconfig))
+    assert ours.resource_for(f"{group}/v1", "Route").plural == "routes"  # cached now
+    other = rules_crd(group)
+    other["metadata"]["name"] = f"gates.{group}"
+    other["spec"]["names"] = {"kind": "Door", "plural": "gates", "singular": "gate",
+                              "listKind": "DoorList"}
+    kube.cluster.apply(other)
+    kube.cluster.wait_established([f"gates.{group}"])
+    assert ours.resource_for(f"{group}/v1", "Door").plural == "gates"
+    with pytest.raises(KubeError, match="does not serve Window"):
+        ours.resource_for(f"{group}/v1", "Window")
