@@ -21,13 +21,21 @@ def parse_duration(text: str) -> timedelta:
     seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION_PART.findall(text))
     if seconds <= 0:
         raise ConfigError(f"duration {text!r} must be positive")
+    if seconds > MAX_DURATION.total_seconds():
+        raise ConfigError(f"duration {text!r} is longer than {MAX_DURATION.days} days; use an "
+                          "until time for anything longer")
     return timedelta(seconds=seconds)
+
+
+MAX_DURATION = timedelta(days=3660)  # ten years and a bit: longer is a typo
 
 
 def parse_time(text: Any, what: str) -> datetime:
     try:
         value = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
+        if value.tzinfo is not None:
+            value.astimezone(UTC) + MAX_DURATION  # far enough from the end of the calendar
+    except (ValueError, OverflowError):
         raise ConfigError(f"{what} {text!r} is not an RFC 3339 time like "
                        "2026-11-30T18:00:00Z") from None
     if value.tzinfo is None:

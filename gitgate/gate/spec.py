@@ -4,10 +4,11 @@ InvalidGate, which the evaluator turns into a hold on every bundle (fail closed)
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, CroniterError, croniter
 
 from gitgate.errors import ConfigError, GateSpecError
 from gitgate.model import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
@@ -56,6 +57,11 @@ def _window(value: Any, index: int) -> Window:
     cron = data.get("cron")
     if not isinstance(cron, str) or not croniter.is_valid(cron):
         raise GateSpecError(f"{where}.cron {cron!r} is not a valid cron expression")
+    try:  # a valid expression may still never fire (the 30th of February)
+        croniter(cron, datetime(2026, 1, 1), max_years_between_matches=8).get_next(datetime)
+    except (CroniterBadDateError, CroniterError, ValueError, OverflowError):
+        raise GateSpecError(f"{where}.cron {cron!r} never fires (no such date in 8 "
+                            "years)") from None
     zone = data.get("timeZone", "UTC")
     try:
         ZoneInfo(str(zone))

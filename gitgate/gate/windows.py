@@ -11,8 +11,6 @@ from croniter import croniter
 
 from gitgate.model import Gate, Window
 
-_MAX_STEPS = 10_000
-
 
 @dataclass(frozen=True)
 class Activity:
@@ -21,19 +19,17 @@ class Activity:
 
 
 def _window_cover(window: Window, now: datetime) -> tuple[datetime | None, datetime]:
-    """(end of the occurrence covering `now` or None, start of the next occurrence)."""
+    """(end of the occurrences covering `now` or None, start of the next occurrence).
+
+    Every occurrence lasts the same real time, so of those that started by `now` the latest
+    ends last: one step back is enough, whatever the cron's frequency or the duration."""
     zone = ZoneInfo(window.time_zone)
     local_now = now.astimezone(zone)
-    covering_end: datetime | None = None
     back = croniter(window.cron, local_now + timedelta(seconds=1))  # a start at `now` counts
-    for _ in range(_MAX_STEPS):
-        start = back.get_prev(datetime).astimezone(UTC)
-        if start + window.duration <= now:
-            break
-        end = start + window.duration
-        covering_end = end if covering_end is None else max(covering_end, end)
+    start = back.get_prev(datetime).astimezone(UTC)
+    end = start + window.duration
     nxt = croniter(window.cron, local_now).get_next(datetime).astimezone(UTC)
-    return covering_end, nxt
+    return (end if end > now else None), nxt
 
 
 def window_activity(windows: tuple[Window, ...], now: datetime) -> Activity:

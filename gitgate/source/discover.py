@@ -65,8 +65,11 @@ def discover(tree: RepoTree) -> Discovery:
     except GitgateError as exc:
         return Discovery(RepoConfig(), (), (Problem(".", exc.message, REPO_CONFIG, exc.line,
                                                      exc.reason),))
-    by_dir = _files_by_dir(tree.files)
-    dirs = sorted(d for d in _all_dirs(tree.files)
+    # a link leading out of the repo counts as a file here: its folder stays a source (and
+    # fails to render, naming the link) instead of vanishing and having its objects pruned
+    listed = tree.files | tree.escaping_links
+    by_dir = _files_by_dir(listed)
+    dirs = sorted(d for d in _all_dirs(listed)
                   if any(is_under(d, p) for p in config.paths) and not _hidden(d)
                   and not is_under(d, config.gates_path))
     sources: list[Source] = []

@@ -209,3 +209,16 @@ def test_a_duplicated_secret_key_never_prints_the_values(tmp_path, tools):
         f"stringData:\n  password: {SECRET}\n  password: {SECRET}-2\n")})
     document = assert_one_broken(root, "app/secret.yaml", 'duplicate key "password"')
     assert SECRET not in json.dumps(document)
+
+
+def test_a_source_whose_only_file_leaves_the_repo_fails_instead_of_vanishing(tmp_path,
+                                                                            outside, tools):
+    root = repo(tmp_path, {})
+    (root / "app").mkdir()
+    (outside / "cm.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: x}}"
+                                     f"\ndata: {{v: {OUTSIDE}}}\n")
+    os.symlink(outside / "cm.yaml", root / "app" / "cm.yaml")
+    document = assert_one_broken(root, "app/cm.yaml", "points outside the repo")
+    assert {b["name"] for b in document["bundles"]} >= {"good"}
+    plan = json.loads(gitgate("plan", str(root), "-o", "json").stdout)
+    assert {b["name"]: b["verdict"] for b in plan["bundles"]}["app"] == "failed"
