@@ -32,6 +32,7 @@ from gitgate.model import Manifest, ObjectRef
 FIELD_MANAGER = "gitgate"
 DISCOVERY_REFRESH = 10.0  # seconds between re-reads of one group's discovery on a miss
 _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
+_QUOTED_VALUE = re.compile(r'((?:Invalid|Unsupported|Duplicate) value: )(?:"(?:[^"\\]|\\.)*"|\S+)')
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,8 @@ class KubeCluster:
 
     def _error(self, ref: ObjectRef, verb: str, status: int, body: Any) -> KubeError:
         message = self._message(body)
+        if ref.kind == "Secret":  # the API server quotes rejected values: never a Secret's
+            message = _QUOTED_VALUE.sub(r"\1(value hidden)", message)
         api_reason = body.get("reason", "") if isinstance(body, dict) else ""
         owners = tuple(dict.fromkeys(_CONFLICT.findall(message))) if status == 409 else ()
         causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body,

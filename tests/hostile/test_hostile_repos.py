@@ -222,3 +222,47 @@ def test_a_source_whose_only_file_leaves_the_repo_fails_instead_of_vanishing(tmp
     assert {b["name"] for b in document["bundles"]} >= {"good"}
     plan = json.loads(gitgate("plan", str(root), "-o", "json").stdout)
     assert {b["name"]: b["verdict"] for b in plan["bundles"]}["app"] == "failed"
+
+
+def test_an_api_error_about_a_secret_never_carries_its_value(tmp_path, tools):
+    """The API server quotes the value it rejects; for a Secret gitgate hides it in apply's
+    result, the inventory and status."""
+    from tests.kubeapi.server import KubeApiEmulator
+
+    root = repo(tmp_path, {"app/secret.yaml": (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: default}\n"
+        f"stringData: {{password: {SECRET}}}\n")})
+    with KubeApiEmulator() as emulator:
+        kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
+
+        def refuse_secret(request):
+            if request.method == "PATCH" and "/secrets/" in request.path:
+                return 422, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                             "reason": "Invalid", "code": 422, "message": (
+                                 f'Secret "s" is invalid: data[password]: Invalid value: '
+                                 f'"{SECRET}": must be no more than 3 bytes')}
+            return None
+
+        emulator.state.faults.append(refuse_secret)
+        applied = gitgate("apply", str(root), "--kubeconfig", kubeconfig, "-o", "json")
+        status = gitgate("status", "--kubeconfig", kubeconfig, "-o", "json")
+        inventories = json.dumps([s.obj for s in emulator.state.objects.values()
+                                  if s.obj["kind"] == "ConfigMap"])
+    assert applied.returncode == 1 and "(value hidden)" in applied.stdout
+    assert_clean(applied.stdout, applied.stderr, status.stdout, status.stderr, inventories)
+
+
+def test_stopping_kills_a_hung_render(tmp_path):
+    """SIGTERM of `gitgate run` calls stop_all: a tool that hangs is killed at once."""
+    import threading
+    import time
+
+    from gitgate.errors import RenderError
+    from gitgate.render.sandbox import Limits, run_tool, stop_all
+
+    started = time.monotonic()
+    threading.Timer(0.5, stop_all).start()
+    with pytest.raises(RenderError, match="was stopped"):
+        run_tool([sys.executable, "-c", "import time; time.sleep(60)"], cwd=tmp_path,
+                 display="app", tool="helm", limits=Limits(timeout=60))
+    assert time.monotonic() - started < 10
