@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from gitgate.errors import ConfigError
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -68,3 +71,15 @@ def git_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", default=".", help="the gitgate repo folder (default: .)")
     parser.add_argument("--push", action="store_true", help="push the commit to origin")
     tool_flags(parser)
+
+
+def read_secret_file(path: str, flag: str) -> bytes:
+    """A secret passed as a file (webhook secret, token): its content without surrounding
+    whitespace; a missing, unreadable or empty file is one ConfigError naming the flag."""
+    try:
+        secret = Path(path).read_bytes().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({flag}): {exc.strerror or exc}") from None
+    if not secret:
+        raise ConfigError(f"{path} ({flag}) is empty")
+    return secret

@@ -11,11 +11,10 @@ import os
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-from gitgate.cli.flags import HelpFormatter
-from gitgate.errors import ConfigError, GitgateError
+from gitgate.cli.flags import HelpFormatter, read_secret_file
+from gitgate.errors import GitgateError
 from gitgate.output import console
 from gitgate.timespec import duration_flag
 
@@ -62,18 +61,8 @@ def _call(url: str, *, secret: bytes | None = None, timeout: float = 10.0
         return status, raw.decode("utf-8", "replace").strip()
 
 
-def _secret(path: str) -> bytes:
-    try:
-        secret = Path(path).read_bytes().strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path} (--secret-file): {exc.strerror or exc}") from None
-    if not secret:
-        raise ConfigError(f"{path} (--secret-file) is empty")
-    return secret
-
-
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    secret = _secret(args.secret_file)
+    secret = read_secret_file(args.secret_file, "--secret-file")
     timeout = duration_flag(args.timeout, "--timeout").total_seconds()
     deadline = time.monotonic() + timeout
     base = args.url.rstrip("/")

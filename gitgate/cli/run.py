@@ -13,9 +13,15 @@ from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions
 from gitgate.apply.inventory import NAMESPACE, system_namespace
-from gitgate.cli.flags import HelpFormatter, kube_flags, suspension_timeout_flag, tool_flags
+from gitgate.cli.flags import (
+    HelpFormatter,
+    kube_flags,
+    read_secret_file,
+    suspension_timeout_flag,
+    tool_flags,
+)
 from gitgate.cli.kube import timeouts_from
-from gitgate.errors import ConfigError, GitgateError
+from gitgate.errors import GitgateError
 from gitgate.httpserver import EndpointServer, LoopEndpoints, parse_listen
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
@@ -96,18 +102,6 @@ EXAMPLES = """examples:
 """
 
 
-def _read_secret(path: str | None, flag: str) -> bytes | None:
-    if not path:
-        return None
-    try:
-        secret = Path(path).read_bytes().strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path} ({flag}): {exc.strerror or exc}") from None
-    if not secret:
-        raise ConfigError(f"{path} ({flag}) is empty")
-    return secret
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from gitgate.apply.kube import (  # the kubernetes client loads slowly
         KubeCluster,
@@ -125,7 +119,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     listen = parse_listen(args.listen)
     auth = GitAuth.from_settings(args.git_token_file, args.git_token_env, args.git_ssh_key,
                                  args.git_known_hosts, args.git_username)
-    secret = _read_secret(args.webhook_secret_file, "--webhook-secret-file")
+    secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
+              if args.webhook_secret_file else None)
     tools = find_tools(args.helm, args.kustomize)
     api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
     if tls_verification_off(api):
