@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import textwrap
 
 import pytest
 
@@ -101,6 +102,7 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
     from gitgate.cli import main
     from tests.conftest import write_files
     from tests.kubeapi.server import KubeApiEmulator
+    from tests.manifests import cm, deployment
 
     with KubeApiEmulator() as emulator:
         kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
@@ -113,23 +115,8 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
                             "{clusterNames: [member1]}}}\n",
             "shop/bundle.yaml": "name: shop\n",
             "shop/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
-            "shop/app.yaml": """
-                apiVersion: apps/v1
-                kind: Deployment
-                metadata: {name: web, namespace: shop}
-                spec:
-                  selector: {matchLabels: {app: web}}
-                  template:
-                    metadata: {labels: {app: web}}
-                    spec:
-                      serviceAccountName: web
-                      containers:
-                        - {name: web, image: "web:1", envFrom: [{configMapRef: {name: web}}]}
-                ---
-                apiVersion: v1
-                kind: ConfigMap
-                metadata: {name: web, namespace: shop}
-                data: {mode: one}
+            "shop/app.yaml": deployment("web", "shop", config="web") + cm("web", "shop")
+            + textwrap.dedent("""
                 ---
                 apiVersion: v1
                 kind: ServiceAccount
@@ -139,7 +126,7 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
                 kind: Service
                 metadata: {name: web, namespace: shop}
                 spec: {selector: {app: web}, ports: [{port: 80}]}
-            """,
+            """),
             "extra/bundle.yaml": "name: extra\n",
             "extra/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n"
                                "metadata: {name: reader, namespace: shop}\nrules: []\n",
