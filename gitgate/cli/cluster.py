@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import time
 from datetime import UTC, datetime
+from typing import Any
 
-from gitgate.apply.engine import ApplyOptions, read_inventories
+from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
 from gitgate.cli.flags import (
     bundle_flag,
     kube_flags,
@@ -16,10 +18,13 @@ from gitgate.cli.flags import (
 )
 from gitgate.cli.kube import cluster_from
 from gitgate.cli.repo import repo_folder, warn_if_empty
+from gitgate.errors import GitgateError
 from gitgate.output import console
 from gitgate.output.status import pass_document, pass_table, status_document, status_table
 from gitgate.pipeline import reconcile
 from gitgate.render.tools import find_tools
+from gitgate.status.observe import observe
+from gitgate.status.wait import wait_ready
 from gitgate.timespec import duration_flag
 
 
@@ -40,6 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="allow a pass to delete more than half of what gitgate manages")
     apply.add_argument("--resync", default="10m", help="re-apply unchanged objects this often")
     suspension_timeout_flag(apply)
+    apply.add_argument("--wait", action="store_true",
+                       help="after writing, wait until every open bundle is scheduled, "
+                            "applied, current and Healthy on each cluster it is placed on and "
+                            "not suspended (suspended clusters are reported, not waited for)")
+    apply.add_argument("--timeout", default="5m",
+                       help="how long --wait waits before it exits 1 naming what is not ready")
     output_flag(apply, "table", "json")
     tool_flags(apply)
     kube_flags(apply, required=True)
@@ -47,8 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     status = sub.add_parser("status", help="what gitgate last did with each bundle",
                             epilog="examples:\n  gitgate status --kubeconfig karmada.config\n"
-                                   "  gitgate status -o json | jq '.bundles[].verdict'")
+                                   "  gitgate status -o json | jq '.bundles[].verdict'\n"
+                                   "  gitgate status -o wide   # one row per bundle and "
+                                   "member cluster")
     output_flag(status, "table", "wide", "json")
+    status.add_argument("--watch", "-w", action="store_true",
+                        help="keep watching: print the status again whenever it changes "
+                             "(Ctrl-C ends)")
     kube_flags(status, required=True)
     status.set_defaults(func=cmd_status)
 
@@ -59,23 +75,80 @@ def cmd_apply(args: argparse.Namespace) -> int:
         allow_mass_prune=args.allow_mass_prune, resync=duration_flag(args.resync, "--resync"),
         instance=args.instance,
         suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"))
+    timeout = duration_flag(args.timeout, "--timeout")
+    if args.wait and args.dry_run:
+        raise GitgateError("--wait needs a real apply: drop --dry-run or --wait")
     root = repo_folder(args)
-    plan, result = reconcile(root, find_tools(args.helm, args.kustomize), cluster_from(args),
-                             options, bundle_glob=args.bundle)
+    cluster = cluster_from(args)
+    plan, result = reconcile(root, find_tools(args.helm, args.kustomize), cluster, options,
+                             bundle_glob=args.bundle)
     warn_if_empty(root, plan)
-    if args.output == "json":
-        console.out_json(pass_document(result))
-    else:
+    document = pass_document(result)
+    if args.output != "json":
         console.out(pass_table(result))
     console.problems(plan.problems, plan.warnings)
-    return 0 if result.ok and not plan.problems else 1
+    ok = result.ok and not plan.problems
+    if args.wait and result.ok:
+        waited = _wait(cluster, args.instance, [b.bundle for b in result.bundles if not b.failed
+                                                 and b.verdict in WAITED_VERDICTS],
+                       timeout.total_seconds())
+        document["wait"] = waited
+        ok = ok and waited["ready"]
+    if args.output == "json":
+        console.out_json(document)
+    return 0 if ok else 1
+
+
+WAITED_VERDICTS = {"apply", "suspended"}  # held bundles were not written: nothing to wait for
+
+
+def _wait(cluster: ClusterPort, instance: str, bundles: list[str],
+          timeout: float) -> dict[str, Any]:
+    """Wait for Karmada to report the bundles ready; progress on stderr; what is not ready
+    at the timeout is named, one line per bundle and cluster."""
+    wanted = set(bundles)
+    inventories = [inv for inv in read_inventories(cluster, instance).values()
+                   if inv.bundle in wanted]
+    console.progress(f"waiting up to {timeout:g}s for {len(bundles)} bundles to be ready in "
+                     "Karmada")
+    waited = wait_ready(lambda: observe(cluster, inventories), sorted(wanted), timeout,
+                        report=console.progress)
+    if waited.error:
+        console.warn(waited.error)
+    elif waited.pending:
+        console.progress(f"not ready after {waited.seconds:.0f}s:")
+        for item in waited.pending:
+            console.progress(f"  {item}")
+    else:
+        console.progress(f"all {len(bundles)} bundles ready after {waited.seconds:.0f}s")
+    return {"ready": not waited.pending and not waited.error,
+            "seconds": round(waited.seconds, 1), "error": waited.error,
+            "pending": [{"bundle": p.bundle, "cluster": p.cluster, "message": p.message}
+                        for p in waited.pending]}
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    inventories = list(read_inventories(cluster_from(args), args.instance).values())
-    if args.output == "json":
-        console.out_json(status_document(inventories))
-    else:
-        console.out(status_table(inventories, datetime.now(UTC),
-                                 wide=args.output == "wide"))
-    return 0
+    cluster = cluster_from(args)
+    shown = None
+    while True:
+        inventories = list(read_inventories(cluster, args.instance).values())
+        observation = observe(cluster, inventories)
+        document = status_document(inventories, observation)
+        if document != shown:  # --watch: again only when something changed
+            if args.output == "json":
+                console.out_json(document)
+            else:
+                console.out(status_table(inventories, datetime.now(UTC), observation=observation,
+                                         wide=args.output == "wide"))
+            if observation.error and shown is None:
+                console.warn(observation.error)
+            shown = document
+        if not args.watch:
+            return 0
+        try:
+            time.sleep(WATCH_EVERY)
+        except KeyboardInterrupt:
+            return 0
+
+
+WATCH_EVERY = 2.0  # seconds between reads of `status --watch`

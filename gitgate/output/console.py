@@ -36,3 +36,8 @@ def problems(errors: Iterable[Problem], warnings: Iterable[Problem] = ()) -> Non
 def error(exc: GitgateError) -> None:
     where = f" ({exc.file}{':' + str(exc.line) if exc.line else ''})" if exc.file else ""
     print(f"error: [{exc.reason}] {exc.message}{where}", file=sys.stderr)
+
+
+def progress(text: str) -> None:
+    """A line of progress while a command waits (stderr, so stdout stays a document)."""
+    print(text, file=sys.stderr, flush=True)

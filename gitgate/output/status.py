@@ -8,36 +8,97 @@ from typing import Any
 
 from gitgate.apply.engine import PassResult
 from gitgate.apply.inventory import Inventory
+from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
+from gitgate.status.observe import Observation
 from gitgate.timespec import age
 
 
-def status_document(inventories: list[Inventory]) -> dict[str, Any]:
-    return document("Status", {"bundles": [{
-        "name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
-        "digest": inv.digest, "gates": [r.get("gate") for r in inv.reasons],
-        "reasons": list(inv.reasons), "since": inv.since or None,
-        "lastApplied": inv.last_applied or None,
-        "message": inv.message, "objects": len(inv.entries),
-    } for inv in sorted(inventories, key=lambda i: i.bundle)]})
+def _bundle_message(inv: Inventory, dispatch: Dispatch | None) -> str:
+    """gitgate's own message first, then what holds the bundle back in Karmada: an object
+    nothing propagates, else the first cluster (not suspended) that is not ready."""
+    if inv.message or dispatch is None:
+        return inv.message
+    waiting = dispatch.waiting_on()
+    return dispatch.message or (waiting[0].message if waiting else "")
 
 
-def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = False) -> str:
-    """AGE: since the verdict last changed; APPLIED: since gitgate last wrote the bundle."""
-    head = ["BUNDLE", "VERDICT", "REVISION", "GATES", "AGE", "APPLIED", "OBJECTS", "MESSAGE"]
-    rows = [head + (["SINCE", "LAST APPLIED"] if wide else [])]
+def status_document(inventories: list[Inventory],
+                    observation: Observation | None = None) -> dict[str, Any]:
+    seen = observation.bundles if observation else {}
+    bundles = []
     for inv in sorted(inventories, key=lambda i: i.bundle):
+        dispatch = seen.get(inv.bundle)
+        health = dispatch.health if dispatch else None
+        bundles.append({
+            "name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
+            "digest": inv.digest, "gates": [r.get("gate") for r in inv.reasons],
+            "reasons": list(inv.reasons), "since": inv.since or None,
+            "lastApplied": inv.last_applied or None,
+            "message": inv.message, "objects": len(inv.entries),
+            "health": str(health) if health else None,
+            "dispatchMessage": dispatch.message if dispatch else "",
+            "clusters": [c.as_dict() for c in dispatch.clusters] if dispatch else []})
+    doc = document("Status", {"bundles": bundles})
+    if observation is not None and observation.error:
+        doc["observeError"] = observation.error
+    return doc
+
+
+def cluster_cell(state: ClusterState) -> str:
+    """`member1 ✓` ready, `⏸` dispatch suspended, `✗` unhealthy or failed to apply, `…` on
+    its way; then `behind` when it runs an older template."""
+    if state.suspended:
+        mark = "⏸"
+    elif state.ready:
+        mark = "✓"
+    elif state.health is Health.UNHEALTHY or state.apply_failed:
+        mark = "✗"
+    else:
+        mark = "…"
+    return f"{state.name} {mark}" + (" behind" if state.version is Version.BEHIND else "")
+
+
+def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = False,
+                 observation: Observation | None = None) -> str:
+    """AGE: since the verdict last changed; APPLIED: since gitgate last wrote the bundle;
+    CLUSTERS and HEALTH: what Karmada reports (`-o wide`: one row per bundle and cluster)."""
+    seen = observation.bundles if observation else {}
+    if wide:
+        rows = [["BUNDLE", "VERDICT", "CLUSTER", "SCHEDULED", "APPLIED", "HEALTH", "SUSPENDED",
+                 "VERSION", "REVISION", "GATES", "AGE", "SINCE", "LAST APPLIED", "MESSAGE"]]
+    else:
+        rows = [["BUNDLE", "VERDICT", "CLUSTERS", "HEALTH", "AGE", "APPLIED", "REVISION",
+                 "MESSAGE"]]
+    for inv in sorted(inventories, key=lambda i: i.bundle):
+        dispatch = seen.get(inv.bundle)
         gates = ",".join(dict.fromkeys(str(r.get("gate")) for r in inv.reasons)) or "-"
         since, applied = parse_stamp(inv.since), parse_stamp(inv.last_applied)
-        row = [inv.bundle, inv.verdict, inv.revision[:12] or "-", gates, age(since, now),
-               age(applied, now), str(len(inv.entries)),
-               (" ".join(inv.message.split()) if wide else one_line(inv.message)) or "-"]
-        if wide:
-            row += [inv.since or "-", inv.last_applied or "-"]
-        rows.append(row)
+        health = dispatch.health if dispatch else None
+        message = _bundle_message(inv, dispatch)
+        if not wide:
+            clusters = "  ".join(cluster_cell(c) for c in dispatch.clusters) if dispatch else ""
+            rows.append([inv.bundle, inv.verdict, clusters or "-",
+                         str(health) if health else "-", age(since, now), age(applied, now),
+                         inv.revision[:12] or "-", one_line(message) or "-"])
+            continue
+        states: list[ClusterState | None] = list(dispatch.clusters) if dispatch else []
+        for state in states or [None]:
+            cells = ["-"] * 6 if state is None else [
+                state.name, _yes(state.scheduled), _yes(state.applied), str(state.health),
+                _yes(state.suspended), str(state.version)]
+            text = (state.message if state is not None and state.message and not inv.message
+                    else message)
+            rows.append([inv.bundle, inv.verdict, *cells, inv.revision[:12] or "-", gates,
+                         age(since, now), inv.since or "-", inv.last_applied or "-",
+                         " ".join(text.split()) or "-"])
     return table(rows) + "\n"
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
 
 
 def pass_document(result: PassResult) -> dict[str, Any]:

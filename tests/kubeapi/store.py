@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
+from tests.kubeapi import dispatch as D
 from tests.kubeapi import fields as F
 from tests.kubeapi import schema as S
 from tests.kubeapi.resources import BUILTIN, KARMADA_WORK, Resource, group_list, resource_list
@@ -137,6 +138,8 @@ class ApiState:
         # controller lags
         self.binding_lag = 0.0
         self.pending_bindings: dict[tuple[str, str, str, str], tuple[float, Any]] = {}
+        # what each member cluster runs of each bound template (tests/kubeapi/dispatch.py)
+        self.members: dict[tuple[str, str, str, str], dict[str, D.Member]] = {}
 
     # ---------------------------------------------------------------- routing
     def handle(self, method: str, raw_path: str, headers: dict[str, str],
@@ -694,8 +697,10 @@ class ApiState:
                                         "metadata": meta, "spec": spec},
                                        {"karmada-controller-manager": Manager(
                                            "Update", "work.karmada.io/v1alpha2", _now(), set())})
+            self._schedule(key, policy.obj)
             return
         stored.obj["spec"]["resource"]["resourceVersion"] = t_meta.get("resourceVersion")
+        self._schedule(key, policy.obj)
         if stored.obj["spec"].get("suspension") != suspension:
             pending = self.pending_bindings.get(key)
             if pending is None or pending[1] != suspension:
@@ -718,6 +723,52 @@ class ApiState:
                 spec["suspension"] = suspension
             stored.obj["metadata"]["generation"] += 1
             stored.obj["metadata"]["resourceVersion"] = self._bump()
+            self._dispatch(key)
+
+    def _schedule(self, key: tuple[str, str, str, str], policy: dict) -> None:
+        """The scheduler places the binding on the policy's clusters; then dispatch."""
+        known = [k[3] for k in self.objects if k[:2] == ("cluster.karmada.io", "clusters")]
+        clusters = D.placement_clusters(policy, known)
+        self.objects[key].obj["spec"]["clusters"] = [{"name": c} for c in clusters]
+        self._dispatch(key)
+
+    def _dispatch(self, key: tuple[str, str, str, str]) -> None:
+        """The execution and work-status controllers: members not suspended get the
+        template; the binding's status says what each member runs."""
+        binding = self.objects[key].obj
+        resource = binding["spec"]["resource"]
+        template_key = self._template_key(resource, resource.get("namespace", ""))
+        stored = self.objects.get(template_key) if template_key else None
+        if stored is None:
+            return
+        template = stored.obj
+        clusters = [c["name"] for c in binding["spec"].get("clusters") or []]
+        members = D.dispatch(self.members.get(key, {}), template, clusters,
+                             binding["spec"].get("suspension"))
+        self.members[key] = members
+        status = D.binding_status(members, clusters)
+        if binding.get("status") != status:
+            binding["status"] = status
+            binding["metadata"]["resourceVersion"] = self._bump()
+
+    def report(self, namespace: str, kind: str, name: str, cluster: str, *,
+               health: str | None = None, applied: bool | None = None,
+               message: str | None = None) -> None:
+        """A member's controllers report on a template's object (for tests): its health,
+        or that applying it failed with `message`."""
+        with self.lock:
+            key = self._binding_key(("", "", namespace, name), kind)
+            member = self.members[key][cluster]
+            if health is not None:
+                member.health = health
+            if applied is not None:
+                member.applied = applied
+            if message is not None:
+                member.message = message
+            binding = self.objects[key].obj
+            binding["status"] = D.binding_status(
+                self.members[key], [c["name"] for c in binding["spec"].get("clusters") or []])
+            binding["metadata"]["resourceVersion"] = self._bump()
 
     def binding(self, template_namespace: str, template_kind: str,
                 template_name: str) -> dict | None:

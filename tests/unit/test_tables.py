@@ -39,9 +39,9 @@ def test_status_table_has_age_and_wide_keeps_the_full_message():
                           since=rfc3339(NOW - timedelta(minutes=5)),
                           last_applied=rfc3339(NOW - timedelta(days=2)))
     lines = status_table([inventory], NOW).splitlines()
-    assert lines[0].split()[:8] == ["BUNDLE", "VERDICT", "REVISION", "GATES", "AGE", "APPLIED",
-                                    "OBJECTS", "MESSAGE"]
-    assert lines[1].split()[4:6] == ["5m", "2d"]
+    assert lines[0].split() == ["BUNDLE", "VERDICT", "CLUSTERS", "HEALTH", "AGE", "APPLIED",
+                                "REVISION", "MESSAGE"]
+    assert lines[1].split()[2:6] == ["-", "-", "5m", "2d"]  # placed nowhere, no health
     assert len(lines) == 2 and long not in lines[1] and lines[1].endswith("…")
     wide = status_table([inventory], NOW, wide=True)
     assert " ".join(long.split()) in wide and "2026-11-22T17:55:00Z" in wide

@@ -1,0 +1,253 @@
+"""What Karmada did with a bundle, per member cluster: scheduled there, applied, healthy,
+dispatch suspended, running the current template. Pure: (the bundle's objects, their
+ResourceBindings, their templates) -> one `ClusterState` per cluster.
+
+Where Karmada records it (observed on a real control plane, see ../shared/karmada-harness):
+- `spec.clusters` of a binding: where it is scheduled; condition `Scheduled`.
+- `spec.suspension`: copied from the policy; a suspended cluster receives no new template.
+- `status.aggregatedStatus[]`, one item per cluster: `applied` (with `appliedMessage` when
+  not), `health` and, for Deployments, ReplicaSets, DaemonSets and StatefulSets only,
+  `status.resourceTemplateGeneration`: the template generation that cluster runs.
+- Health: Karmada interprets it for Deployment, StatefulSet, ReplicaSet, DaemonSet, Service,
+  Ingress, PersistentVolumeClaim, Pod and PodDisruptionBudget; every other kind is reported
+  `Healthy` once applied (its work-status controller treats a kind without a health
+  interpreter as healthy). gitgate takes Karmada's word and does not second-guess it.
+
+Version: a cluster runs the `current` template when Karmada reports a template generation at
+least the template's own; `behind` when lower. Kinds without a reported generation are
+`current` on a cluster that is applied, not suspended, and whose binding has seen the
+template's latest resourceVersion; on a suspended cluster Karmada does not say which content
+it holds, so they are `unknown` there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from gitgate.karmada.binding import binding_name
+from gitgate.model import Manifest, ObjectRef
+
+
+class Health(StrEnum):
+    HEALTHY = "Healthy"
+    UNKNOWN = "Unknown"
+    UNHEALTHY = "Unhealthy"
+
+
+class Version(StrEnum):
+    CURRENT = "current"
+    UNKNOWN = "unknown"
+    BEHIND = "behind"
+
+
+_HEALTH_RANK = {Health.HEALTHY: 0, Health.UNKNOWN: 1, Health.UNHEALTHY: 2}
+_VERSION_RANK = {Version.CURRENT: 0, Version.UNKNOWN: 1, Version.BEHIND: 2}
+_HEALTHS = {str(h) for h in Health}
+# kinds whose member status carries `resourceTemplateGeneration` (Karmada's reflectstatus.go)
+_GENERATION_REPORTED = {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"}
+BindingKey = tuple[str, str]  # (namespace, name); "" namespace for a ClusterResourceBinding
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """One bundle on one member cluster."""
+
+    name: str
+    scheduled: bool
+    applied: bool
+    health: Health
+    suspended: bool
+    version: Version
+    message: str = ""
+    apply_failed: bool = False  # a member refused an object (Karmada's appliedMessage)
+
+    @property
+    def ready(self) -> bool:
+        """What `apply --wait` waits for on a cluster that is not suspended."""
+        return (self.scheduled and self.applied and self.health is Health.HEALTHY
+                and self.version is Version.CURRENT)
+
+    def summary(self) -> str:
+        """`Healthy, current` / `suspended, behind` / `not scheduled`: for progress lines."""
+        if not self.scheduled:
+            words = ["not scheduled"]
+        elif not self.applied:
+            words = ["not applied"]
+        else:
+            words = [str(self.health), str(self.version)]
+        return ", ".join((["suspended"] if self.suspended else []) + words)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "scheduled": self.scheduled, "applied": self.applied,
+                "health": str(self.health), "suspended": self.suspended,
+                "version": str(self.version), "message": self.message}
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A bundle as Karmada dispatched it: its clusters, and what holds it back everywhere
+    (an object no policy propagates, say)."""
+
+    clusters: tuple[ClusterState, ...] = ()
+    message: str = ""
+    propagated: int = 0  # objects of the bundle Karmada binds (Namespaces and policies not)
+
+    @property
+    def health(self) -> Health | None:
+        """The worst over the clusters; None when it is placed nowhere."""
+        if not self.clusters:
+            return None
+        return max((c.health for c in self.clusters), key=_HEALTH_RANK.__getitem__)
+
+    def waiting_on(self) -> list[ClusterState]:
+        """Clusters not suspended and not yet ready."""
+        return [c for c in self.clusters if not c.suspended and not c.ready]
+
+
+def propagated(ref: ObjectRef) -> bool:
+    """Objects Karmada binds through a policy: not Namespaces (its namespace controller
+    dispatches them) and not Karmada's own API objects (policies are never propagated)."""
+    return not (ref.group == "" and ref.kind == "Namespace") and not (
+        ref.group == "karmada.io" or ref.group.endswith(".karmada.io"))
+
+
+def binding_key(ref: ObjectRef) -> BindingKey:
+    return (ref.namespace, binding_name(ref.kind, ref.name))
+
+
+def _condition(binding: Manifest, kind: str) -> Manifest | None:
+    for condition in (binding.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == kind:
+            return condition
+    return None
+
+
+def _suspended_clusters(binding: Manifest, clusters: Iterable[str]) -> set[str]:
+    suspension = (binding.get("spec") or {}).get("suspension") or {}
+    if suspension.get("dispatching"):
+        return set(clusters)
+    named = (suspension.get("dispatchingOnClusters") or {}).get("clusterNames") or []
+    return set(named)
+
+
+def _scheduled_clusters(binding: Manifest) -> list[str]:
+    return [str(c.get("name")) for c in (binding.get("spec") or {}).get("clusters") or []
+            if c.get("name")]
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One object on one cluster."""
+
+    scheduled: bool
+    applied: bool
+    health: Health
+    suspended: bool
+    version: Version
+    problem: str  # "" when it is scheduled, applied, healthy and current
+    apply_failed: bool = False
+
+    @property
+    def rank(self) -> int:
+        """Which problem the cluster's message names first: the most actionable."""
+        if not self.scheduled:
+            return 0
+        if self.apply_failed:
+            return 1
+        if self.health is Health.UNHEALTHY:
+            return 2
+        if not self.applied:
+            return 3
+        if self.health is Health.UNKNOWN:
+            return 4
+        return 5 if self.version is Version.BEHIND else 6
+
+
+def _version(item: Manifest, template: Manifest | None, binding: Manifest,
+             suspended: bool) -> Version:
+    reported = (item.get("status") or {}).get("resourceTemplateGeneration")
+    generation = ((template or {}).get("metadata") or {}).get("generation")
+    if isinstance(reported, int) and isinstance(generation, int):
+        return Version.CURRENT if reported >= generation else Version.BEHIND
+    if suspended or template is None or not item.get("applied"):
+        return Version.UNKNOWN
+    if template.get("kind") in _GENERATION_REPORTED:
+        return Version.UNKNOWN  # its member status is not collected yet
+    seen = ((binding.get("spec") or {}).get("resource") or {}).get("resourceVersion")
+    latest = (template.get("metadata") or {}).get("resourceVersion")
+    return Version.CURRENT if seen and seen == latest else Version.UNKNOWN
+
+
+def _seen_on(ref: ObjectRef, cluster: str, binding: Manifest, template: Manifest | None,
+             suspended: set[str]) -> _Seen:
+    is_suspended = cluster in suspended
+    scheduled = _condition(binding, "Scheduled")
+    if cluster not in _scheduled_clusters(binding) or (
+            scheduled is not None and scheduled.get("status") != "True"):
+        why = (scheduled or {}).get("message") or "Karmada has not scheduled it there"
+        return _Seen(False, False, Health.UNKNOWN, is_suspended, Version.UNKNOWN,
+                     f"{ref}: not scheduled on {cluster}: {why}")
+    item = next((i for i in (binding.get("status") or {}).get("aggregatedStatus") or []
+                 if i.get("clusterName") == cluster), None)
+    if item is None or not item.get("applied"):
+        if item is not None and item.get("appliedMessage"):
+            why = str(item["appliedMessage"])
+        elif is_suspended:
+            why = "never dispatched (dispatch is suspended)"
+        else:
+            why = "not applied yet"
+        health = Health(item.get("health")) if item and item.get("health") in _HEALTHS \
+            else Health.UNKNOWN
+        return _Seen(True, False, health, is_suspended, Version.UNKNOWN,
+                     f"{ref} on {cluster}: {why}",
+                     apply_failed=bool(item is not None and item.get("appliedMessage")))
+    health = Health(item["health"]) if item.get("health") in _HEALTHS else Health.UNKNOWN
+    version = _version(item, template, binding, is_suspended)
+    problem = ""
+    if health is not Health.HEALTHY:
+        problem = f"{ref} is {health} on {cluster}"
+    elif version is Version.BEHIND:
+        generation = (item.get("status") or {}).get("resourceTemplateGeneration")
+        latest = ((template or {}).get("metadata") or {}).get("generation")
+        problem = f"{ref} on {cluster} runs template generation {generation}, not {latest}"
+    elif version is Version.UNKNOWN:
+        problem = f"{ref} on {cluster}: which template it runs is not known yet"
+    return _Seen(True, True, health, is_suspended, version, problem)
+
+
+def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Manifest],
+                templates: Mapping[ObjectRef, Manifest]) -> Dispatch:
+    """Per cluster, the worst over the bundle's propagated objects. The clusters are those
+    any of its bindings is scheduled on; an object without a binding is named in the message
+    (nothing propagates it, or Karmada has not picked it up yet)."""
+    refs = [r for r in objects if propagated(r)]
+    found = [(r, bindings.get(binding_key(r))) for r in refs]
+    unbound = [r for r, b in found if b is None]
+    bound = [(r, b) for r, b in found if b is not None]
+    names = sorted({c for _, b in bound for c in _scheduled_clusters(b)})
+    message = ""
+    if unbound:
+        message = (f"{unbound[0]} has no ResourceBinding: no policy propagates it, or Karmada "
+                   "has not picked it up yet")
+        if len(unbound) > 1:
+            message += f" (and {len(unbound) - 1} more)"
+    clusters = []
+    for cluster in names:
+        seen = [_seen_on(ref, cluster, binding, templates.get(ref),
+                         _suspended_clusters(binding, names)) for ref, binding in bound]
+        problems = [s.problem for s in sorted(seen, key=lambda s: s.rank) if s.problem]
+        clusters.append(ClusterState(
+            name=cluster,
+            scheduled=all(s.scheduled for s in seen) and not unbound,
+            applied=all(s.applied for s in seen) and not unbound,
+            health=max((s.health for s in seen), key=_HEALTH_RANK.__getitem__,
+                       default=Health.UNKNOWN) if not unbound else Health.UNKNOWN,
+            suspended=any(s.suspended for s in seen),
+            version=max((s.version for s in seen), key=_VERSION_RANK.__getitem__,
+                        default=Version.UNKNOWN),
+            message=problems[0] if problems else (message if unbound else ""),
+            apply_failed=any(s.apply_failed for s in seen)))
+    return Dispatch(tuple(clusters), message, len(refs))

@@ -1,0 +1,172 @@
+"""Per-cluster status from Karmada's bindings, `status -o table|wide|json` and `apply --wait`,
+over real HTTP against the emulator, whose bindings carry what Karmada's controllers write
+(tests/kubeapi/dispatch.py): members run no controllers, so a Deployment stays Unhealthy until
+the test reports it healthy, as on the harness."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from gitgate.cli import main
+from tests.conftest import write_files
+from tests.kubeapi.server import KubeApiEmulator
+from tests.manifests import cm, deployment
+
+pytestmark = pytest.mark.integration
+NS = "shop"
+PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
+SUSPEND_M2 = """\
+apiVersion: gitgate.io/v1alpha1
+kind: Gate
+metadata: {name: move}
+spec: {bundles: [web], action: suspend, reason: blue/green, clusters: [member2]}
+"""
+
+
+def app(image: str, configmaps: int = 1) -> str:
+    return cm("web-config", NS) + deployment("web", NS, image) + "".join(
+        cm(f"extra-{i}", NS) for i in range(configmaps - 1))
+
+
+@pytest.fixture
+def emulator():
+    with KubeApiEmulator() as api:
+        yield api
+
+
+@pytest.fixture
+def setup(tmp_path, emulator):
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/bundle.yaml": "name: ns\n",
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n",
+        "web/bundle.yaml": "name: web\ndependsOn: [ns]\n",
+        "web/app.yaml": app("web:1")})
+    kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
+    return root, ["--kubeconfig", kubeconfig]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def clusters_of(capsys, flags, bundle="web") -> dict[str, dict]:
+    code, out, _ = run(capsys, "status", *flags, "-o", "json")
+    assert code == 0
+    doc = json.loads(out)
+    found = next(b for b in doc["bundles"] if b["name"] == bundle)
+    return {c["name"]: c for c in found["clusters"]}
+
+
+def healthy(emulator, cluster: str) -> None:
+    emulator.state.report(NS, "Deployment", "web", cluster, health="Healthy")
+
+
+def test_status_shows_each_cluster_from_the_bindings(setup, emulator, capsys):
+    root, flags = setup
+    assert run(capsys, "apply", str(root), *flags)[0] == 0
+    clusters = clusters_of(capsys, flags)
+    assert set(clusters) == {"member1", "member2"}
+    for state in clusters.values():
+        assert (state["scheduled"], state["applied"], state["health"], state["suspended"],
+                state["version"]) == (True, True, "Unhealthy", False, "current")
+        assert state["message"].startswith("Deployment.apps shop/web is Unhealthy on member")
+
+    healthy(emulator, "member1")
+    clusters = clusters_of(capsys, flags)
+    assert clusters["member1"]["health"] == "Healthy" and clusters["member1"]["message"] == ""
+    assert clusters["member2"]["health"] == "Unhealthy"
+    _, table, _ = run(capsys, "status", *flags)
+    row = next(line for line in table.splitlines() if line.startswith("web "))
+    assert "member1 ✓  member2 ✗" in row and "Unhealthy" in row
+    ns_row = next(line for line in table.splitlines() if line.startswith("ns "))
+    assert ns_row.split()[2] == "-"  # Namespaces are dispatched without a binding
+
+    # member2 suspended, a new image: member1 gets it, member2 stays behind
+    write_files(root, {"gates/move.yaml": SUSPEND_M2, "web/app.yaml": app("web:2")})
+    assert run(capsys, "apply", str(root), *flags)[0] == 0
+    clusters = clusters_of(capsys, flags)
+    assert (clusters["member2"]["suspended"], clusters["member2"]["version"]) == (True, "behind")
+    assert (clusters["member1"]["suspended"], clusters["member1"]["version"],
+            clusters["member1"]["health"]) == (False, "current", "Unhealthy")
+    _, wide, _ = run(capsys, "status", *flags, "-o", "wide")
+    rows = [line.split() for line in wide.splitlines() if line.startswith("web ")]
+    assert [r[2:8] for r in rows] == [
+        ["member1", "yes", "yes", "Unhealthy", "no", "current"],
+        ["member2", "yes", "yes", "Unhealthy", "yes", "behind"]]
+    _, table, _ = run(capsys, "status", *flags)
+    assert "member2 ⏸ behind" in table
+
+
+def test_a_member_refusing_an_object_is_named(setup, emulator, capsys):
+    root, flags = setup
+    assert run(capsys, "apply", str(root), *flags)[0] == 0
+    emulator.state.report(NS, "ConfigMap", "web-config", "member2", applied=False,
+                          message='admission webhook "deny.example" denied the request')
+    state = clusters_of(capsys, flags)["member2"]
+    assert (state["applied"], state["health"]) == (False, "Unhealthy")  # the worst object
+    assert state["message"] == ('ConfigMap shop/web-config on member2: admission webhook '
+                                '"deny.example" denied the request')
+    _, table, _ = run(capsys, "status", *flags)
+    assert "member2 ✗" in table
+
+
+def test_status_reads_lists_only_whatever_the_number_of_objects(tmp_path, emulator, capsys):
+    counts = []
+    for size in (1, 20):
+        root = write_files(tmp_path / f"repo{size}", {
+            "gitgate.yaml": PLACEMENT, "web/bundle.yaml": "name: web\n",
+            "ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n",
+            "web/app.yaml": app("web:1", configmaps=size)})
+        flags = ["--kubeconfig", str(emulator.write_kubeconfig(tmp_path / "kc"))]
+        assert run(capsys, "apply", str(root), *flags)[0] == 0
+        before = len(emulator.state.requests)
+        assert run(capsys, "status", *flags)[0] == 0
+        reads = emulator.state.requests[before:]
+        assert all(r.method == "GET" for r in reads)
+        counts.append(len([r for r in reads if "/namespaces/" in r.path or "bindings" in r.path
+                           or "configmaps" in r.path or "deployments" in r.path]))
+    # inventories, bindings of the namespace, ConfigMaps, Deployments: the same 4 lists
+    assert counts == [4, 4]
+
+
+def test_apply_wait_exits_0_once_every_open_cluster_is_healthy(setup, emulator, capsys):
+    root, flags = setup
+    write_files(root, {"gates/move.yaml": SUSPEND_M2})
+    timer = threading.Timer(1.0, healthy, (emulator, "member1"))
+    timer.start()
+    try:
+        code, out, err = run(capsys, "apply", str(root), *flags, "--wait", "--timeout", "30s",
+                             "-o", "json")
+    finally:
+        timer.cancel()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["wait"] == {"ready": True, "seconds": doc["wait"]["seconds"], "error": "",
+                           "pending": []}
+    assert "web on member1: Unhealthy, current" in err  # progress, then the change
+    assert "web on member1: Healthy, current" in err
+    assert "web on member2: suspended, not applied" in err  # reported, not waited for
+    assert "all 2 bundles ready" in err
+
+
+def test_apply_wait_times_out_naming_bundle_cluster_and_object(setup, emulator, capsys):
+    root, flags = setup
+    code, out, err = run(capsys, "apply", str(root), *flags, "--wait", "--timeout", "3s")
+    assert code == 1
+    assert "not ready after 3s:" in err or "not ready after 4s:" in err
+    assert "web on member1: Deployment.apps shop/web is Unhealthy on member1" in err
+    assert "web on member2: Deployment.apps shop/web is Unhealthy on member2" in err
+    assert "revision" in out  # the pass table is printed before the wait
+
+
+def test_apply_wait_refuses_a_dry_run(setup, capsys):
+    root, flags = setup
+    code, _, err = run(capsys, "apply", str(root), *flags, "--wait", "--dry-run")
+    assert code == 2 and "--wait needs a real apply" in err

@@ -1,0 +1,92 @@
+"""What Karmada's scheduler, execution and work-status controllers write into a binding, for
+the emulator: `spec.clusters` from the policy's placement, the `Scheduled` and `FullyApplied`
+conditions, and `status.aggregatedStatus[]` per cluster. A cluster whose dispatch is suspended
+keeps what it last received; the others get the template's current generation at once.
+
+Members run no controllers (as in ../shared/karmada-harness): a workload Karmada interprets
+health for is `Unhealthy` after each new generation until a test reports it healthy with
+`ApiState.report`; every other kind is `Healthy` once applied, as Karmada treats kinds without
+a health interpreter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+HEALTH_INTERPRETED = {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Service",
+                      "Ingress", "PersistentVolumeClaim", "Pod", "PodDisruptionBudget"}
+GENERATION_REPORTED = {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"}
+_ROLLING = {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod"}
+
+
+@dataclass
+class Member:
+    """One template on one member cluster."""
+
+    applied: bool = True
+    health: str = "Healthy"
+    runs: int | None = None  # the template generation the member runs
+    message: str = ""
+
+
+def placement_clusters(policy: dict, known_clusters: list[str]) -> list[str]:
+    """`clusterAffinity.clusterNames`, else every Cluster the API server knows."""
+    affinity = ((policy.get("spec") or {}).get("placement") or {}).get("clusterAffinity") or {}
+    names = affinity.get("clusterNames")
+    return sorted(set(names)) if names else sorted(known_clusters)
+
+
+def suspended_on(suspension: Any, clusters: list[str]) -> set[str]:
+    suspension = suspension or {}
+    if suspension.get("dispatching"):
+        return set(clusters)
+    return set((suspension.get("dispatchingOnClusters") or {}).get("clusterNames") or [])
+
+
+def dispatch(members: dict[str, Member], template: dict, clusters: list[str],
+             suspension: Any) -> dict[str, Member]:
+    """Members after the controllers ran: clusters not suspended get the current template."""
+    kind = template.get("kind", "")
+    generation = (template.get("metadata") or {}).get("generation")
+    held = suspended_on(suspension, clusters)
+    out = {}
+    for cluster in clusters:
+        member = members.get(cluster)
+        if cluster in held:
+            if member is not None:
+                out[cluster] = member
+            continue
+        runs = generation if kind in GENERATION_REPORTED else None
+        if member is None or member.runs != runs or not member.applied:
+            rolling = kind in _ROLLING
+            member = Member(True, "Unhealthy" if rolling else "Healthy", runs)
+        out[cluster] = member
+    return out
+
+
+def binding_status(members: dict[str, Member], clusters: list[str]) -> dict:
+    when = "2026-01-01T00:00:00Z"
+    items = []
+    for cluster in sorted(members):
+        member = members[cluster]
+        item: dict[str, Any] = {"clusterName": cluster, "applied": member.applied}
+        if member.applied:
+            item["health"] = member.health
+        if member.message:
+            item["appliedMessage"] = member.message
+        if member.runs is not None:
+            item["status"] = {"generation": member.runs, "resourceTemplateGeneration":
+                              member.runs}
+        items.append(item)
+    scheduled = {"type": "Scheduled", "status": "True" if clusters else "False",
+                 "reason": "Success" if clusters else "NoClusterFit",
+                 "message": "Binding has been scheduled successfully." if clusters else
+                 "0/0 clusters are available: no cluster matches the placement.",
+                 "lastTransitionTime": when}
+    fully = all(m.applied for m in members.values()) and len(members) == len(clusters)
+    applied = {"type": "FullyApplied", "status": "True" if fully else "False",
+               "reason": "FullyAppliedSuccess" if fully else "FullyAppliedFailed",
+               "message": "All works have been successfully applied" if fully else
+               "Failed to apply all works, see status.aggregatedStatus for details",
+               "lastTransitionTime": when}
+    return {"aggregatedStatus": items, "conditions": [scheduled, applied]}
