@@ -80,6 +80,22 @@ class Karmada:
         live = cluster.get("v1", "ConfigMap", namespace, name)
         return None if live is None else (live.get("data") or {})
 
+    def make_healthy(self, member: str, namespace: str, name: str) -> int:
+        """Write a member's Deployment status as its controllers would (the harness's members
+        run none); returns the generation it now reports as observed."""
+        cluster = self.members[member]
+        live = cluster.get("apps/v1", "Deployment", namespace, name)
+        assert live is not None, f"no Deployment {namespace}/{name} on {member}"
+        generation = live["metadata"]["generation"]
+        replicas = live["spec"].get("replicas", 1)
+        path = cluster.path_for("apps/v1", "Deployment", namespace, name) + "/status"
+        status, body = cluster.request("PATCH", path, body={"status": {
+            "observedGeneration": generation, "replicas": replicas,
+            "updatedReplicas": replicas, "readyReplicas": replicas,
+            "availableReplicas": replicas}}, content_type="application/merge-patch+json")
+        assert status == 200, body
+        return generation
+
     def binding_suspension(self, namespace: str, kind: str, name: str) -> Any:
         binding = self.api.get("work.karmada.io/v1alpha2", "ResourceBinding", namespace,
                                f"{name}-{kind}".lower())
@@ -158,6 +174,18 @@ class Run:
                        "--instance", self.run_id, "-o", "json", *extra)
         assert done.returncode == 0, f"gitgate apply failed:\n{done.stdout}\n{done.stderr}"
         return json.loads(done.stdout)
+
+    def status(self) -> dict:
+        """`gitgate status -o json` for this run's bundles."""
+        done = gitgate("status", "--kubeconfig", str(self.karmada.kubeconfig), "--instance",
+                       self.run_id, "-o", "json")
+        assert done.returncode == 0, f"gitgate status failed:\n{done.stdout}\n{done.stderr}"
+        return json.loads(done.stdout)
+
+    def clusters(self, bundle: str) -> dict[str, dict]:
+        """Per member cluster, what `status -o json` says of the bundle."""
+        found = self.result(self.status(), bundle)
+        return {c["name"]: c for c in found["clusters"]}
 
     def result(self, document: dict, bundle: str) -> dict:
         return next(b for b in document["bundles"] if b["name"] == self.bundle(bundle))
