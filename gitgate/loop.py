@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult
+from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, read_inventories
 from gitgate.errors import GitgateError, Reason
 from gitgate.pipeline import reconcile
 from gitgate.plan import Plan
@@ -24,6 +24,7 @@ from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
 from gitgate.source.git import GitSource
 from gitgate.status.metrics import LoopMetrics
+from gitgate.status.observe import Observation, observe
 
 log = logging.getLogger("gitgate")
 
@@ -38,6 +39,7 @@ class LoopSettings:
     resync: timedelta = timedelta(minutes=10)
     backoff_base: timedelta = timedelta(seconds=5)
     backoff_cap: timedelta = timedelta(minutes=5)
+    status_interval: timedelta = timedelta(seconds=30)  # re-read Karmada's bindings this often
     apply: ApplyOptions = field(default_factory=lambda: ApplyOptions(now=datetime.now(UTC)))
 
 
@@ -58,6 +60,8 @@ class LoopState:
     last_error: str = ""
     last_result: PassResult | None = None
     last_plan: Plan | None = None
+    observation: Observation | None = None  # what Karmada last reported of each bundle
+    last_observed: datetime | None = None
 
     @property
     def ready(self) -> bool:
@@ -85,10 +89,14 @@ def pass_reason(state: LoopState, revision: str, now: datetime,
     return None
 
 
-def next_wake(state: LoopState, now: datetime, interval: timedelta) -> datetime:
-    """The next poll, earlier when a gate transition or a retry comes first (pure)."""
+def next_wake(state: LoopState, now: datetime, interval: timedelta,
+              status_interval: timedelta | None = None) -> datetime:
+    """The next poll, earlier when a gate transition, a retry or a status read comes first
+    (pure)."""
     candidates = [now + interval]
-    for moment in (state.next_transition, state.retry_at):
+    status_due = (state.last_observed + status_interval
+                  if status_interval is not None and state.last_observed is not None else None)
+    for moment in (state.next_transition, state.retry_at, status_due):
         if moment is not None:
             candidates.append(max(moment, now))
     return min(candidates)
@@ -206,6 +214,26 @@ class Reconciler:
         log.warning("%s: %s (retry at %s)", reason, message, self.state.retry_at.isoformat(),
                     extra={"event": "failure", "reason": reason})
 
+    # ------------------------------------------------------------------ Karmada's side
+    def status_due(self, now: datetime) -> bool:
+        last = self.state.last_observed
+        return last is None or now - last >= self.settings.status_interval
+
+    def refresh_status(self) -> None:
+        """Read what Karmada did with each bundle (after every pass, and every
+        `status_interval` when no pass runs), for /status and /metrics."""
+        now = self.clock()
+        self.state.last_observed = now
+        try:
+            inventories = read_inventories(self.cluster, self.settings.apply.instance)
+            observation = observe(self.cluster, inventories.values())
+        except GitgateError as exc:
+            observation = Observation(error=f"cannot read gitgate's inventories: {exc.message}")
+        if observation.error:
+            log.warning("%s", observation.error, extra={"event": "observe"})
+        self.state.observation = observation
+        self.metrics.record_dispatch(observation.bundles)
+
     # ------------------------------------------------------------------ forever
     def trigger(self) -> None:
         """A webhook: fetch now."""
@@ -253,7 +281,8 @@ class Reconciler:
                 was_leader = leading
             if leading:
                 try:
-                    self.tick()
+                    if self.tick() is not None or self.status_due(self.clock()):
+                        self.refresh_status()
                 except Exception as exc:  # keep the loop alive; the error is logged once
                     log.exception("unexpected error in a pass: %s", exc)
                     self._failed(self.clock(), Reason.INTERNAL_ERROR, str(exc))
@@ -261,7 +290,8 @@ class Reconciler:
                   or self.clock() - self.state.last_probe >= self.settings.interval):
                 self.probe()
             now = self.clock()
-            wake_at = next_wake(self.state, now, self.settings.interval)
+            wake_at = next_wake(self.state, now, self.settings.interval,
+                                self.settings.status_interval if leading else None)
             timeout = max(0.05, (wake_at - now).total_seconds())
             if not is_leader():
                 timeout = min(timeout, 1.0)

@@ -129,26 +129,33 @@ def _wait(cluster: ClusterPort, instance: str, bundles: list[str],
 
 def cmd_status(args: argparse.Namespace) -> int:
     cluster = cluster_from(args)
-    shown = None
-    while True:
-        inventories = list(read_inventories(cluster, args.instance).values())
-        observation = observe(cluster, inventories)
-        document = status_document(inventories, observation)
-        if document != shown:  # --watch: again only when something changed
-            if args.output == "json":
-                console.out_json(document)
-            else:
-                console.out(status_table(inventories, datetime.now(UTC), observation=observation,
-                                         wide=args.output == "wide"))
-            if observation.error and shown is None:
-                console.warn(observation.error)
-            shown = document
-        if not args.watch:
-            return 0
-        try:
+    if not args.watch:
+        _show_status(args, cluster, None)
+        return 0
+    shown: dict[str, Any] | None = None
+    try:
+        while True:  # like `kubectl get -w`: print again whenever something changed
+            shown = _show_status(args, cluster, shown)
             time.sleep(WATCH_EVERY)
-        except KeyboardInterrupt:
-            return 0
+    except KeyboardInterrupt:  # Ctrl-C ends a watch: that is its normal end
+        return 0
+
+
+def _show_status(args: argparse.Namespace, cluster: ClusterPort,
+                 shown: dict[str, Any] | None) -> dict[str, Any]:
+    inventories = list(read_inventories(cluster, args.instance).values())
+    observation = observe(cluster, inventories)
+    document = status_document(inventories, observation)
+    if document == shown:
+        return document
+    if args.output == "json":
+        console.out_json(document)
+    else:
+        console.out(status_table(inventories, datetime.now(UTC), observation=observation,
+                                 wide=args.output == "wide"))
+    if observation.error and shown is None:
+        console.warn(observation.error)
+    return document
 
 
 WATCH_EVERY = 2.0  # seconds between reads of `status --watch`

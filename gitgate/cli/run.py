@@ -65,6 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--interval", default="1m", help="how often to fetch")
     run.add_argument("--resync", default="10m",
                      help="re-apply unchanged bundles this often (repairs drift)")
+    run.add_argument("--status-interval", default="30s",
+                     help="re-read what Karmada reports of each bundle (per-cluster health, "
+                          "version, suspension for /status and /metrics) this often, even "
+                          "when no pass runs")
     run.add_argument("--cache-dir", default=str(cache_dir_default()),
                      help="where the checkout lives")
     run.add_argument("--listen", default=":8080",
@@ -114,6 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     setup_logging(args.log_format)
     interval = duration_flag(args.interval, "--interval")
     resync = duration_flag(args.resync, "--resync")
+    status_interval = duration_flag(args.status_interval, "--status-interval")
     suspension_timeout = duration_flag(args.suspension_timeout, "--suspension-timeout")
     timeouts = timeouts_from(args)
     listen = parse_listen(args.listen)
@@ -129,7 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     cluster = KubeCluster(api, timeouts=timeouts)
     source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth)
     settings = LoopSettings(
-        path=args.path, interval=interval, resync=resync,
+        path=args.path, interval=interval, resync=resync, status_interval=status_interval,
         apply=ApplyOptions(now=datetime.now(UTC), instance=args.instance,
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune,

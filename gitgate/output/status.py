@@ -30,17 +30,13 @@ def status_document(inventories: list[Inventory],
     seen = observation.bundles if observation else {}
     bundles = []
     for inv in sorted(inventories, key=lambda i: i.bundle):
-        dispatch = seen.get(inv.bundle)
-        health = dispatch.health if dispatch else None
         bundles.append({
             "name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
             "digest": inv.digest, "gates": [r.get("gate") for r in inv.reasons],
             "reasons": list(inv.reasons), "since": inv.since or None,
             "lastApplied": inv.last_applied or None,
             "message": inv.message, "objects": len(inv.entries),
-            "health": str(health) if health else None,
-            "dispatchMessage": dispatch.message if dispatch else "",
-            "clusters": [c.as_dict() for c in dispatch.clusters] if dispatch else []})
+            **dispatch_document(inv.bundle, seen.get(inv.bundle, Dispatch()))})
     doc = document("Status", {"bundles": bundles})
     if observation is not None and observation.error:
         doc["observeError"] = observation.error
@@ -136,4 +132,17 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
         "repo": reconciler.source.display_url, "branch": reconciler.source.branch})
     if state.last_result is not None:
         doc["pass"] = pass_document(state.last_result)
+    if state.observation is not None:
+        doc["lastObserved"] = rfc3339(state.last_observed)
+        if state.observation.error:
+            doc["observeError"] = state.observation.error
+        doc["bundles"] = [dispatch_document(name, dispatch) for name, dispatch
+                          in sorted(state.observation.bundles.items())]
     return doc
+
+
+def dispatch_document(bundle: str, dispatch: Dispatch) -> dict[str, Any]:
+    health = dispatch.health
+    return {"name": bundle, "health": str(health) if health else None,
+            "dispatchMessage": dispatch.message,
+            "clusters": [c.as_dict() for c in dispatch.clusters]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Mapping
 
 from prometheus_client import (
     GC_COLLECTOR,
@@ -17,6 +18,7 @@ from prometheus_client import (
 )
 
 from gitgate import __version__
+from gitgate.karmada.dispatch import Dispatch, Health, Version
 
 VERDICTS = ("apply", "held", "suspended", "failed")
 
@@ -63,6 +65,17 @@ class LoopMetrics:
                               registry=self.registry)
         self.leader = Gauge("gitgate_leader", "1 while this replica holds the lease",
                             registry=self.registry)
+        self.cluster_health = Gauge("gitgate_bundle_cluster_health",
+                                    "1 for the bundle's health on the member cluster as "
+                                    "Karmada reports it (worst over its objects)",
+                                    ["bundle", "cluster", "health"], registry=self.registry)
+        self.cluster_behind = Gauge("gitgate_bundle_cluster_behind",
+                                    "1 while the member cluster runs an older template of the "
+                                    "bundle", ["bundle", "cluster"], registry=self.registry)
+        self.cluster_suspended = Gauge("gitgate_bundle_cluster_suspended",
+                                       "1 while dispatch of the bundle to the member cluster is "
+                                       "suspended", ["bundle", "cluster"],
+                                       registry=self.registry)
         self._bundles: set[str] = set()
 
     def record_verdicts(self, verdicts: dict[str, str]) -> None:
@@ -87,6 +100,20 @@ class LoopMetrics:
         for labels in list(self.last_applied._metrics):
             if labels[0] not in present:
                 self.last_applied.remove(*labels)
+
+    def record_dispatch(self, bundles: Mapping[str, Dispatch]) -> None:
+        """Per bundle and member cluster: health (a state set), behind, suspended."""
+        for gauge in (self.cluster_health, self.cluster_behind, self.cluster_suspended):
+            gauge.clear()
+        for bundle, dispatch in bundles.items():
+            for state in dispatch.clusters:
+                for health in Health:
+                    self.cluster_health.labels(bundle, state.name, str(health)).set(
+                        1 if health is state.health else 0)
+                self.cluster_behind.labels(bundle, state.name).set(
+                    1 if state.version is Version.BEHIND else 0)
+                self.cluster_suspended.labels(bundle, state.name).set(
+                    1 if state.suspended else 0)
 
     def record_fetch(self, ok: bool, when: float) -> None:
         self.fetches.labels("success" if ok else "failure").inc()

@@ -6,12 +6,25 @@ the test reports it healthy, as on the harness."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
+from datetime import timedelta
 
+import git
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+from gitgate.apply.engine import ApplyOptions
+from gitgate.apply.kube import KubeCluster, load_client
 from gitgate.cli import main
+from gitgate.loop import LoopSettings, Reconciler, next_wake
+from gitgate.output.status import loop_document
+from gitgate.source.git import GitSource
 from tests.conftest import write_files
+from tests.integration.test_documents import validate
+from tests.integration.test_loop import T0, Clock
 from tests.kubeapi.server import KubeApiEmulator
 from tests.manifests import cm, deployment
 
@@ -60,6 +73,7 @@ def clusters_of(capsys, flags, bundle="web") -> dict[str, dict]:
     code, out, _ = run(capsys, "status", *flags, "-o", "json")
     assert code == 0
     doc = json.loads(out)
+    validate(doc, "Status")
     found = next(b for b in doc["bundles"] if b["name"] == bundle)
     return {c["name"]: c for c in found["clusters"]}
 
@@ -148,6 +162,7 @@ def test_apply_wait_exits_0_once_every_open_cluster_is_healthy(setup, emulator, 
         timer.cancel()
     assert code == 0, err
     doc = json.loads(out)
+    validate(doc, "ApplyResult")
     assert doc["wait"] == {"ready": True, "seconds": doc["wait"]["seconds"], "error": "",
                            "pending": []}
     assert "web on member1: Unhealthy, current" in err  # progress, then the change
@@ -170,3 +185,84 @@ def test_apply_wait_refuses_a_dry_run(setup, capsys):
     root, flags = setup
     code, _, err = run(capsys, "apply", str(root), *flags, "--wait", "--dry-run")
     assert code == 2 and "--wait needs a real apply" in err
+
+
+
+def metric(loop: Reconciler, name: str, **labels: str) -> float | None:
+    for family in text_string_to_metric_families(loop.metrics.exposition().decode()):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return sample.value
+    return None
+
+
+def test_the_loop_reads_karmada_after_a_pass_and_every_status_interval(setup, emulator,
+                                                                      tools, tmp_path):
+    root, flags = setup
+    write_files(root, {"gates/move.yaml": SUSPEND_M2})
+    repo = git.Repo.init(root, initial_branch="main")
+    repo.git.add("-A")
+    repo.git.commit("-m", "web", "--author", "t <t@t>", env={
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    clock = Clock(T0)
+    settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
+                            status_interval=timedelta(seconds=30),
+                            apply=ApplyOptions(now=T0))
+    loop = Reconciler(GitSource(str(root), "main", tmp_path / "cache"),
+                      KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
+    assert loop.tick() == "revision"
+    assert loop.status_due(clock())
+    loop.refresh_status()
+    assert not loop.status_due(clock())
+    doc = json.loads(json.dumps(loop_document(loop)))
+    validate(doc, "LoopStatus")
+    web = next(b for b in doc["bundles"] if b["name"] == "web")
+    assert [(c["name"], c["health"], c["suspended"]) for c in web["clusters"]] == [
+        ("member1", "Unhealthy", False), ("member2", "Unknown", True)]
+    assert metric(loop, "gitgate_bundle_cluster_health", bundle="web", cluster="member1",
+                  health="Unhealthy") == 1
+    assert metric(loop, "gitgate_bundle_cluster_health", bundle="web", cluster="member1",
+                  health="Healthy") == 0
+    assert metric(loop, "gitgate_bundle_cluster_suspended", bundle="web",
+                  cluster="member2") == 1
+    assert metric(loop, "gitgate_bundle_cluster_behind", bundle="web", cluster="member1") == 0
+
+    # no pass is due, but the status is read again after the status interval
+    healthy(emulator, "member1")
+    assert next_wake(loop.state, clock(), settings.interval,
+                     settings.status_interval) == T0 + timedelta(seconds=30)
+    clock.advance(seconds=30)
+    assert loop.tick() is None and loop.status_due(clock())
+    loop.refresh_status()
+    assert metric(loop, "gitgate_bundle_cluster_health", bundle="web", cluster="member1",
+                  health="Healthy") == 1
+
+
+def test_status_watch_prints_again_when_karmada_reports_a_change(setup, emulator, capsys):
+    root, flags = setup
+    assert run(capsys, "apply", str(root), *flags)[0] == 0
+    watch = subprocess.Popen([sys.executable, "-m", "gitgate.cli", "status", "--watch",
+                              "-o", "json", *flags], stdout=subprocess.PIPE, text=True)
+
+    def next_document() -> dict:
+        lines = []
+        for line in watch.stdout:
+            lines.append(line)
+            if line == "}\n":
+                return json.loads("".join(lines))
+        raise AssertionError("status --watch ended")
+
+    try:
+        first = next_document()
+        web = next(b for b in first["bundles"] if b["name"] == "web")
+        assert web["health"] == "Unhealthy"
+        healthy(emulator, "member1")
+        healthy(emulator, "member2")
+        second = next_document()
+        web = next(b for b in second["bundles"] if b["name"] == "web")
+        assert web["health"] == "Healthy"
+        assert watch.poll() is None  # still watching
+    finally:
+        watch.send_signal(signal.SIGINT)
+        watch.wait(timeout=20)
+    assert watch.returncode == 0
