@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, read_inventories
+from gitgate.apply.observe import Observation, observe
 from gitgate.errors import GitgateError, Reason
 from gitgate.pipeline import reconcile
 from gitgate.plan import Plan
@@ -24,7 +25,6 @@ from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
 from gitgate.source.git import GitSource
 from gitgate.status.metrics import LoopMetrics
-from gitgate.status.observe import Observation, observe
 
 log = logging.getLogger("gitgate")
 
@@ -185,10 +185,11 @@ class Reconciler:
             if bundle.failed:
                 self.metrics.errors.labels(bundle.reason or Reason.FAILED).inc()
         counts = {v: sum(1 for x in verdicts.values() if x == v)
-                  for v in ("apply", "held", "suspended", "failed")}
-        log.info("pass revision=%s reason=%s applied=%d held=%d suspended=%d failed=%d "
-                 "duration=%.2fs", revision[:12], reason, counts["apply"], counts["held"],
-                 counts["suspended"], counts["failed"], duration,
+                  for v in ("apply", "held", "suspended", "halted", "failed")}
+        log.info("pass revision=%s reason=%s applied=%d held=%d suspended=%d halted=%d "
+                 "failed=%d duration=%.2fs", revision[:12], reason, counts["apply"],
+                 counts["held"], counts["suspended"], counts["halted"], counts["failed"],
+                 duration,
                  extra={"event": "pass", "revision": revision, "reason": reason,
                         "bundles": counts, "duration": duration})
         if result.ok:

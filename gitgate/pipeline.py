@@ -10,11 +10,19 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, run_pass
+from gitgate.apply.engine import (
+    ApplyOptions,
+    ClusterPort,
+    PassResult,
+    read_inventories,
+    run_pass,
+)
+from gitgate.apply.observe import observe
 from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.tools import Tools
+from gitgate.rollouts import with_rollouts
 from gitgate.source.git import revision_of
 from gitgate.source.tree import gate_texts
 
@@ -62,4 +70,16 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache)
     scope = None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
-    return checkout.plan, run_pass(checkout.plan, cluster, options, scope=scope, stop=stop)
+    plan = rolled_out(checkout.plan, cluster, options)
+    return plan, run_pass(plan, cluster, options, scope=scope, stop=stop)
+
+
+def rolled_out(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
+    """The plan with each rollout's step for this pass, from what Karmada reports of the
+    bundles that have one (nothing is read when none has)."""
+    if not any(b.bundle.source.options.rollout for b in plan.bundles):
+        return plan
+    inventories = read_inventories(cluster, options.instance)
+    rolling = [inventories[b.bundle.name] for b in plan.bundles
+               if b.bundle.source.options.rollout and b.bundle.name in inventories]
+    return with_rollouts(plan, inventories, observe(cluster, rolling).bundles, options.now)

@@ -10,6 +10,7 @@ from gitgate.bundle.group import group_all
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.karmada.policy import generated_policies, with_suspension
+from gitgate.karmada.rollout import Step
 from gitgate.model import (
     Bundle,
     BundleVerdict,
@@ -27,6 +28,7 @@ class BundlePlan:
     verdict: BundleVerdict
     desired: tuple[Manifest, ...]  # the objects to write when open (suspension applied)
     policies: tuple[Manifest, ...]
+    rollout: Step | None = None  # where the bundle's rollout is (with `rollout` configured)
 
 
 @dataclass(frozen=True)

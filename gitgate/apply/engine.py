@@ -477,7 +477,8 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
             last_full_apply=now if all_applied else (previous.last_full_apply
                                                      if previous else ""),
             instance=options.instance, source=unit.plan.bundle.source.path,
-            labels=tuple(sorted(unit.plan.bundle.labels.items())))
+            labels=tuple(sorted(unit.plan.bundle.labels.items())),
+            rollout=_rollout_record(unit, options))
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place
@@ -487,6 +488,15 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
         _write_inventory(cluster, inventory)
         written += 1
     return written
+
+
+def _rollout_record(unit: _Work, options: ApplyOptions) -> str:
+    """The rollout's new state once its writes went through; the previous one otherwise (a
+    failed or dry-run pass moves no rollout on)."""
+    previous = unit.previous.rollout if unit.previous else ""
+    if unit.plan is None or unit.plan.rollout is None or unit.result.failed or options.dry_run:
+        return previous
+    return unit.plan.rollout.state.to_json()
 
 
 def _write_inventory(cluster: ClusterPort, inventory: Inventory) -> None:

@@ -51,6 +51,7 @@ class Inventory:
     instance: str = DEFAULT_INSTANCE
     source: str = ""  # the repo folder the bundle comes from
     labels: tuple[tuple[str, str], ...] = ()  # the bundle's labels, for gates once it left Git
+    rollout: str = ""  # the rollout's state (karmada.rollout.RolloutState as JSON)
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
         return {e.ref: e for e in self.entries}
@@ -58,7 +59,8 @@ class Inventory:
     def status_key(self) -> tuple:
         """What a status write would change (times excluded)."""
         return (self.entries, self.revision, self.digest, self.verdict,
-                json.dumps(self.reasons, sort_keys=True), self.message, self.labels)
+                json.dumps(self.reasons, sort_keys=True), self.message, self.labels,
+                self.rollout)
 
 
 def content_hash(obj: Manifest) -> str:
@@ -87,6 +89,8 @@ def to_configmap(inventory: Inventory) -> Manifest:
         "source": inventory.source,
         "labels": json.dumps(dict(inventory.labels), sort_keys=True),
     }
+    if inventory.rollout:
+        data["rollout"] = inventory.rollout
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
                          "namespace": NAMESPACE,
@@ -107,6 +111,7 @@ def from_configmap(configmap: Manifest) -> Inventory:
         last_applied=data.get("lastApplied", ""),
         last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),
         labels=tuple(sorted(json.loads(data.get("labels") or "{}").items())),
+        rollout=data.get("rollout", ""),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))
 

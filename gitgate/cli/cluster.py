@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
+from gitgate.apply.observe import observe
 from gitgate.cli.flags import (
     bundle_flag,
     kube_flags,
@@ -22,8 +24,8 @@ from gitgate.errors import GitgateError
 from gitgate.output import console
 from gitgate.output.status import pass_document, pass_table, status_document, status_table
 from gitgate.pipeline import reconcile
+from gitgate.plan import Plan
 from gitgate.render.tools import find_tools
-from gitgate.status.observe import observe
 from gitgate.status.wait import wait_ready
 from gitgate.timespec import duration_flag
 
@@ -75,13 +77,26 @@ def cmd_apply(args: argparse.Namespace) -> int:
         allow_mass_prune=args.allow_mass_prune, resync=duration_flag(args.resync, "--resync"),
         instance=args.instance,
         suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"))
-    timeout = duration_flag(args.timeout, "--timeout")
+    timeout = duration_flag(args.timeout, "--timeout").total_seconds()
     if args.wait and args.dry_run:
         raise GitgateError("--wait needs a real apply: drop --dry-run or --wait")
     root = repo_folder(args)
     cluster = cluster_from(args)
-    plan, result = reconcile(root, find_tools(args.helm, args.kustomize), cluster, options,
-                             bundle_glob=args.bundle)
+    tools = find_tools(args.helm, args.kustomize)
+    started = time.monotonic()
+    plan, result = reconcile(root, tools, cluster, options, bundle_glob=args.bundle)
+    if args.wait:  # keep passing while a rollout moves on (a bake ends, a wave gets ready)
+        shown: dict[str, str] = {}
+        while result.ok and _report_rollouts(plan, shown):
+            left = timeout - (time.monotonic() - started)
+            wake = min(b.rollout.next_check for b in plan.bundles
+                       if b.rollout is not None and b.rollout.next_check is not None)
+            pause = (wake - datetime.now(UTC)).total_seconds()
+            if left <= 0:
+                break
+            time.sleep(min(max(pause, 0.5), left))
+            options = replace(options, now=datetime.now(UTC))
+            plan, result = reconcile(root, tools, cluster, options, bundle_glob=args.bundle)
     warn_if_empty(root, plan)
     document = pass_document(result)
     if args.output != "json":
@@ -89,14 +104,33 @@ def cmd_apply(args: argparse.Namespace) -> int:
     console.problems(plan.problems, plan.warnings)
     ok = result.ok and not plan.problems
     if args.wait and result.ok:
-        waited = _wait(cluster, args.instance, [b.bundle for b in result.bundles if not b.failed
-                                                 and b.verdict in WAITED_VERDICTS],
-                       timeout.total_seconds())
+        halted = [(b.bundle.name, b.rollout) for b in plan.bundles
+                  if b.rollout is not None and b.rollout.halted]
+        for name, rollout in halted:
+            console.progress(f"{name}: rollout {rollout.waiting_for}")
+        left = max(0.0, timeout - (time.monotonic() - started))
+        waited = _wait(cluster, args.instance, [b.bundle for b in result.bundles
+                                                 if not b.failed
+                                                 and b.verdict in WAITED_VERDICTS], left)
         document["wait"] = waited
-        ok = ok and waited["ready"]
+        ok = ok and waited["ready"] and not halted
     if args.output == "json":
         console.out_json(document)
     return 0 if ok else 1
+
+
+def _report_rollouts(plan: Plan, shown: dict[str, str]) -> bool:
+    """Print where each rollout is when that changed; True while one still moves on."""
+    moving = False
+    for item in plan.bundles:
+        if item.rollout is None:
+            continue
+        text = item.rollout.waiting_for
+        if shown.get(item.bundle.name) != text:
+            console.progress(f"{item.bundle.name}: rollout {text}")
+            shown[item.bundle.name] = text
+        moving = moving or item.rollout.next_check is not None
+    return moving
 
 
 WAITED_VERDICTS = {"apply", "suspended"}  # held bundles were not written: nothing to wait for

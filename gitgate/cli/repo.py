@@ -26,7 +26,7 @@ from gitgate.output.plan import (
     plan_table,
 )
 from gitgate.output.render import render_document, render_yaml
-from gitgate.pipeline import Checkout, matches, plan_checkout
+from gitgate.pipeline import Checkout, matches, plan_checkout, rolled_out
 from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
@@ -133,8 +133,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     warn_if_empty(Path(args.path), plan)
     changes = None
     if args.kubeconfig or args.context:
-        changes = live_diff(plan, cluster_from(args), ApplyOptions(
-            now=plan.at, instance=args.instance))
+        cluster = cluster_from(args)
+        options = ApplyOptions(now=plan.at, instance=args.instance)
+        plan = rolled_out(plan, cluster, options)  # where each rollout is, and what is next
+        changes = live_diff(plan, cluster, options)
     if args.output == "json":
         doc = plan_document(plan)
         if changes is not None:

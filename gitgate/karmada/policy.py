@@ -36,7 +36,7 @@ def is_policy(obj: Manifest) -> bool:
 def suspension_for(verdict: BundleVerdict) -> Manifest | None:
     """Karmada's `spec.suspension`: dispatching to all clusters, or only to the named ones.
     The two fields cannot be combined (Karmada's webhook refuses it)."""
-    if verdict.verdict is not Verdict.SUSPENDED:
+    if verdict.verdict not in (Verdict.SUSPENDED, Verdict.HALTED):
         return None
     if verdict.suspend_clusters:
         return {"dispatchingOnClusters": {"clusterNames": list(verdict.suspend_clusters)}}

@@ -14,12 +14,13 @@ from gitgate.model.objects import (
     SourceKind,
 )
 from gitgate.model.paths import is_under, join, parent_dir
+from gitgate.model.rollout import RolloutSpec
 from gitgate.model.verdict import BundleVerdict, HoldReason, ReasonKind, Verdict
 
 __all__ = [
     "BUNDLE_LABEL", "Action", "Approval", "Bundle", "BundleOptions", "BundleVerdict", "Gate",
     "GateText", "Unreadable",
     "HoldReason", "InvalidGate", "Manifest", "ObjectRef", "Problem", "ReasonKind",
-    "RenderedSource", "Source", "SourceKind", "Verdict", "Window", "bundle_from_label",
-    "bundle_label_value", "is_under", "join", "parent_dir",
+    "RenderedSource", "RolloutSpec", "Source", "SourceKind", "Verdict", "Window",
+    "bundle_from_label", "bundle_label_value", "is_under", "join", "parent_dir",
 ]

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from gitgate.errors import Reason
+from gitgate.model.rollout import RolloutSpec
 
 Manifest = dict[str, Any]
 
@@ -71,6 +72,7 @@ class BundleOptions:
     labels: dict[str, str] = field(default_factory=dict)
     depends_on: tuple[str, ...] = ()
     split: str | None = None
+    rollout: RolloutSpec | None = None
 
 
 @dataclass(frozen=True)

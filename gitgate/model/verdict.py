@@ -14,6 +14,7 @@ class Verdict(StrEnum):
     APPLY = "apply"
     HELD = "held"
     SUSPENDED = "suspended"
+    HALTED = "halted"  # a rollout stopped: the clusters after the failed wave stay suspended
     FAILED = "failed"
 
 
@@ -25,6 +26,7 @@ class ReasonKind(StrEnum):
     DEPENDENCY = "dependency"
     APPROVED = "approved"
     RENDER = "render"
+    ROLLOUT = "rollout"
 
 
 @dataclass(frozen=True)

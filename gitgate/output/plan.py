@@ -9,7 +9,7 @@ from gitgate.errors import Reason
 from gitgate.model import ObjectRef
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, rfc3339, table
-from gitgate.plan import Plan
+from gitgate.plan import BundlePlan, Plan
 from gitgate.timespec import age
 
 
@@ -27,6 +27,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "objects": [_ref_dict(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
             "heldObjects": [str(r) for r in verdict.held_objects],
             "policies": list(item.policies),
+            "rollout": _rollout_document(item),
         })
     return document("Plan", {
         "revision": plan.revision,
@@ -39,6 +40,36 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     })
 
 
+def _rollout_document(item: BundlePlan) -> dict[str, Any] | None:
+    """The bundle's `rollout` and, with --kubeconfig, where it is: the current wave, what it
+    waits for and until when."""
+    spec = item.bundle.source.options.rollout
+    if spec is None:
+        return None
+    out: dict[str, Any] = {"spec": spec.as_dict()}
+    if item.rollout is not None:
+        state = item.rollout.state
+        out.update(wave=min(state.wave + 1, len(spec.waves)), waves=len(spec.waves),
+                   complete=state.complete(spec), halted=state.halted or None,
+                   suspended=list(item.rollout.suspend),
+                   waitingFor=item.rollout.waiting_for,
+                   nextCheck=rfc3339(item.rollout.next_check))
+    return out
+
+
+def _rollout_cell(item: BundlePlan) -> str:
+    spec = item.bundle.source.options.rollout
+    if spec is None:
+        return "-"
+    waves = " → ".join(",".join(w) for w in spec.waves)
+    if item.rollout is None:
+        return waves
+    state = item.rollout.state
+    if state.complete(spec):
+        return f"{waves}: done"
+    return f"{waves}: {'halted at ' if state.halted else ''}wave {state.wave + 1}"
+
+
 def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
     return {"apiVersion": api_version, "kind": ref.kind, "namespace": ref.namespace,
             "name": ref.name}
@@ -46,7 +77,8 @@ def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
 
 def plan_table(plan: Plan, *, wide: bool = False) -> str:
     """NEXT CHANGE reads `in 2h` (the time itself with -o wide); WHY is cut to one line."""
-    head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "NEXT CHANGE", "DIGEST", "WHY"]
+    head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "NEXT CHANGE", "DIGEST", "ROLLOUT",
+            "WHY"]
     rows = [head + (["NEXT CHANGE AT"] if wide else [])]
     for item in plan.bundles:
         verdict = item.verdict
@@ -54,7 +86,7 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
         row = [item.bundle.name, str(verdict.verdict), str(len(item.desired)),
                str(len(item.policies)),
                age(verdict.next_change, plan.at) if verdict.next_change else "-",
-               verdict.digest[:12], why if wide else one_line(why)]
+               verdict.digest[:12], _rollout_cell(item), why if wide else one_line(why)]
         if wide:
             row.append(rfc3339(verdict.next_change) or "-")
         rows.append(row)

@@ -8,11 +8,11 @@ from typing import Any
 
 from gitgate.apply.engine import PassResult
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.observe import Observation
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
-from gitgate.status.observe import Observation
 from gitgate.timespec import age
 
 
@@ -32,7 +32,8 @@ def status_document(inventories: list[Inventory],
     for inv in sorted(inventories, key=lambda i: i.bundle):
         bundles.append({
             "name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
-            "digest": inv.digest, "gates": [r.get("gate") for r in inv.reasons],
+            "digest": inv.digest,
+            "gates": [r.get("gate") for r in inv.reasons if r.get("kind") != "rollout"],
             "reasons": list(inv.reasons), "since": inv.since or None,
             "lastApplied": inv.last_applied or None,
             "message": inv.message, "objects": len(inv.entries),
@@ -70,7 +71,8 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
                  "MESSAGE"]]
     for inv in sorted(inventories, key=lambda i: i.bundle):
         dispatch = seen.get(inv.bundle)
-        gates = ",".join(dict.fromkeys(str(r.get("gate")) for r in inv.reasons)) or "-"
+        gates = ",".join(dict.fromkeys(str(r.get("gate")) for r in inv.reasons
+                                       if r.get("kind") != "rollout")) or "-"
         since, applied = parse_stamp(inv.since), parse_stamp(inv.last_applied)
         health = dispatch.health if dispatch else None
         message = _bundle_message(inv, dispatch)

@@ -7,16 +7,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitgate.errors import ConfigError
-from gitgate.model import BundleOptions, Manifest
+from gitgate.model import BundleOptions, Manifest, RolloutSpec
+from gitgate.model.rollout import ON_FAILURE
+from gitgate.timespec import parse_duration
 from gitgate.yamlio import YamlSyntaxError, load_one
 
 REPO_CONFIG = "gitgate.yaml"
 BUNDLE_CONFIG = "bundle.yaml"
 
-_DEFAULT_KEYS = {"namespace", "placement", "labels"}
+_DEFAULT_KEYS = {"namespace", "placement", "labels", "rollout"}
+_ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure"}
 _REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
-                "placement", "labels", "dependsOn", "split"}
+                "placement", "labels", "dependsOn", "split", "rollout"}
 SPLIT_MODES = {"app"}
 _BUNDLE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,50}[a-z0-9])?$")
 
@@ -29,6 +32,7 @@ class RepoConfig:
     default_namespace: str = "default"
     default_placement: Manifest | None = None
     default_labels: dict[str, str] = field(default_factory=dict)
+    default_rollout: RolloutSpec | None = None
 
 
 def _mapping(text: str, file: str) -> dict[str, Any]:
@@ -106,7 +110,51 @@ def parse_repo_config(text: str | None, file: str = REPO_CONFIG) -> RepoConfig:
         or "default",
         default_placement=_optional_mapping(defaults.get("placement"), file, "defaults.placement"),
         default_labels=_labels(defaults.get("labels"), file, "defaults.labels"),
+        default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout"),
     )
+
+
+def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
+    """`rollout: {waves: [{clusters: [a]}, {clusters: [b, c]}], bake: 5m,
+    progressDeadline: 10m, onFailure: hold}`."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key} must be a mapping", file=file)
+    _reject_unknown(value, _ROLLOUT_KEYS, file, f"{key}.")
+    waves_value = value.get("waves")
+    if not isinstance(waves_value, list) or not waves_value:
+        raise ConfigError(f"{key}.waves must be a non-empty list of {{clusters: [names]}}",
+                          file=file)
+    waves: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for index, wave in enumerate(waves_value, 1):
+        where = f"{key}.waves[{index}]"
+        if not isinstance(wave, dict) or set(wave) != {"clusters"}:
+            raise ConfigError(f"{where} must be {{clusters: [member cluster names]}}",
+                              file=file)
+        names = _str_list(wave["clusters"], file, f"{where}.clusters")
+        if not names:
+            raise ConfigError(f"{where}.clusters names no cluster", file=file)
+        twice = sorted(seen & set(names))
+        if twice:
+            raise ConfigError(f"{where}: cluster(s) {', '.join(twice)} already in an earlier "
+                              "wave", file=file)
+        seen |= set(names)
+        waves.append(names)
+    on_failure = value.get("onFailure", "hold")
+    if on_failure not in ON_FAILURE:
+        raise ConfigError(f"{key}.onFailure must be one of {', '.join(ON_FAILURE)}, not "
+                          f"{on_failure!r}", file=file)
+    durations = {}
+    for field_name, default in (("bake", "5m"), ("progressDeadline", "10m")):
+        text = value.get(field_name, default)
+        try:
+            durations[field_name] = parse_duration(str(text))
+        except ConfigError as exc:
+            raise ConfigError(f"{key}.{field_name}: {exc.message}", file=file) from None
+    return RolloutSpec(tuple(waves), durations["bake"], durations["progressDeadline"],
+                       on_failure)
 
 
 def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOptions:
@@ -138,5 +186,6 @@ def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> Bundl
         or repo.default_placement,
         labels={**repo.default_labels, **_labels(data.get("labels"), file, "labels")},
         depends_on=_str_list(data.get("dependsOn"), file, "dependsOn"),
+        rollout=parse_rollout(data.get("rollout"), file, "rollout") or repo.default_rollout,
         split=split,
     )

@@ -20,7 +20,7 @@ from prometheus_client import (
 from gitgate import __version__
 from gitgate.karmada.dispatch import Dispatch, Health, Version
 
-VERDICTS = ("apply", "held", "suspended", "failed")
+VERDICTS = ("apply", "held", "suspended", "halted", "failed")
 
 
 class LoopMetrics:

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from gitgate.status.observe import Observation
+from gitgate.apply.observe import Observation
 
 
 @dataclass(frozen=True)

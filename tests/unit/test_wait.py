@@ -3,8 +3,8 @@ a summary on schedule, suspended clusters not waited for, the timeout naming wha
 
 from __future__ import annotations
 
+from gitgate.apply.observe import Observation
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
-from gitgate.status.observe import Observation
 from gitgate.status.wait import pending, wait_ready
 
 

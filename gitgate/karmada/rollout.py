@@ -1,0 +1,152 @@
+"""Progressive rollouts across member clusters: a new digest of a bundle reaches one wave of
+clusters at a time. Every cluster outside the released waves keeps dispatch suspended (the
+suspension is written before the templates, as for a pause), so Karmada holds the old version
+there. A wave is released when every released cluster has been ready (scheduled, applied,
+current, Healthy) for `bake`; a wave that is not ready by `progressDeadline`, or turns
+Unhealthy while baking, halts the rollout (`onFailure: hold`) or is passed over
+(`onFailure: continue`).
+
+Pure: (spec, previous state, digest, per-cluster states, gate, now) -> the next state, the
+clusters to keep suspended and when to look again. Times are explicit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from gitgate.karmada.dispatch import ClusterState, Health
+from gitgate.model.rollout import RolloutSpec, seconds_text
+from gitgate.timespec import rfc3339
+
+POLL = timedelta(seconds=5)  # how soon to look again while a wave is on its way
+
+
+@dataclass(frozen=True)
+class RolloutState:
+    """Where a bundle's rollout is; kept in its inventory (survives restarts and leader
+    changes)."""
+
+    digest: str  # the content being rolled out
+    wave: int  # index of the wave being released; == len(waves) once complete
+    started: datetime  # when this wave was released (or its gate lifted)
+    healthy_since: datetime | None = None  # every released cluster ready since
+    halted: str = ""  # why it stopped (empty while it goes on)
+
+    def complete(self, spec: RolloutSpec) -> bool:
+        return self.wave >= len(spec.waves)
+
+    def to_json(self) -> str:
+        return json.dumps({"digest": self.digest, "wave": self.wave,
+                           "started": rfc3339(self.started),
+                           "healthySince": rfc3339(self.healthy_since)
+                           if self.healthy_since else None,
+                           "halted": self.halted}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> RolloutState | None:
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+            healthy = data.get("healthySince")
+            return cls(str(data["digest"]), int(data["wave"]), _time(data["started"]),
+                       _time(healthy) if healthy else None, str(data.get("halted") or ""))
+        except (ValueError, KeyError, TypeError):
+            return None  # unreadable: the rollout starts again from wave 1 (the safe side)
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True)
+class Step:
+    """What this pass does for the bundle."""
+
+    state: RolloutState
+    suspend: tuple[str, ...]  # clusters whose dispatch stays suspended (not yet released)
+    waiting_for: str  # a sentence for plan and status
+    next_check: datetime | None  # when a pass should look again (None: nothing to wait for)
+
+    @property
+    def halted(self) -> bool:
+        return bool(self.state.halted)
+
+
+def _released(spec: RolloutSpec, wave: int) -> set[str]:
+    return {c for w in spec.waves[:wave + 1] for c in w}
+
+
+def _not_ready(clusters: Mapping[str, ClusterState], names: set[str]) -> list[str]:
+    out = []
+    for name in sorted(names):
+        state = clusters.get(name)
+        if state is None:
+            out.append(f"{name}: Karmada reports nothing yet")
+        elif not state.ready:
+            out.append(f"{name}: {state.message or state.summary()}")
+    return out
+
+
+def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, digest: str,
+         clusters: Mapping[str, ClusterState], now: datetime, *,
+         gated: bool = False) -> Step:
+    """One pass of the rollout of `digest`. `applied_digest` is what the bundle's inventory
+    says was last written (a bundle that gains a rollout with unchanged content has nothing
+    to roll out); `clusters` what Karmada reports per cluster; `gated`: a hold or suspend
+    gate covers the bundle, which stops the rollout where it is (its timers restart when the
+    gate lifts)."""
+    every = sorted({c for w in spec.waves for c in w} | set(clusters))
+    if previous is None and applied_digest == digest and digest:
+        previous = RolloutState(digest, len(spec.waves), now)
+    fresh = previous is None or previous.digest != digest
+    if previous is None or previous.digest != digest:
+        previous = RolloutState(digest, 0, now)  # a new digest starts again from wave 1
+    state = previous
+    if state.complete(spec):
+        return Step(state, (), "rolled out", None)
+    released = _released(spec, state.wave)
+    suspend = tuple(c for c in every if c not in released)
+    label = (f"wave {state.wave + 1} of {len(spec.waves)} "
+             f"[{', '.join(spec.waves[state.wave])}]")
+    if state.halted:
+        return Step(state, suspend, f"halted at {label}: {state.halted}", None)
+    if gated:
+        state = replace(state, started=now, healthy_since=None)
+        return Step(state, suspend, f"{label}: stopped by a gate", None)
+    if fresh or state.started == now:
+        # released in this pass: what Karmada reports predates this pass's writes
+        return Step(state, suspend, f"{label}: released, waiting for it to be ready",
+                    now + POLL)
+    problems = _not_ready(clusters, released)
+    if not problems:
+        since = state.healthy_since or now
+        if now - since >= spec.bake:
+            nxt = RolloutState(digest, state.wave + 1, now)
+            if nxt.complete(spec):
+                return Step(nxt, (), "rolled out", None)
+            return step(spec, nxt, applied_digest, digest, clusters, now)
+        state = replace(state, healthy_since=since)
+        return Step(state, suspend, f"{label}: healthy, baking until "
+                    f"{rfc3339(since + spec.bake)}", since + spec.bake)
+    turned = state.healthy_since is not None and any(
+        clusters.get(c) is not None and clusters[c].health is Health.UNHEALTHY
+        for c in released)
+    deadline = state.started + spec.progress_deadline
+    if turned or now >= deadline:
+        why = (f"turned Unhealthy while baking: {problems[0]}" if turned else
+               f"not ready within progressDeadline {seconds_text(spec.progress_deadline)}: "
+               f"{problems[0]}")
+        if spec.on_failure == "continue":
+            nxt = RolloutState(digest, state.wave + 1, now)
+            if nxt.complete(spec):
+                return Step(nxt, (), f"rolled out (passed over a failed wave: {why})", None)
+            return step(spec, nxt, applied_digest, digest, clusters, now)
+        state = replace(state, healthy_since=None, halted=why)
+        return Step(state, suspend, f"halted at {label}: {why}", None)
+    state = replace(state, healthy_since=None)
+    return Step(state, suspend, f"{label}: waiting for {problems[0]} (deadline "
+                f"{rfc3339(deadline)})", min(deadline, now + POLL))

@@ -1,0 +1,164 @@
+"""Progressive rollouts over the emulator, whose bindings dispatch like Karmada's controllers
+(tests/kubeapi/dispatch.py): one wave of member clusters at a time, the next released after
+the previous baked healthy, a halt when a wave misses its deadline; each step is one
+`gitgate apply`, a new process's worth of state read back from the inventory."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from gitgate.cli import main
+from tests.conftest import write_files
+from tests.integration.test_status_clusters import NS, PLACEMENT, app
+from tests.kubeapi.server import KubeApiEmulator
+
+pytestmark = pytest.mark.integration
+ROLLOUT = ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}], bake: 2s, "
+           "progressDeadline: 6s}\n")
+
+
+@pytest.fixture
+def emulator():
+    with KubeApiEmulator() as api:
+        yield api
+
+
+@pytest.fixture
+def setup(tmp_path, emulator):
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/bundle.yaml": "name: ns\n",
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n",
+        "web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + ROLLOUT,
+        "web/app.yaml": app("web:1")})
+    return root, ["--kubeconfig", str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))]
+
+
+def apply(capsys, root, flags) -> dict:
+    capsys.readouterr()
+    code = main(["apply", str(root), *flags, "-o", "json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return next(b for b in json.loads(out)["bundles"] if b["name"] == "web")
+
+
+def status(capsys, flags) -> dict:
+    capsys.readouterr()
+    assert main(["status", *flags, "-o", "json"]) == 0
+    return next(b for b in json.loads(capsys.readouterr().out)["bundles"]
+                if b["name"] == "web")
+
+
+def runs(emulator, cluster: str) -> int | None:
+    """The template generation the member cluster runs (None: never dispatched)."""
+    key = emulator.state._binding_key(("", "", NS, "web"), "Deployment")
+    member = emulator.state.members.get(key, {}).get(cluster)
+    return member.runs if member and member.applied else None
+
+
+def policy_suspension(emulator):
+    policy = emulator.state.object("policy.karmada.io", "propagationpolicies", NS,
+                                   "gitgate-web")
+    return (policy or {}).get("spec", {}).get("suspension")
+
+
+def rollout_note(bundle: dict) -> str:
+    return next(r["reason"] for r in bundle["reasons"] if r["kind"] == "rollout")
+
+
+def healthy(emulator, cluster):
+    emulator.state.report(NS, "Deployment", "web", cluster, health="Healthy")
+
+
+def test_waves_bake_then_release_and_a_missed_deadline_halts(setup, emulator, capsys):
+    root, flags = setup
+    first = apply(capsys, root, flags)
+    assert first["verdict"] == "suspended"  # member2 waits for wave 2
+    assert policy_suspension(emulator) == {"dispatchingOnClusters": {"clusterNames":
+                                                                     ["member2"]}}
+    assert runs(emulator, "member1") == 1 and runs(emulator, "member2") is None
+    assert rollout_note(status(capsys, flags)) == ("wave 1 of 2 [member1]: released, waiting "
+                                                   "for it to be ready")
+
+    apply(capsys, root, flags)
+    assert rollout_note(status(capsys, flags)).startswith(
+        "wave 1 of 2 [member1]: waiting for member1: Deployment.apps shop/web is Unhealthy")
+    healthy(emulator, "member1")
+    apply(capsys, root, flags)  # healthy: bake starts
+    assert runs(emulator, "member2") is None
+    time.sleep(2.2)
+    released = apply(capsys, root, flags)  # baked: wave 2 released
+    assert released["verdict"] == "apply" and policy_suspension(emulator) is None
+    assert runs(emulator, "member2") == 1
+    healthy(emulator, "member2")
+    apply(capsys, root, flags)
+    time.sleep(2.2)
+    apply(capsys, root, flags)
+    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
+    assert json.loads(inventory["data"]["rollout"])["wave"] == 2  # complete
+
+    # a second revision: wave 1 gets it, member1 stays Unhealthy past the deadline
+    write_files(root, {"web/app.yaml": app("web:2")})
+    assert apply(capsys, root, flags)["verdict"] == "suspended"
+    assert (runs(emulator, "member1"), runs(emulator, "member2")) == (2, 1)
+    time.sleep(6.2)
+    halted = apply(capsys, root, flags)
+    assert halted["verdict"] == "halted"
+    state = status(capsys, flags)
+    assert state["verdict"] == "halted"
+    assert rollout_note(state).startswith("halted at wave 1 of 2 [member1]: not ready within "
+                                        "progressDeadline 6s: member1: Deployment.apps "
+                                        "shop/web is Unhealthy on member1")
+    clusters = {c["name"]: c for c in state["clusters"]}
+    assert (clusters["member2"]["suspended"], clusters["member2"]["version"]) == (True,
+                                                                                  "behind")
+    # healthy later: still halted, member2 stays on the previous template
+    healthy(emulator, "member1")
+    assert apply(capsys, root, flags)["verdict"] == "halted"
+    assert runs(emulator, "member2") == 1
+
+
+def test_apply_wait_drives_the_rollout_to_the_end(setup, emulator, capsys):
+    root, flags = setup
+    write_files(root, {"web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + ROLLOUT.replace(
+        "bake: 2s", "bake: 1s").replace("progressDeadline: 6s", "progressDeadline: 30s")})
+    done = threading.Event()
+
+    def member_controllers() -> None:  # each member's Deployment gets healthy once it runs
+        while not done.is_set():
+            for cluster in ("member1", "member2"):
+                key = emulator.state._binding_key(("", "", NS, "web"), "Deployment")
+                member = emulator.state.members.get(key, {}).get(cluster)
+                if member is not None and member.health == "Unhealthy":
+                    time.sleep(0.5)
+                    healthy(emulator, cluster)
+            time.sleep(0.2)
+
+    controllers = threading.Thread(target=member_controllers, daemon=True)
+    controllers.start()
+    capsys.readouterr()
+    try:
+        code = main(["apply", str(root), *flags, "--wait", "--timeout", "60s"])
+    finally:
+        done.set()
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "web: rollout wave 1 of 2 [member1]: released" in err
+    assert "web: rollout wave 2 of 2 [member2]: released" in err
+    assert "web: rollout rolled out" in err
+    assert runs(emulator, "member2") == 1 and policy_suspension(emulator) is None
+
+
+def test_apply_wait_exits_1_when_the_rollout_halts(setup, emulator, capsys):
+    root, flags = setup
+    capsys.readouterr()
+    code = main(["apply", str(root), *flags, "--wait", "--timeout", "60s"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert ("web: rollout halted at wave 1 of 2 [member1]: not ready within progressDeadline "
+            "6s: member1: Deployment.apps shop/web is Unhealthy on member1") in err
+    assert runs(emulator, "member2") is None

@@ -1,0 +1,130 @@
+"""The rollout state machine on plain data with explicit times: every transition."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from gitgate.karmada.dispatch import ClusterState, Health, Version
+from gitgate.karmada.rollout import RolloutSpec, RolloutState, step
+
+T0 = datetime(2026, 11, 22, 12, tzinfo=UTC)
+SPEC = RolloutSpec((("member1",), ("member2",)), bake=timedelta(seconds=5),
+                   progress_deadline=timedelta(seconds=20))
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def ready(name: str) -> ClusterState:
+    return ClusterState(name, True, True, Health.HEALTHY, False, Version.CURRENT)
+
+
+def sick(name: str, health: Health = Health.UNHEALTHY, *, suspended=False,
+         version=Version.CURRENT) -> ClusterState:
+    return ClusterState(name, True, True, health, suspended, version,
+                        f"Deployment.apps shop/web is {health} on {name}")
+
+
+def clusters(*states: ClusterState) -> dict[str, ClusterState]:
+    return {s.name: s for s in states}
+
+
+def test_unchanged_content_has_nothing_to_roll_out():
+    done = step(SPEC, None, "d1", "d1", clusters(ready("member1"), ready("member2")), T0)
+    assert done.state.complete(SPEC) and done.suspend == () and done.next_check is None
+
+
+def test_a_new_digest_releases_wave_1_and_suspends_the_rest():
+    first = step(SPEC, None, "d0", "d1", clusters(ready("member1"), ready("member2")), T0)
+    assert (first.state.wave, first.suspend) == (0, ("member2",))
+    assert first.next_check == at(5) and "released" in first.waiting_for
+    # what Karmada reported predates this pass's writes: never baked on it
+    assert first.state.healthy_since is None
+
+
+def test_waves_advance_after_bake_and_complete():
+    s = step(SPEC, None, "d0", "d1", {}, T0).state
+    waiting = step(SPEC, s, "d1", "d1", clusters(sick("member1"), sick(
+        "member2", suspended=True, version=Version.BEHIND)), at(3))
+    assert waiting.suspend == ("member2",) and waiting.state.healthy_since is None
+    assert waiting.next_check == at(8)  # polls, well before the deadline at 23 s
+    assert "waiting for member1: Deployment.apps shop/web is Unhealthy" in waiting.waiting_for
+    baking = step(SPEC, waiting.state, "d1", "d1", clusters(ready("member1")), at(6))
+    assert baking.state.healthy_since == at(6) and baking.next_check == at(11)
+    still = step(SPEC, baking.state, "d1", "d1", clusters(ready("member1")), at(9))
+    assert still.state.wave == 0 and still.suspend == ("member2",)
+    wave2 = step(SPEC, still.state, "d1", "d1", clusters(ready("member1")), at(11))
+    assert (wave2.state.wave, wave2.suspend) == (1, ())  # member2 released
+    assert "released" in wave2.waiting_for
+    late = step(SPEC, wave2.state, "d1", "d1", clusters(ready("member1"), sick("member2")),
+                at(14))
+    assert late.state.wave == 1 and not late.halted
+    healthy = step(SPEC, late.state, "d1", "d1", clusters(ready("member1"), ready("member2")),
+                   at(15))
+    done = step(SPEC, healthy.state, "d1", "d1", clusters(ready("member1"), ready("member2")),
+                at(20))
+    assert done.state.complete(SPEC) and done.suspend == () and done.waiting_for == "rolled out"
+
+
+def test_a_missed_progress_deadline_halts_and_stays_halted():
+    s = step(SPEC, None, "d0", "d1", {}, T0).state
+    halted = step(SPEC, s, "d1", "d1", clusters(sick("member1")), at(20))
+    assert halted.halted and halted.suspend == ("member2",)
+    assert halted.state.halted == ("not ready within progressDeadline 20s: member1: "
+                                   "Deployment.apps shop/web is Unhealthy on member1")
+    # healthy later: still halted until a new commit or a resume
+    again = step(SPEC, halted.state, "d1", "d1", clusters(ready("member1")), at(60))
+    assert again.halted and again.suspend == ("member2",) and again.next_check is None
+
+
+def test_turning_unhealthy_while_baking_halts_at_once():
+    s = step(SPEC, None, "d0", "d1", {}, T0).state
+    baking = step(SPEC, s, "d1", "d1", clusters(ready("member1")), at(2))
+    halted = step(SPEC, baking.state, "d1", "d1", clusters(sick("member1")), at(4))
+    assert halted.halted and "turned Unhealthy while baking" in halted.state.halted
+
+
+def test_on_failure_continue_passes_over_a_failed_wave():
+    spec = RolloutSpec(SPEC.waves, SPEC.bake, SPEC.progress_deadline, "continue")
+    s = step(spec, None, "d0", "d1", {}, T0).state
+    moved = step(spec, s, "d1", "d1", clusters(sick("member1")), at(20))
+    assert not moved.halted and (moved.state.wave, moved.suspend) == (1, ())
+
+
+def test_a_new_commit_mid_rollout_starts_again_from_wave_1():
+    s = step(SPEC, None, "d0", "d1", {}, T0).state
+    s = step(SPEC, s, "d1", "d1", clusters(ready("member1")), at(2)).state
+    s = step(SPEC, s, "d1", "d1", clusters(ready("member1")), at(7)).state
+    assert s.wave == 1
+    restarted = step(SPEC, s, "d1", "d2", clusters(ready("member1"), ready("member2")), at(8))
+    assert (restarted.state.digest, restarted.state.wave) == ("d2", 0)
+    assert restarted.suspend == ("member2",)
+    # a halted rollout is left behind by a new commit as well
+    halted = step(SPEC, s, "d1", "d1", clusters(ready("member1"), sick("member2")), at(40))
+    assert halted.halted
+    fresh = step(SPEC, halted.state, "d1", "d3", {}, at(41))
+    assert not fresh.halted and fresh.state.wave == 0
+
+
+def test_a_gate_mid_wave_stops_the_rollout_and_its_timers_restart_when_it_lifts():
+    s = step(SPEC, None, "d0", "d1", {}, T0).state
+    gated = step(SPEC, s, "d1", "d1", clusters(sick("member1")), at(15), gated=True)
+    assert gated.suspend == ("member2",) and "stopped by a gate" in gated.waiting_for
+    assert gated.next_check is None and gated.state.started == at(15)
+    # lifted at 30 s: the deadline counts from the gate's last pass (15 s), not from 0
+    lifted = step(SPEC, gated.state, "d1", "d1", clusters(sick("member1")), at(30))
+    assert not lifted.halted and lifted.next_check == at(35)
+    assert step(SPEC, lifted.state, "d1", "d1", clusters(sick("member1")), at(35)).halted
+
+
+def test_clusters_outside_every_wave_wait_for_the_last():
+    spec = RolloutSpec((("member1",),), SPEC.bake, SPEC.progress_deadline)
+    first = step(spec, None, "d0", "d1", clusters(ready("member1"), ready("member3")), T0)
+    assert first.suspend == ("member3",)
+
+
+def test_the_state_survives_its_text_form():
+    state = RolloutState("d1", 1, at(3), at(4), "")
+    assert RolloutState.from_json(state.to_json()) == state
+    assert RolloutState.from_json("{not json") is None and RolloutState.from_json("") is None
