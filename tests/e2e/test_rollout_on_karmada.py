@@ -1,0 +1,83 @@
+"""Progressive rollouts on a real Karmada, driven by `gitgate run`: wave 1 (member1) gets a new
+image while member2 keeps the old one; once member1 is healthy and baked, member2 gets it; a
+restart mid-wave skips nothing; a wave left Unhealthy past its deadline halts the rollout with
+member2 on the previous image; a new commit starts again."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+
+from tests.e2e.karmada import Run, stays, wait_for
+from tests.e2e.test_pause_on_karmada import app_files, with_namespaces
+
+pytestmark = pytest.mark.e2e
+ROLLOUT = ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}], bake: 5s, "
+           "progressDeadline: 20s}\n")
+
+
+def files(run: Run, image: str) -> dict:
+    out = app_files(run, "web", image, "a")
+    out["web/bundle.yaml"] += ROLLOUT
+    return out
+
+
+def rollout_state(run: Run) -> dict:
+    inventory = run.karmada.api.get("v1", "ConfigMap", "gitgate-system",
+                                    f"gitgate-{run.run_id}.{run.bundle('web')}")
+    text = ((inventory or {}).get("data") or {}).get("rollout")
+    return json.loads(text) if text else {}
+
+
+def verdict(run: Run) -> str:
+    return run.result(run.status(), "web")["verdict"]
+
+
+def test_waves_on_karmada_with_a_restart_and_a_halt(run, karmada, tmp_path):
+    ns = run.ns("web")
+    image = lambda member: karmada.image(member, ns, "web")  # noqa: E731
+    run.repo.commit({**with_namespaces(run, "web"), **files(run, "nginx:1.0")}, "web 1.0")
+    loop = run.start_loop(tmp_path / "cache")
+    try:
+        wait_for(lambda: image("member1") == "nginx:1.0", message="wave 1 gets 1.0")
+        assert image("member2") is None  # not released yet
+        karmada.make_healthy("member1", ns, "web")
+        wait_for(lambda: image("member2") == "nginx:1.0", timeout=60,
+                 message="after member1 baked, member2 gets 1.0")
+        karmada.make_healthy("member2", ns, "web")
+        wait_for(lambda: rollout_state(run).get("wave") == 2, timeout=60,
+                 message="the first rollout completes")
+
+        run.repo.commit(files(run, "nginx:1.1"), "web 1.1")
+        wait_for(lambda: image("member1") == "nginx:1.1", message="wave 1 gets 1.1")
+        assert stays(lambda: image("member2") == "nginx:1.0", 8) == []
+        loop.send_signal(signal.SIGKILL)  # mid-wave: member1 not healthy yet
+        loop.wait(timeout=30)
+        loop = run.start_loop(tmp_path / "cache")
+        assert stays(lambda: image("member2") == "nginx:1.0", 10) == [], \
+            "member2 got 1.1 before wave 1 was healthy (a restart skipped a wave)"
+        assert rollout_state(run)["wave"] == 0
+        karmada.make_healthy("member1", ns, "web")
+        wait_for(lambda: image("member2") == "nginx:1.1", timeout=60,
+                 message="after the restart, member1 baked, member2 gets 1.1")
+        karmada.make_healthy("member2", ns, "web")
+        wait_for(lambda: rollout_state(run).get("wave") == 2, timeout=60,
+                 message="the second rollout completes")
+
+        run.repo.commit(files(run, "nginx:1.2"), "web 1.2, never healthy")
+        wait_for(lambda: image("member1") == "nginx:1.2", message="wave 1 gets 1.2")
+        wait_for(lambda: verdict(run) == "halted", timeout=60, message="halted after 20s")
+        assert "not ready within progressDeadline 20s: member1" in rollout_state(run)["halted"]
+        assert stays(lambda: image("member2") == "nginx:1.1", 8) == []
+
+        run.repo.commit(files(run, "nginx:1.3"), "web 1.3: a new commit starts again")
+        wait_for(lambda: image("member1") == "nginx:1.3", message="wave 1 gets 1.3")
+        assert image("member2") == "nginx:1.1"
+        karmada.make_healthy("member1", ns, "web")
+        wait_for(lambda: image("member2") == "nginx:1.3", timeout=60,
+                 message="member2 gets 1.3 after wave 1 baked")
+    finally:
+        log = run.stop_loop(loop)
+        print(log[-3000:])
