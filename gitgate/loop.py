@@ -19,6 +19,7 @@ from pathlib import Path
 from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, read_inventories
 from gitgate.apply.observe import Observation, observe
 from gitgate.errors import GitgateError, Reason
+from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.pipeline import reconcile
 from gitgate.plan import Plan
 from gitgate.render.cache import RenderCache
@@ -40,6 +41,7 @@ class LoopSettings:
     backoff_base: timedelta = timedelta(seconds=5)
     backoff_cap: timedelta = timedelta(minutes=5)
     status_interval: timedelta = timedelta(seconds=30)  # re-read Karmada's bindings this often
+    commit_halts: bool = False  # commit a hold gate for each rollout that halts, and push it
     apply: ApplyOptions = field(default_factory=lambda: ApplyOptions(now=datetime.now(UTC)))
 
 
@@ -169,6 +171,8 @@ class Reconciler:
         duration = time.monotonic() - started
         self.metrics.pass_duration.observe(duration)
         self.state.last_plan, self.state.last_result = plan, result
+        if self.settings.commit_halts:
+            self._commit_halts(plan, now)
         self.state.last_pass, self.state.last_reason = now, reason
         self.state.next_transition = next_transition(plan, now)
         verdicts = {b.bundle: ("failed" if b.failed else b.verdict) for b in result.bundles
@@ -203,6 +207,29 @@ class Reconciler:
                 f"{b.bundle}: {b.reason}: {b.message}" for b in result.bundles if b.failed)
                 or "prune blocked", count_metric=False)
             self.state.revision = revision
+
+    def _commit_halts(self, plan: Plan, now: datetime) -> None:
+        """A halted rollout becomes a hold gate committed to the repo and pushed (the
+        commit-to-pause workflow, done by gitgate): the halt is seen, reviewed and lifted in
+        Git like any pause. Lifting that gate continues the wave."""
+        for item in plan.bundles:
+            if item.rollout is None or not item.rollout.halted:
+                continue
+            name = item.bundle.name
+            repo = GitRepo(self.source.cache_dir / self.settings.path, self.tools, push=True,
+                           env=tuple(self.source.auth.env().items()))
+            try:
+                self.source.ensure_identity()
+                done = pause(repo, name, f"rollout {item.rollout.waiting_for}", now)
+            except GitgateError as exc:
+                log.warning("cannot commit the halt of %s: %s", name, exc.message,
+                            extra={"event": "commit-halt", "bundle": name})
+                continue
+            if done.sha:
+                log.info("committed a hold gate for the halted rollout of %s (%s)", name,
+                         done.sha[:12], extra={"event": "commit-halt", "bundle": name,
+                                               "commit": done.sha})
+                self.wake.set()  # fetch it at once: the gate takes over the halt
 
     def _failed(self, now: datetime, reason: Reason, message: str, *,
                 count_metric: bool = True) -> None:

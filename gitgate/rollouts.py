@@ -17,7 +17,8 @@ from gitgate.karmada.rollout import RolloutState, Step, step
 from gitgate.model import Action, BundleVerdict, HoldReason, ReasonKind, Verdict, join
 from gitgate.plan import BundlePlan, Plan
 
-ROLLING = (Verdict.APPLY, Verdict.SUSPENDED)  # held and failed bundles write nothing
+ROLLING = (Verdict.APPLY, Verdict.SUSPENDED)
+GATED = (Verdict.SUSPENDED, Verdict.HELD)  # a gate stops the rollout where it is
 
 
 def with_rollouts(plan: Plan, inventories: Mapping[str, Inventory],
@@ -31,13 +32,14 @@ def _rolled(item: BundlePlan, previous: Inventory | None, dispatch: Dispatch | N
             now: datetime) -> BundlePlan:
     spec = item.bundle.source.options.rollout
     verdict = item.verdict
-    if spec is None or verdict.verdict not in ROLLING:
+    if spec is None or verdict.verdict is Verdict.FAILED:
         return item
     state = RolloutState.from_json(previous.rollout) if previous else None
     clusters = {c.name: c for c in dispatch.clusters} if dispatch else {}
-    gated = verdict.verdict is Verdict.SUSPENDED
     done = step(spec, state, previous.digest if previous else "", verdict.digest, clusters,
-                now, gated=gated)
+                now, gated=verdict.verdict in GATED)
+    if verdict.verdict not in ROLLING:  # held: nothing is written; the state still moves
+        return replace(item, rollout=done)
     return replace(item, rollout=done, **_verdict_parts(item, done))
 
 

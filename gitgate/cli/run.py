@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="re-read what Karmada reports of each bundle (per-cluster health, "
                           "version, suspension for /status and /metrics) this often, even "
                           "when no pass runs")
+    run.add_argument("--commit-halts", action="store_true",
+                     help="when a rollout halts, commit a hold gate for its bundle with the "
+                          "reason and push it (lifted in Git like any pause)")
     run.add_argument("--cache-dir", default=str(cache_dir_default()),
                      help="where the checkout lives")
     run.add_argument("--listen", default=":8080",
@@ -135,6 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth)
     settings = LoopSettings(
         path=args.path, interval=interval, resync=resync, status_interval=status_interval,
+        commit_halts=args.commit_halts,
         apply=ApplyOptions(now=datetime.now(UTC), instance=args.instance,
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune,

@@ -53,6 +53,7 @@ class GitRepo:
     root: Path
     tools: Tools
     push: bool = False
+    env: tuple[tuple[str, str], ...] = ()  # for git's network commands (credentials)
 
 
 def _plan(repo: GitRepo, now: datetime) -> tuple[str, Plan]:
@@ -84,7 +85,8 @@ def _commit(repo: GitRepo, checked: tuple[Repo, str], paths: list[Path], message
             summary: str) -> Committed:
     git, branch = checked
     sha = commit_only(git, paths, message)
-    rebased = push(git, branch) if repo.push else 0
+    with git.git.custom_environment(**dict(repo.env)):
+        rebased = push(git, branch) if repo.push else 0
     return Committed(summary, git.head.commit.hexsha if rebased else sha, branch, repo.push,
                      rebased)
 

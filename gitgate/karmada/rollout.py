@@ -112,11 +112,11 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
     suspend = tuple(c for c in every if c not in released)
     label = (f"wave {state.wave + 1} of {len(spec.waves)} "
              f"[{', '.join(spec.waves[state.wave])}]")
+    if gated:  # a gate takes over a halt too: lifting it continues this wave afresh
+        state = replace(state, started=now, healthy_since=None, halted="")
+        return Step(state, suspend, f"{label}: stopped by a gate", None)
     if state.halted:
         return Step(state, suspend, f"halted at {label}: {state.halted}", None)
-    if gated:
-        state = replace(state, started=now, healthy_since=None)
-        return Step(state, suspend, f"{label}: stopped by a gate", None)
     if fresh or state.started == now:
         # released in this pass: what Karmada reports predates this pass's writes
         return Step(state, suspend, f"{label}: released, waiting for it to be ready",

@@ -112,6 +112,16 @@ class GitSource:
         except (git.GitCommandError, git.InvalidGitRepositoryError, ValueError) as exc:
             raise self._fail("fetching", exc) from None
 
+    def ensure_identity(self) -> None:
+        """A committer for what gitgate itself commits (`run --commit-halts`), unless the
+        checkout's Git configuration already names one."""
+        repo = self._open_or_clone({**os.environ, **self.auth.env()})
+        reader = repo.config_reader()
+        if not reader.has_option("user", "name") or not reader.has_option("user", "email"):
+            with repo.config_writer() as writer:
+                writer.set_value("user", "name", "gitgate")
+                writer.set_value("user", "email", "gitgate@localhost")
+
     def _open_or_clone(self, env: dict[str, str]) -> git.Repo:
         if self._repo is not None:
             return self._repo

@@ -6,13 +6,21 @@ the previous baked healthy, a halt when a wave misses its deadline; each step is
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
+from datetime import timedelta
 
+import git
 import pytest
 
+from gitgate.apply.engine import ApplyOptions
+from gitgate.apply.kube import KubeCluster, load_client
 from gitgate.cli import main
+from gitgate.loop import LoopSettings, Reconciler
+from gitgate.source.git import GitSource
 from tests.conftest import write_files
+from tests.integration.test_loop import T0, Clock
 from tests.integration.test_status_clusters import NS, PLACEMENT, app
 from tests.kubeapi.server import KubeApiEmulator
 
@@ -162,3 +170,45 @@ def test_apply_wait_exits_1_when_the_rollout_halts(setup, emulator, capsys):
     assert ("web: rollout halted at wave 1 of 2 [member1]: not ready within progressDeadline "
             "6s: member1: Deployment.apps shop/web is Unhealthy on member1") in err
     assert runs(emulator, "member2") is None
+
+
+def test_run_commit_halts_commits_a_hold_gate_and_lifting_it_continues(
+        setup, emulator, tools, tmp_path):
+    root, flags = setup
+    bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
+    work = git.Repo.clone_from(bare.working_dir, tmp_path / "work")
+    with work.config_writer() as config:
+        config.set_value("user", "name", "t")
+        config.set_value("user", "email", "t@t")
+    shutil.copytree(root, work.working_dir, dirs_exist_ok=True)
+    work.git.add("-A")
+    work.git.commit("-m", "web with a rollout")
+    work.git.push("origin", "HEAD:main")
+    clock = Clock(T0)
+    settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
+                            commit_halts=True, apply=ApplyOptions(now=T0))
+    loop = Reconciler(GitSource(bare.working_dir, "main", tmp_path / "cache"),
+                      KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
+    assert loop.tick() == "revision"
+    clock.advance(seconds=7)  # member1 never healthy: past the 6 s deadline
+    assert loop.tick() == "gate-transition"
+    assert {b.bundle: b.verdict for b in loop.state.last_result.bundles}["web"] == "halted"
+    message = bare.head.commit.message
+    assert message.startswith("pause web: rollout halted at wave 1 of 2 [member1]: not ready "
+                              "within progressDeadline 6s")
+    gate_files = [p for p in bare.head.commit.stats.files if p.startswith("gates/")]
+    assert len(gate_files) == 1
+    clock.advance(seconds=1)
+    assert loop.tick() == "revision"  # the gate: held, the halt taken over by it
+    assert {b.bundle: b.verdict for b in loop.state.last_result.bundles}["web"] == "held"
+    assert runs(emulator, "member2") is None
+    work.git.pull("origin", "main")
+    work.git.rm(gate_files[0])
+    work.git.commit("-m", "resume web")
+    work.git.push("origin", "HEAD:main")
+    healthy(emulator, "member1")
+    clock.advance(seconds=1)
+    assert loop.tick() == "revision"
+    web = next(b for b in loop.state.last_plan.bundles if b.bundle.name == "web")
+    assert web.rollout is not None and not web.rollout.halted
+    assert web.rollout.state.wave == 0 and runs(emulator, "member2") is None

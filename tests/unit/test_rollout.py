@@ -128,3 +128,13 @@ def test_the_state_survives_its_text_form():
     state = RolloutState("d1", 1, at(3), at(4), "")
     assert RolloutState.from_json(state.to_json()) == state
     assert RolloutState.from_json("{not json") is None and RolloutState.from_json("") is None
+
+
+def test_a_gate_takes_over_a_halt_and_lifting_it_continues_the_wave():
+    s = step(SPEC, None, "d0", "d1", {}, T0).state
+    halted = step(SPEC, s, "d1", "d1", clusters(sick("member1")), at(20))
+    assert halted.halted
+    gated = step(SPEC, halted.state, "d1", "d1", clusters(sick("member1")), at(30), gated=True)
+    assert not gated.halted and gated.suspend == ("member2",)
+    lifted = step(SPEC, gated.state, "d1", "d1", clusters(ready("member1")), at(40))
+    assert not lifted.halted and lifted.state.healthy_since == at(40)
