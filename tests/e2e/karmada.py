@@ -190,12 +190,12 @@ class Run:
     def result(self, document: dict, bundle: str) -> dict:
         return next(b for b in document["bundles"] if b["name"] == self.bundle(bundle))
 
-    def start_loop(self, cache: Path) -> subprocess.Popen:
+    def start_loop(self, cache: Path, *extra: str) -> subprocess.Popen:
         return subprocess.Popen(
             [sys.executable, "-m", "gitgate.cli", "run", "--repo", str(self.repo.root),
              "--kubeconfig", str(self.karmada.kubeconfig), "--instance", self.run_id,
              "--interval", "1s", "--cache-dir", str(cache), "--listen", "127.0.0.1:0",
-             "--no-leader-elect", "--log-format", "json"],
+             "--no-leader-elect", "--log-format", "json", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     @staticmethod

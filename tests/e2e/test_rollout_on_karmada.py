@@ -81,3 +81,26 @@ def test_waves_on_karmada_with_a_restart_and_a_halt(run, karmada, tmp_path):
     finally:
         log = run.stop_loop(loop)
         print(log[-3000:])
+
+
+def test_commit_halts_commits_a_gate_and_removing_it_continues(run, karmada, tmp_path):
+    ns = run.ns("web")
+    run.repo.git("config", "receive.denyCurrentBranch", "updateInstead")  # the loop pushes
+    run.repo.commit({**with_namespaces(run, "web"), **files(run, "nginx:1.0")}, "web 1.0")
+    loop = run.start_loop(tmp_path / "cache", "--commit-halts")
+    try:
+        wait_for(lambda: karmada.image("member1", ns, "web") == "nginx:1.0",
+                 message="wave 1 gets 1.0")
+        wait_for(lambda: "rollout halted at wave 1 of 2 [member1]" in run.repo.git(
+            "log", "-1", "--format=%s"), timeout=90, message="the halt is committed")
+        gate_file = run.repo.git("show", "--name-only", "--format=", "HEAD").split()[0]
+        assert gate_file.startswith("gates/")
+        wait_for(lambda: verdict(run) == "held", message="the committed gate holds the bundle")
+        assert karmada.image("member2", ns, "web") is None
+        karmada.make_healthy("member1", ns, "web")
+        run.repo.commit({gate_file: None}, "resume web")
+        wait_for(lambda: karmada.image("member2", ns, "web") == "nginx:1.0", timeout=90,
+                 message="lifting the gate continues: member2 gets 1.0 after the bake")
+    finally:
+        log = run.stop_loop(loop)
+        print(log[-3000:])
