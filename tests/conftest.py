@@ -70,3 +70,13 @@ def kube(tmp_path: Path):
         kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
         yield KubeTarget(RecordingKube(load_client(str(kubeconfig))), emulator, run_id,
                          str(kubeconfig))
+
+
+@pytest.fixture
+def emulator():
+    """The API emulator alone, for tests that act as Karmada's member controllers through
+    `emulator.state` (a real cluster cannot be told what its members report)."""
+    from tests.kubeapi.server import KubeApiEmulator
+
+    with KubeApiEmulator() as api:
+        yield api

@@ -21,8 +21,7 @@ from gitgate.loop import LoopSettings, Reconciler
 from gitgate.source.git import GitSource
 from tests.conftest import write_files
 from tests.integration.test_loop import T0, Clock
-from tests.integration.test_status_clusters import NS, PLACEMENT, app
-from tests.kubeapi.server import KubeApiEmulator
+from tests.integration.test_status_clusters import NS, app, web_repo
 
 pytestmark = pytest.mark.integration
 ROLLOUT = ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}], bake: 2s, "
@@ -30,20 +29,8 @@ ROLLOUT = ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}], bak
 
 
 @pytest.fixture
-def emulator():
-    with KubeApiEmulator() as api:
-        yield api
-
-
-@pytest.fixture
 def setup(tmp_path, emulator):
-    root = write_files(tmp_path / "repo", {
-        "gitgate.yaml": PLACEMENT,
-        "ns/bundle.yaml": "name: ns\n",
-        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n",
-        "web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + ROLLOUT,
-        "web/app.yaml": app("web:1")})
-    return root, ["--kubeconfig", str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))]
+    return web_repo(tmp_path, emulator, ROLLOUT)
 
 
 def apply(capsys, root, flags) -> dict:

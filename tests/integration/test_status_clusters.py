@@ -26,7 +26,6 @@ from gitgate.source.git import GitSource
 from tests.conftest import write_files
 from tests.integration.test_documents import validate
 from tests.integration.test_loop import T0, Clock
-from tests.kubeapi.server import KubeApiEmulator
 from tests.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
@@ -45,22 +44,21 @@ def app(image: str, configmaps: int = 1) -> str:
         cm(f"extra-{i}", NS) for i in range(configmaps - 1))
 
 
-@pytest.fixture
-def emulator():
-    with KubeApiEmulator() as api:
-        yield api
-
-
-@pytest.fixture
-def setup(tmp_path, emulator):
+def web_repo(tmp_path, emulator, bundle_extra: str = "") -> tuple:
+    """A namespace bundle and `web` (a ConfigMap and a Deployment) placed on member1 and
+    member2; the repo folder and the flags that reach the emulator."""
     root = write_files(tmp_path / "repo", {
         "gitgate.yaml": PLACEMENT,
         "ns/bundle.yaml": "name: ns\n",
         "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n",
-        "web/bundle.yaml": "name: web\ndependsOn: [ns]\n",
+        "web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + bundle_extra,
         "web/app.yaml": app("web:1")})
-    kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
-    return root, ["--kubeconfig", kubeconfig]
+    return root, ["--kubeconfig", str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))]
+
+
+@pytest.fixture
+def setup(tmp_path, emulator):
+    return web_repo(tmp_path, emulator)
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
