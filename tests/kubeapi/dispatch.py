@@ -10,6 +10,7 @@ a health interpreter."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,11 +30,12 @@ class Member:
     message: str = ""
 
 
-def placement_clusters(policy: dict, known_clusters: list[str]) -> list[str]:
-    """`clusterAffinity.clusterNames`, else every Cluster the API server knows."""
+def placement_clusters(policy: dict, known_clusters: Callable[[], list[str]]) -> list[str]:
+    """`clusterAffinity.clusterNames`, else every Cluster the API server knows (only then
+    looked up: it takes a scan of the store)."""
     affinity = ((policy.get("spec") or {}).get("placement") or {}).get("clusterAffinity") or {}
     names = affinity.get("clusterNames")
-    return sorted(set(names)) if names else sorted(known_clusters)
+    return sorted(set(names)) if names else sorted(known_clusters())
 
 
 def suspended_on(suspension: Any, clusters: list[str]) -> set[str]:

@@ -727,8 +727,8 @@ class ApiState:
 
     def _schedule(self, key: tuple[str, str, str, str], policy: dict) -> None:
         """The scheduler places the binding on the policy's clusters; then dispatch."""
-        known = [k[3] for k in self.objects if k[:2] == ("cluster.karmada.io", "clusters")]
-        clusters = D.placement_clusters(policy, known)
+        clusters = D.placement_clusters(policy, lambda: [
+            k[3] for k in self.objects if k[:2] == ("cluster.karmada.io", "clusters")])
         self.objects[key].obj["spec"]["clusters"] = [{"name": c} for c in clusters]
         self._dispatch(key)
 
