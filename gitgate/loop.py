@@ -24,6 +24,7 @@ from gitgate.pipeline import reconcile
 from gitgate.plan import Plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
+from gitgate.rollouts import retries_requested
 from gitgate.source.git import GitSource
 from gitgate.status.metrics import LoopMetrics
 
@@ -56,6 +57,7 @@ class LoopState:
     api_reachable: bool = False  # the last contact with the API server worked
     last_probe: datetime | None = None  # a standby's last look at Git and the API
     requested: bool = False  # `gitgate reconcile` asked for a pass
+    rollout_retry: bool = False  # `gitgate resume` asked a halted rollout to retry its wave
     passes: int = 0  # ticks that ran a pass or failed to fetch
     leading: bool = False
     last_reason: str = ""
@@ -84,6 +86,8 @@ def pass_reason(state: LoopState, revision: str, now: datetime,
         return "retry" if now >= state.retry_at else None
     if state.revision != revision:
         return "revision"
+    if state.rollout_retry:
+        return "rollout-retry"
     if state.next_transition is not None and now >= state.next_transition:
         return "gate-transition"
     if state.last_pass is None or now - state.last_pass >= resync:
@@ -151,7 +155,7 @@ class Reconciler:
             reason = pass_reason(self.state, revision, now, self.settings.resync)
             if reason is None:
                 return None
-            self.state.requested = False
+            self.state.requested = self.state.rollout_retry = False
             self._pass(now, revision, reason)
             self.state.passes += 1
             return reason
@@ -249,12 +253,16 @@ class Reconciler:
 
     def refresh_status(self) -> None:
         """Read what Karmada did with each bundle (after every pass, and every
-        `status_interval` when no pass runs), for /status and /metrics."""
+        `status_interval` when no pass runs), for /status and /metrics; a `gitgate resume`
+        retry request found in an inventory makes the next tick a pass."""
         now = self.clock()
         self.state.last_observed = now
         try:
             inventories = read_inventories(self.cluster, self.settings.apply.instance)
             observation = observe(self.cluster, inventories.values())
+            if retries_requested(inventories):
+                self.state.rollout_retry = True
+                self.wake.set()
         except GitgateError as exc:
             observation = Observation(error=f"cannot read gitgate's inventories: {exc.message}")
         if observation.error:

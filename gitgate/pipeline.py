@@ -17,12 +17,14 @@ from gitgate.apply.engine import (
     read_inventories,
     run_pass,
 )
+from gitgate.apply.members import member_clusters
 from gitgate.apply.observe import observe
+from gitgate.errors import KubeError
 from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.tools import Tools
-from gitgate.rollouts import with_rollouts
+from gitgate.rollouts import Members, with_rollouts
 from gitgate.source.git import revision_of
 from gitgate.source.tree import gate_texts
 
@@ -82,4 +84,14 @@ def rolled_out(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
     inventories = read_inventories(cluster, options.instance)
     rolling = [inventories[b.bundle.name] for b in plan.bundles
                if b.bundle.source.options.rollout and b.bundle.name in inventories]
-    return with_rollouts(plan, inventories, observe(cluster, rolling).bundles, options.now)
+    return with_rollouts(plan, inventories, observe(cluster, rolling).bundles, options.now,
+                         _members(cluster))
+
+
+def _members(cluster: ClusterPort) -> Members:
+    """The member clusters, so that a cluster in no wave is held back too and label
+    selectors can be resolved; a failed read is kept as the reason."""
+    try:
+        return Members(member_clusters(cluster))
+    except KubeError as exc:
+        return Members(error=exc.message)

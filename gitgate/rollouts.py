@@ -7,40 +7,76 @@ the plan this pass applies."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from gitgate.apply.inventory import Inventory
+from gitgate.errors import ConfigError
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.karmada.policy import generated_policies, with_suspension
 from gitgate.karmada.rollout import RolloutState, Step, step
 from gitgate.model import Action, BundleVerdict, HoldReason, ReasonKind, Verdict, join
 from gitgate.plan import BundlePlan, Plan
+from gitgate.timespec import parse_time
 
 ROLLING = (Verdict.APPLY, Verdict.SUSPENDED)
 GATED = (Verdict.SUSPENDED, Verdict.HELD)  # a gate stops the rollout where it is
 
 
+@dataclass(frozen=True)
+class Members:
+    """Karmada's member clusters (name -> labels), or why they could not be read."""
+
+    labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    error: str = ""
+
+
 def with_rollouts(plan: Plan, inventories: Mapping[str, Inventory],
-                  seen: Mapping[str, Dispatch], now: datetime) -> Plan:
+                  seen: Mapping[str, Dispatch], now: datetime,
+                  members: Members | None = None) -> Plan:
+    known = members or Members()
     bundles = tuple(_rolled(item, inventories.get(item.bundle.name),
-                            seen.get(item.bundle.name), now) for item in plan.bundles)
+                            seen.get(item.bundle.name), now, known) for item in plan.bundles)
     return replace(plan, bundles=bundles)
 
 
 def _rolled(item: BundlePlan, previous: Inventory | None, dispatch: Dispatch | None,
-            now: datetime) -> BundlePlan:
+            now: datetime, members: Members) -> BundlePlan:
     spec = item.bundle.source.options.rollout
     verdict = item.verdict
     if spec is None or verdict.verdict is Verdict.FAILED:
         return item
+    if spec.selects and members.error:
+        return _unresolved(item, members.error)
     state = RolloutState.from_json(previous.rollout) if previous else None
     clusters = {c.name: c for c in dispatch.clusters} if dispatch else {}
-    done = step(spec, state, previous.digest if previous else "", verdict.digest, clusters,
-                now, gated=verdict.verdict in GATED)
+    done = step(spec.resolved(members.labels), state, previous.digest if previous else "",
+                verdict.digest, clusters, now, gated=verdict.verdict in GATED,
+                known=tuple(members.labels), retry=_retry(previous))
     if verdict.verdict not in ROLLING:  # held: nothing is written; the state still moves
         return replace(item, rollout=done)
     return replace(item, rollout=done, **_verdict_parts(item, done))
+
+
+def _retry(previous: Inventory | None) -> datetime | None:
+    if previous is None or not previous.retry:
+        return None
+    try:
+        return parse_time(previous.retry, "retryRollout")
+    except ConfigError:
+        return None  # not a time gitgate wrote: no retry
+
+
+def _unresolved(item: BundlePlan, error: str) -> BundlePlan:
+    """A wave chooses clusters by label and Karmada's Clusters could not be read: which
+    clusters may get the new version is unknown, so nothing is written (fail closed)."""
+    verdict = item.verdict
+    note = HoldReason(ReasonKind.ROLLOUT, "rollout", join(verdict.bundle, "bundle.yaml"),
+                      f"cannot tell which member clusters the rollout's label selectors "
+                      f"choose ({error}); nothing is written until Karmada's Clusters can be "
+                      "read", Action.HOLD)
+    return replace(item, verdict=replace(verdict, verdict=Verdict.HELD,
+                                         reasons=(*verdict.reasons, note)))
 
 
 def _verdict_parts(item: BundlePlan, done: Step) -> dict:
@@ -66,3 +102,25 @@ def _with_note(verdict: BundleVerdict, done: Step, kind: Verdict,
     changes = [c for c in (verdict.next_change, done.next_check) if c is not None]
     return replace(verdict, verdict=kind, reasons=(*verdict.reasons, note),
                    next_change=min(changes) if changes else None, suspend_clusters=clusters)
+
+
+def halted_rollouts(inventories: Mapping[str, Inventory], names: list[str]
+                    ) -> list[tuple[Inventory, RolloutState]]:
+    """The named bundles whose rollout is halted (what `gitgate resume` retries)."""
+    out = []
+    for name in names:
+        inventory = inventories.get(name)
+        state = RolloutState.from_json(inventory.rollout) if inventory else None
+        if inventory is not None and state is not None and state.halted:
+            out.append((inventory, state))
+    return out
+
+
+def retries_requested(inventories: Mapping[str, Inventory]) -> list[str]:
+    """The bundles whose halted rollout `gitgate resume` asked to retry, not yet retried."""
+    out = []
+    for name, inventory in sorted(inventories.items()):
+        state = RolloutState.from_json(inventory.rollout)
+        if state is not None and state.retry_due(_retry(inventory)):
+            out.append(name)
+    return out

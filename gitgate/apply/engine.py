@@ -32,13 +32,14 @@ from gitgate.apply.inventory import (
 from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
-from gitgate.model import Manifest, ObjectRef, Verdict
+from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef, Verdict
 from gitgate.plan import BundlePlan, Plan
 from gitgate.timespec import rfc3339
 
 
 class ClusterPort(Protocol):
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied: ...
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
+              manager: str = FIELD_MANAGER) -> Applied: ...
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
     def list_objects(self, api_version: str, kind: str, namespace: str = "",
              label_selector: str = "") -> list[Manifest]: ...

@@ -52,6 +52,7 @@ class Inventory:
     source: str = ""  # the repo folder the bundle comes from
     labels: tuple[tuple[str, str], ...] = ()  # the bundle's labels, for gates once it left Git
     rollout: str = ""  # the rollout's state (karmada.rollout.RolloutState as JSON)
+    retry: str = ""  # when `gitgate resume` last asked for a halted rollout to retry (RFC 3339)
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
         return {e.ref: e for e in self.entries}
@@ -71,6 +72,9 @@ def content_hash(obj: Manifest) -> str:
 def entry_for(obj: Manifest) -> Entry:
     ref = ObjectRef.of(obj)
     return Entry(obj["apiVersion"], ref.kind, ref.namespace, ref.name, content_hash(obj))
+
+
+RETRY_KEY = "retryRollout"
 
 
 def configmap_name(bundle: str, instance: str = DEFAULT_INSTANCE) -> str:
@@ -111,9 +115,19 @@ def from_configmap(configmap: Manifest) -> Inventory:
         last_applied=data.get("lastApplied", ""),
         last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),
         labels=tuple(sorted(json.loads(data.get("labels") or "{}").items())),
-        rollout=data.get("rollout", ""),
+        rollout=data.get("rollout", ""), retry=data.get(RETRY_KEY, ""),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))
+
+
+def retry_request(inventory: Inventory, moment: str) -> Manifest:
+    """The one field `gitgate resume` writes into a bundle's inventory: a request to retry
+    its halted rollout. It is applied under its own field manager, so the reconciler's
+    inventory writes (which never set it) leave it in place, even mid-pass."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
+                         "namespace": NAMESPACE},
+            "data": {RETRY_KEY: moment}}
 
 
 def system_namespace() -> Manifest:

@@ -27,9 +27,8 @@ from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 from gitgate.apply.changeset import Applied
 from gitgate.apply.kubeerrors import RetryPolicy, Timeouts, credential_error, transport_error
 from gitgate.errors import GitgateError, KubeError, Reason
-from gitgate.model import Manifest, ObjectRef
+from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
 
-FIELD_MANAGER = "gitgate"
 DISCOVERY_REFRESH = 10.0  # seconds between re-reads of one group's discovery on a miss
 _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
 _QUOTED_VALUE = re.compile(r'((?:Invalid|Unsupported|Duplicate) value: )(?:"(?:[^"\\]|\\.)*"|\S+)')
@@ -186,12 +185,13 @@ class KubeCluster:
         return base + (f"/{quote(name)}" if name else "")
 
     # ------------------------------------------------------------ verbs
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied:
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
+              manager: str = FIELD_MANAGER) -> Applied:
         ref = ObjectRef.of(obj)
         meta = obj["metadata"]
         path = self.path_for(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
                              meta["name"])
-        query = {"fieldManager": FIELD_MANAGER}
+        query = {"fieldManager": manager}
         if force:
             query["force"] = "true"
         if dry_run:

@@ -10,13 +10,14 @@ from typing import Protocol
 
 from gitgate.apply.changeset import Applied
 from gitgate.errors import KubeError, Reason
-from gitgate.model import Manifest, ObjectRef
+from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
 
 RECREATE_ANNOTATION = "gitgate.io/recreate"
 
 
 class Cluster(Protocol):
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied: ...
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
+              manager: str = FIELD_MANAGER) -> Applied: ...
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
 

@@ -6,13 +6,17 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitgate.cli.flags import connection_flags, git_flags
+from gitgate.apply.engine import read_inventories
+from gitgate.apply.inventory import retry_request
+from gitgate.apply.members import member_clusters
+from gitgate.cli.flags import connection_flags, git_flags, kube_flags
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError, KubeError
 from gitgate.gitops import workflow
 from gitgate.output import console
 from gitgate.render.tools import find_tools
-from gitgate.timespec import parse_duration, parse_time
+from gitgate.rollouts import halted_rollouts
+from gitgate.timespec import parse_duration, parse_time, rfc3339
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     resume.add_argument("--dry-run", action="store_true",
                         help="say which gates would be removed or narrowed; change nothing")
     git_flags(resume)
+    kube_flags(resume, required=False)
     resume.set_defaults(func=cmd_resume)
 
     approve = sub.add_parser("approve", help="let the current content of a held bundle through")
@@ -85,19 +90,38 @@ def cmd_pause(args: argparse.Namespace) -> int:
 def _member_clusters(args: argparse.Namespace) -> frozenset[str]:
     """The names of Karmada's member clusters (cluster.karmada.io Cluster objects)."""
     try:
-        found = cluster_from(args).list_objects("cluster.karmada.io/v1alpha1", "Cluster")
+        return frozenset(member_clusters(cluster_from(args)))
     except KubeError as exc:
         if exc.status == 404:
-            raise ConfigError(f"{args.kubeconfig} does not point at a Karmada API server (it "
-                              "serves no cluster.karmada.io Clusters): cannot check "
+            raise ConfigError(f"{args.kubeconfig}: {exc.message}: cannot check "
                               "--clusters") from None
         raise
-    return frozenset(c["metadata"]["name"] for c in found)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    return _said(workflow.resume(_repo(args), args.selector, datetime.now(UTC),
-                                 dry_run=args.dry_run))
+    now = datetime.now(UTC)
+    retry = _retry_halts(args, now) if args.kubeconfig else None
+    return _said(workflow.resume(_repo(args), args.selector, now, dry_run=args.dry_run,
+                                 retry=retry))
+
+
+RESUME_MANAGER = "gitgate-resume"
+
+
+def _retry_halts(args: argparse.Namespace, now: datetime) -> workflow.Retry:
+    """Ask the halted rollouts of the selected bundles to try their wave again: one field in
+    each inventory, under its own field manager (a running loop's writes leave it alone);
+    the next pass restarts the wave's timers."""
+    cluster = cluster_from(args)
+
+    def retry(names: list[str], dry_run: bool) -> list[str]:
+        halted = halted_rollouts(read_inventories(cluster, args.instance), names)
+        for inventory, _ in halted:
+            if not dry_run:
+                cluster.apply(retry_request(inventory, rfc3339(now)), manager=RESUME_MANAGER)
+        return [f"retry the halted rollout of {inventory.bundle} at wave {state.wave + 1} "
+                f"(halted: {state.halted})" for inventory, state in halted]
+    return retry
 
 
 def cmd_approve(args: argparse.Namespace) -> int:

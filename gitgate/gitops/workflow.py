@@ -4,6 +4,7 @@ Each returns what it committed; the CLI says it."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -29,7 +30,7 @@ from gitgate.gitops.repo import (
     open_repo,
     push,
 )
-from gitgate.gitops.resume import resume_edits
+from gitgate.gitops.resume import GateEdit, resume_edits
 from gitgate.model import Bundle, Gate
 from gitgate.pipeline import plan_checkout
 from gitgate.plan import Plan
@@ -170,18 +171,40 @@ def pause_until(now: datetime, until: datetime | None, duration: timedelta | Non
     return until if until is not None else now + duration if duration is not None else None
 
 
-def resume(repo: GitRepo, selector: str, now: datetime, *, dry_run: bool = False
-           ) -> Committed:
+Retry = Callable[[list[str], bool], list[str]]  # (bundle names, dry run) -> what it retried
+
+
+def resume(repo: GitRepo, selector: str, now: datetime, *, dry_run: bool = False,
+           retry: Retry | None = None) -> Committed:
+    """Commit the removal of the gates holding the selected bundles; then `retry` (given
+    --kubeconfig) asks their halted rollouts to try their wave again."""
     checked = _branch(repo)
     _, plan = _plan(repo, now)
-    edits, refusals = resume_edits(selector, plan.gates,
-                                   selected_bundles(selector, _bundles(plan)))
+    selected = selected_bundles(selector, _bundles(plan))
+    edits, refusals = resume_edits(selector, plan.gates, selected)
     if refusals:
         raise ConfigError("nothing was changed: resuming " + repr(selector) + " would leave it "
                           "held by\n  " + "\n  ".join(r.describe() for r in refusals))
-    if not edits:
+    if not edits and retry is None:
         raise ConfigError(f"no active gate is named or holds {selector!r}; `gitgate gates "
-                          f"{repo.root}` lists them")
+                          f"{repo.root}` lists them (a rollout halted without a gate is "
+                          "retried with --kubeconfig)")
+    committed = _lift(repo, checked, selector, edits, dry_run) if edits else None
+    retried = retry([b.name for b in selected], dry_run) if retry else []
+    if committed is None and not retried:
+        raise ConfigError(f"no active gate is named or holds {selector!r}, and no rollout of "
+                          f"it is halted; `gitgate gates {repo.root}` lists the gates, "
+                          "`gitgate status` the rollouts")
+    lines = "\n".join(("would " if dry_run else "") + line for line in retried)
+    if committed is None:
+        return Committed(lines + ("\n(dry run: nothing written)" if dry_run else ""))
+    if not lines:
+        return committed
+    return replace(committed, summary=committed.summary + "\n" + lines)
+
+
+def _lift(repo: GitRepo, checked: tuple[Repo, str], selector: str, edits: list[GateEdit],
+          dry_run: bool) -> Committed:
     summary = "\n".join(e.describe() for e in edits)
     if dry_run:
         return Committed("would " + summary.replace("\n", "\nwould ") + "\n(dry run: nothing "

@@ -38,6 +38,11 @@ class RolloutState:
     def complete(self, spec: RolloutSpec) -> bool:
         return self.wave >= len(spec.waves)
 
+    def retry_due(self, retry: datetime | None) -> bool:
+        """`gitgate resume` asked this halted rollout to try its wave again, after the wave
+        started (an older request is spent)."""
+        return bool(self.halted) and retry is not None and retry > self.started
+
     def to_json(self) -> str:
         return json.dumps({"digest": self.digest, "wave": self.wave,
                            "started": rfc3339(self.started),
@@ -77,7 +82,7 @@ class Step:
 
 
 def _released(spec: RolloutSpec, wave: int) -> set[str]:
-    return {c for w in spec.waves[:wave + 1] for c in w}
+    return {c for w in spec.waves[:wave + 1] for c in w.clusters}
 
 
 def _not_ready(clusters: Mapping[str, ClusterState], names: set[str]) -> list[str]:
@@ -93,13 +98,17 @@ def _not_ready(clusters: Mapping[str, ClusterState], names: set[str]) -> list[st
 
 def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, digest: str,
          clusters: Mapping[str, ClusterState], now: datetime, *,
-         gated: bool = False) -> Step:
+         gated: bool = False, known: tuple[str, ...] = (),
+         retry: datetime | None = None) -> Step:
     """One pass of the rollout of `digest`. `applied_digest` is what the bundle's inventory
     says was last written (a bundle that gains a rollout with unchanged content has nothing
-    to roll out); `clusters` what Karmada reports per cluster; `gated`: a hold or suspend
+    to roll out); `spec` has its selector waves resolved (`RolloutSpec.resolved`);
+    `clusters` what Karmada reports per cluster; `gated`: a hold or suspend
     gate covers the bundle, which stops the rollout where it is (its timers restart when the
-    gate lifts)."""
-    every = sorted({c for w in spec.waves for c in w} | set(clusters))
+    gate lifts); `known`: every member cluster Karmada has (one in no wave is released
+    after the last wave); `retry`: when `gitgate resume` last asked a halted rollout to try
+    its wave again (a request older than the wave's start is spent)."""
+    every = sorted({c for w in spec.waves for c in w.clusters} | set(clusters) | set(known))
     if previous is None and applied_digest == digest and digest:
         previous = RolloutState(digest, len(spec.waves), now)
     fresh = previous is None or previous.digest != digest
@@ -111,7 +120,15 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
     released = _released(spec, state.wave)
     suspend = tuple(c for c in every if c not in released)
     label = (f"wave {state.wave + 1} of {len(spec.waves)} "
-             f"[{', '.join(spec.waves[state.wave])}]")
+             f"[{spec.waves[state.wave].text()}]")
+    if not spec.waves[state.wave].clusters and not gated and not state.halted:
+        # a selector that matches no cluster: nothing to release or wait for
+        nxt = RolloutState(digest, state.wave + 1, now)
+        if nxt.complete(spec):
+            return Step(nxt, (), "rolled out", None)
+        return step(spec, nxt, applied_digest, digest, clusters, now, known=known)
+    if state.retry_due(retry):
+        state = replace(state, started=now, healthy_since=None, halted="")
     if gated:  # a gate takes over a halt too: lifting it continues this wave afresh
         state = replace(state, started=now, healthy_since=None, halted="")
         return Step(state, suspend, f"{label}: stopped by a gate", None)
@@ -128,7 +145,7 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
             nxt = RolloutState(digest, state.wave + 1, now)
             if nxt.complete(spec):
                 return Step(nxt, (), "rolled out", None)
-            return step(spec, nxt, applied_digest, digest, clusters, now)
+            return step(spec, nxt, applied_digest, digest, clusters, now, known=known)
         state = replace(state, healthy_since=since)
         return Step(state, suspend, f"{label}: healthy, baking until "
                     f"{rfc3339(since + spec.bake)}", since + spec.bake)
@@ -144,7 +161,7 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
             nxt = RolloutState(digest, state.wave + 1, now)
             if nxt.complete(spec):
                 return Step(nxt, (), f"rolled out (passed over a failed wave: {why})", None)
-            return step(spec, nxt, applied_digest, digest, clusters, now)
+            return step(spec, nxt, applied_digest, digest, clusters, now, known=known)
         state = replace(state, healthy_since=None, halted=why)
         return Step(state, suspend, f"halted at {label}: {why}", None)
     state = replace(state, healthy_since=None)

@@ -5,6 +5,7 @@ from gitgate.model.bundle import Bundle
 from gitgate.model.gate import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
 from gitgate.model.labels import BUNDLE_LABEL, bundle_from_label, bundle_label_value
 from gitgate.model.objects import (
+    FIELD_MANAGER,
     BundleOptions,
     Manifest,
     ObjectRef,
@@ -18,7 +19,8 @@ from gitgate.model.rollout import RolloutSpec
 from gitgate.model.verdict import BundleVerdict, HoldReason, ReasonKind, Verdict
 
 __all__ = [
-    "BUNDLE_LABEL", "Action", "Approval", "Bundle", "BundleOptions", "BundleVerdict", "Gate",
+    "BUNDLE_LABEL", "FIELD_MANAGER", "Action", "Approval", "Bundle", "BundleOptions",
+    "BundleVerdict", "Gate",
     "GateText", "Unreadable",
     "HoldReason", "InvalidGate", "Manifest", "ObjectRef", "Problem", "ReasonKind",
     "RenderedSource", "RolloutSpec", "Source", "SourceKind", "Verdict", "Window",

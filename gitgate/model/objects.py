@@ -16,6 +16,8 @@ class SourceKind(StrEnum):
     KUSTOMIZE = "kustomize"
     RAW = "raw"
 
+FIELD_MANAGER = "gitgate"  # the server-side apply field manager of every gitgate write
+
 
 @dataclass(frozen=True, order=True)
 class ObjectRef:

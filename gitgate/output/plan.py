@@ -61,7 +61,8 @@ def _rollout_cell(item: BundlePlan) -> str:
     spec = item.bundle.source.options.rollout
     if spec is None:
         return "-"
-    waves = " → ".join(",".join(w) for w in spec.waves)
+    waves = " → ".join(w.selector.text() if w.selector else ",".join(w.clusters)
+                       for w in spec.waves)
     if item.rollout is None:
         return waves
     state = item.rollout.state

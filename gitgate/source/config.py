@@ -8,7 +8,13 @@ from typing import Any
 
 from gitgate.errors import ConfigError
 from gitgate.model import BundleOptions, Manifest, RolloutSpec
-from gitgate.model.rollout import ON_FAILURE
+from gitgate.model.rollout import (
+    ON_FAILURE,
+    OPERATORS,
+    ClusterSelector,
+    Requirement,
+    Wave,
+)
 from gitgate.timespec import parse_duration
 from gitgate.yamlio import YamlSyntaxError, load_one
 
@@ -124,24 +130,18 @@ def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
     _reject_unknown(value, _ROLLOUT_KEYS, file, f"{key}.")
     waves_value = value.get("waves")
     if not isinstance(waves_value, list) or not waves_value:
-        raise ConfigError(f"{key}.waves must be a non-empty list of {{clusters: [names]}}",
-                          file=file)
-    waves: list[tuple[str, ...]] = []
+        raise ConfigError(f"{key}.waves must be a non-empty list of {{clusters: [names]}} or "
+                          "{labelSelector: {matchLabels: {...}}}", file=file)
+    waves: list[Wave] = []
     seen: set[str] = set()
-    for index, wave in enumerate(waves_value, 1):
-        where = f"{key}.waves[{index}]"
-        if not isinstance(wave, dict) or set(wave) != {"clusters"}:
-            raise ConfigError(f"{where} must be {{clusters: [member cluster names]}}",
-                              file=file)
-        names = _str_list(wave["clusters"], file, f"{where}.clusters")
-        if not names:
-            raise ConfigError(f"{where}.clusters names no cluster", file=file)
-        twice = sorted(seen & set(names))
+    for index, wave_value in enumerate(waves_value, 1):
+        wave = _wave(wave_value, file, f"{key}.waves[{index}]")
+        twice = sorted(seen & set(wave.clusters))
         if twice:
-            raise ConfigError(f"{where}: cluster(s) {', '.join(twice)} already in an earlier "
-                              "wave", file=file)
-        seen |= set(names)
-        waves.append(names)
+            raise ConfigError(f"{key}.waves[{index}]: cluster(s) {', '.join(twice)} already "
+                              "in an earlier wave", file=file)
+        seen |= set(wave.clusters)
+        waves.append(wave)
     on_failure = value.get("onFailure", "hold")
     if on_failure not in ON_FAILURE:
         raise ConfigError(f"{key}.onFailure must be one of {', '.join(ON_FAILURE)}, not "
@@ -155,6 +155,52 @@ def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
             raise ConfigError(f"{key}.{field_name}: {exc.message}", file=file) from None
     return RolloutSpec(tuple(waves), durations["bake"], durations["progressDeadline"],
                        on_failure)
+
+
+def _wave(value: Any, file: str, where: str) -> Wave:
+    """`{clusters: [member1]}` or `{labelSelector: {matchLabels: {...}, matchExpressions:
+    [...]}}` (a selector over Karmada's Cluster objects, resolved at each pass)."""
+    if not isinstance(value, dict) or len(value) != 1 or not (
+            set(value) <= {"clusters", "labelSelector"}):
+        raise ConfigError(f"{where} must be {{clusters: [member cluster names]}} or "
+                          "{labelSelector: {matchLabels: {...}, matchExpressions: [...]}}",
+                          file=file)
+    if "clusters" in value:
+        names = _str_list(value["clusters"], file, f"{where}.clusters")
+        if not names:
+            raise ConfigError(f"{where}.clusters names no cluster", file=file)
+        return Wave(names)
+    return Wave(selector=_selector(value["labelSelector"], file, f"{where}.labelSelector"))
+
+
+def _selector(value: Any, file: str, where: str) -> ClusterSelector:
+    if not isinstance(value, dict) or not value:
+        raise ConfigError(f"{where} must be a mapping with matchLabels and/or "
+                          "matchExpressions", file=file)
+    _reject_unknown(value, {"matchLabels", "matchExpressions"}, file, f"{where}.")
+    labels = _labels(value.get("matchLabels") or {}, file, f"{where}.matchLabels")
+    expressions = value.get("matchExpressions") or []
+    if not isinstance(expressions, list):
+        raise ConfigError(f"{where}.matchExpressions must be a list", file=file)
+    requirements = []
+    for index, item in enumerate(expressions, 1):
+        at = f"{where}.matchExpressions[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise ConfigError(f"{at} must be {{key, operator, values}}", file=file)
+        _reject_unknown(item, {"key", "operator", "values"}, file, f"{at}.")
+        operator = item.get("operator")
+        if operator not in OPERATORS:
+            raise ConfigError(f"{at}.operator must be one of {', '.join(OPERATORS)}, not "
+                              f"{operator!r}", file=file)
+        values = _str_list(item.get("values") or [], file, f"{at}.values")
+        if (operator in ("In", "NotIn")) != bool(values):
+            raise ConfigError(f"{at}: {operator} " + ("needs values" if not values else
+                                                      "takes no values"), file=file)
+        requirements.append(Requirement(item["key"], operator, values))
+    if not labels and not requirements:
+        raise ConfigError(f"{where} selects nothing: give matchLabels or matchExpressions "
+                          "(an empty selector would choose every cluster)", file=file)
+    return ClusterSelector(tuple(sorted(labels.items())), tuple(requirements))
 
 
 def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOptions:

@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from tests.e2e.karmada import Run, stays, wait_for
+from tests.e2e.karmada import Run, gitgate, stays, wait_for
 from tests.e2e.test_pause_on_karmada import app_files, with_namespaces
 
 pytestmark = pytest.mark.e2e
@@ -103,4 +103,47 @@ def test_commit_halts_commits_a_gate_and_removing_it_continues(run, karmada, tmp
                  message="lifting the gate continues: member2 gets 1.0 after the bake")
     finally:
         log = run.stop_loop(loop)
+        print(log[-3000:])
+
+
+def label_members(karmada, key: str, labels: dict[str, str | None]) -> None:
+    """Label (or unlabel, with None) Karmada's Cluster objects, as a platform team would."""
+    for member, value in labels.items():
+        path = karmada.api.path_for("cluster.karmada.io/v1alpha1", "Cluster", "", member)
+        status, body = karmada.api.request(
+            "PATCH", path, body={"metadata": {"labels": {key: value}}},
+            content_type="application/merge-patch+json")
+        assert status == 200, body
+
+
+def test_selector_waves_and_resume_retrying_a_halt_on_karmada(run, karmada, tmp_path):
+    ns = run.ns("web")
+    key = f"e2e.gitgate.dev/stage-{run.run_id}"
+    label_members(karmada, key, {"member1": "canary", "member2": "main"})
+    rollout = (f"rollout:\n  waves:\n    - labelSelector: {{matchLabels: {{{key}: canary}}}}\n"
+               f"    - labelSelector: {{matchExpressions: [{{key: {key}, operator: In, "
+               "values: [main]}]}\n  bake: 3s\n  progressDeadline: 15s\n")
+    web = app_files(run, "web", "nginx:1.0", "a")
+    web["web/bundle.yaml"] += rollout
+    run.repo.commit({**with_namespaces(run, "web"), **web}, "web 1.0, waves by stage label")
+    loop = run.start_loop(tmp_path / "cache", "--status-interval", "5s")
+    try:
+        wait_for(lambda: karmada.image("member1", ns, "web") == "nginx:1.0",
+                 message="the canary wave (member1) gets 1.0")
+        wait_for(lambda: verdict(run) == "halted", timeout=60,
+                 message="member1 never healthy: halted after 15s")
+        assert "not ready within progressDeadline 15s: member1" in rollout_state(run)["halted"]
+        assert karmada.image("member2", ns, "web") is None
+        karmada.make_healthy("member1", ns, "web")
+        assert stays(lambda: verdict(run) == "halted", 5) == []  # healthy later: still halted
+        done = gitgate("resume", run.bundle("web"), "--repo", str(run.repo.root),
+                       "--kubeconfig", str(karmada.kubeconfig), "--instance", run.run_id)
+        assert done.returncode == 0, done.stderr
+        assert f"retry the halted rollout of {run.bundle('web')} at wave 1" in done.stdout
+        wait_for(lambda: karmada.image("member2", ns, "web") == "nginx:1.0", timeout=60,
+                 message="the retried wave bakes, then the main wave (member2) gets 1.0")
+        assert rollout_state(run)["halted"] == ""
+    finally:
+        log = run.stop_loop(loop)
+        label_members(karmada, key, {"member1": None, "member2": None})
         print(log[-3000:])

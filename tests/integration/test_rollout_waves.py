@@ -159,9 +159,8 @@ def test_apply_wait_exits_1_when_the_rollout_halts(setup, emulator, capsys):
     assert runs(emulator, "member2") is None
 
 
-def test_run_commit_halts_commits_a_hold_gate_and_lifting_it_continues(
-        setup, emulator, tools, tmp_path):
-    root, flags = setup
+def pushed(root, tmp_path) -> tuple[git.Repo, git.Repo]:
+    """The repo committed and pushed to a bare remote the loop pulls; (remote, work tree)."""
     bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
     work = git.Repo.clone_from(bare.working_dir, tmp_path / "work")
     with work.config_writer() as config:
@@ -171,11 +170,22 @@ def test_run_commit_halts_commits_a_hold_gate_and_lifting_it_continues(
     work.git.add("-A")
     work.git.commit("-m", "web with a rollout")
     work.git.push("origin", "HEAD:main")
+    return bare, work
+
+
+def loop_on(bare, flags, tools, tmp_path, clock, **settings) -> Reconciler:
+    options = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
+                           apply=ApplyOptions(now=T0), **settings)
+    return Reconciler(GitSource(bare.working_dir, "main", tmp_path / "cache"),
+                      KubeCluster(load_client(flags[1])), tools, options, clock=clock)
+
+
+def test_run_commit_halts_commits_a_hold_gate_and_lifting_it_continues(
+        setup, emulator, tools, tmp_path):
+    root, flags = setup
+    bare, work = pushed(root, tmp_path)
     clock = Clock(T0)
-    settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
-                            commit_halts=True, apply=ApplyOptions(now=T0))
-    loop = Reconciler(GitSource(bare.working_dir, "main", tmp_path / "cache"),
-                      KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
+    loop = loop_on(bare, flags, tools, tmp_path, clock, commit_halts=True)
     assert loop.tick() == "revision"
     clock.advance(seconds=7)  # member1 never healthy: past the 6 s deadline
     assert loop.tick() == "gate-transition"
@@ -199,3 +209,89 @@ def test_run_commit_halts_commits_a_hold_gate_and_lifting_it_continues(
     web = next(b for b in loop.state.last_plan.bundles if b.bundle.name == "web")
     assert web.rollout is not None and not web.rollout.halted
     assert web.rollout.state.wave == 0 and runs(emulator, "member2") is None
+
+
+SELECTOR_ROLLOUT = ("rollout:\n  waves:\n"
+                    "    - labelSelector: {matchLabels: {stage: canary}}\n"
+                    "    - labelSelector: {matchExpressions: [{key: stage, operator: In, "
+                    "values: [main]}]}\n"
+                    "  bake: 1s\n  progressDeadline: 2s\n")
+
+
+def member_clusters(emulator, flags, **labels: str) -> None:
+    """Karmada's Cluster objects, labelled as the test says (member name -> stage)."""
+    cluster = KubeCluster(load_client(flags[1]))
+    for name, stage in labels.items():
+        cluster.apply({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                       "metadata": {"name": name, "labels": {"stage": stage}},
+                       "spec": {"syncMode": "Push"}})
+
+
+def test_selector_waves_and_resume_retries_a_halt_without_a_gate(tmp_path, emulator, capsys):
+    root, flags = web_repo(tmp_path, emulator, SELECTOR_ROLLOUT)
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as config:
+        config.set_value("user", "name", "t")
+        config.set_value("user", "email", "t@t")
+    repo.git.add("-A")
+    repo.git.commit("-m", "web, rolled out by stage")
+    member_clusters(emulator, flags, member1="canary", member2="main")
+
+    assert apply(capsys, root, flags)["verdict"] == "suspended"
+    assert runs(emulator, "member1") == 1 and runs(emulator, "member2") is None
+    assert rollout_note(status(capsys, flags)) == ("wave 1 of 2 [stage=canary: member1]: "
+                                                   "released, waiting for it to be ready")
+    time.sleep(2.2)  # member1 never healthy: past the deadline
+    assert apply(capsys, root, flags)["verdict"] == "halted"
+
+    # no gate holds web: resume without --kubeconfig says how to retry a halt
+    capsys.readouterr()
+    assert main(["resume", "web", "--repo", str(root)]) == 2
+    assert "retried with --kubeconfig" in capsys.readouterr().err
+    assert main(["resume", "web", "--repo", str(root), *flags, "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("would retry the halted rollout of web at wave 1")
+    assert apply(capsys, root, flags)["verdict"] == "halted"  # a dry run changed nothing
+    assert main(["resume", "web", "--repo", str(root), *flags]) == 0
+    assert "retry the halted rollout of web at wave 1 (halted: not ready within " in (
+        capsys.readouterr().out)
+    assert len(list(repo.iter_commits())) == 1  # nothing to commit: no gate was lifted
+
+    retried = apply(capsys, root, flags)
+    assert retried["verdict"] == "suspended" and runs(emulator, "member2") is None
+    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
+    assert inventory["data"]["retryRollout"]  # the reconciler's own write left it in place
+    healthy(emulator, "member1")
+    apply(capsys, root, flags)  # healthy: bake starts
+    time.sleep(1.2)
+    assert apply(capsys, root, flags)["verdict"] == "apply"  # wave 2 released
+    assert runs(emulator, "member2") == 1 and policy_suspension(emulator) is None
+
+    # nothing halted and no gate: resume says so and changes nothing
+    capsys.readouterr()
+    assert main(["resume", "web", "--repo", str(root), *flags]) == 2
+    assert "no rollout of it is halted" in capsys.readouterr().err
+
+
+def test_a_running_loop_retries_a_halted_wave_when_resume_asks(setup, emulator, tools,
+                                                              tmp_path, capsys):
+    root, flags = setup
+    bare, work = pushed(root, tmp_path)
+    clock = Clock(T0)
+    loop = loop_on(bare, flags, tools, tmp_path, clock)
+    assert loop.tick() == "revision"
+    clock.advance(seconds=7)
+    assert loop.tick() == "gate-transition"
+    assert {b.bundle: b.verdict for b in loop.state.last_result.bundles}["web"] == "halted"
+    loop.refresh_status()
+    clock.advance(seconds=60)
+    assert loop.tick() is None  # halted: nothing to do until asked
+    capsys.readouterr()
+    assert main(["resume", "web", "--repo", work.working_dir, *flags]) == 0
+    loop.refresh_status()  # the loop's periodic read of Karmada finds the request
+    assert loop.state.rollout_retry and loop.wake.is_set()
+    assert loop.tick() == "rollout-retry"
+    web = next(b for b in loop.state.last_plan.bundles if b.bundle.name == "web")
+    assert web.rollout is not None and not web.rollout.halted
+    assert web.rollout.state.started == clock()  # the wave's deadline starts again
+    loop.refresh_status()
+    assert loop.tick() is None  # the request is spent

@@ -8,7 +8,7 @@ import copy
 
 from gitgate.apply.changeset import Applied
 from gitgate.errors import KubeError
-from gitgate.model import Manifest, ObjectRef
+from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
 
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 
@@ -35,7 +35,8 @@ class MemoryCluster:
                 if v == verb and not what.startswith(("ConfigMap gitgate-system/",
                                                       "Namespace gitgate-system"))]
 
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False) -> Applied:
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
+              manager: str = FIELD_MANAGER) -> Applied:
         ref = ObjectRef.of(obj)
         self.calls.append(("apply", str(ref)))
         if ref.name in self.refuse:

@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 from gitgate.karmada.dispatch import ClusterState, Health, Version
 from gitgate.karmada.rollout import RolloutSpec, RolloutState, step
+from gitgate.model.rollout import ClusterSelector, Requirement, Wave, named_waves
 
 T0 = datetime(2026, 11, 22, 12, tzinfo=UTC)
-SPEC = RolloutSpec((("member1",), ("member2",)), bake=timedelta(seconds=5),
+SPEC = RolloutSpec(named_waves(("member1",), ("member2",)), bake=timedelta(seconds=5),
                    progress_deadline=timedelta(seconds=20))
 
 
@@ -119,7 +120,7 @@ def test_a_gate_mid_wave_stops_the_rollout_and_its_timers_restart_when_it_lifts(
 
 
 def test_clusters_outside_every_wave_wait_for_the_last():
-    spec = RolloutSpec((("member1",),), SPEC.bake, SPEC.progress_deadline)
+    spec = RolloutSpec(named_waves(("member1",)), SPEC.bake, SPEC.progress_deadline)
     first = step(spec, None, "d0", "d1", clusters(ready("member1"), ready("member3")), T0)
     assert first.suspend == ("member3",)
 
@@ -138,3 +139,82 @@ def test_a_gate_takes_over_a_halt_and_lifting_it_continues_the_wave():
     assert not gated.halted and gated.suspend == ("member2",)
     lifted = step(SPEC, gated.state, "d1", "d1", clusters(ready("member1")), at(40))
     assert not lifted.halted and lifted.state.healthy_since == at(40)
+
+
+CANARY = ClusterSelector((("stage", "canary"),))
+MAIN = ClusterSelector(match_expressions=(Requirement("stage", "In", ("main", "late")),))
+MEMBERS = {"member1": {"stage": "canary"}, "member2": {"stage": "main"},
+           "member3": {"stage": "late"}, "member4": {}}
+
+
+def test_label_selectors_resolve_to_the_member_clusters_they_match():
+    spec = RolloutSpec((Wave(selector=CANARY), Wave(selector=MAIN)), SPEC.bake,
+                       SPEC.progress_deadline).resolved(MEMBERS)
+    assert [w.clusters for w in spec.waves] == [("member1",), ("member2", "member3")]
+    assert spec.waves[0].text() == "stage=canary: member1"
+    # a cluster named by a later wave stays there; one in no wave is released last
+    named = RolloutSpec((Wave(selector=MAIN), Wave(("member3",))), SPEC.bake,
+                        SPEC.progress_deadline).resolved(MEMBERS)
+    assert [w.clusters for w in named.waves] == [("member2",), ("member3",)]
+    first = step(named, None, "d0", "d1", {}, T0, known=tuple(MEMBERS))
+    assert first.suspend == ("member1", "member3", "member4")
+
+
+def test_selector_operators():
+    labels = {"stage": "main", "zone": "a"}
+    assert Requirement("zone", "Exists").matches(labels)
+    assert not Requirement("zone", "DoesNotExist").matches(labels)
+    assert Requirement("stage", "NotIn", ("canary",)).matches(labels)
+    assert not Requirement("stage", "NotIn", ("main",)).matches(labels)
+    assert Requirement("team", "NotIn", ("x",)).matches(labels)  # as Kubernetes: absent key
+    assert not ClusterSelector((("stage", "main"),),
+                               (Requirement("zone", "In", ("b",)),)).matches(labels)
+
+
+def test_a_wave_whose_selector_matches_no_cluster_is_passed_over():
+    spec = RolloutSpec((Wave(selector=CANARY), Wave(("member2",))), SPEC.bake,
+                       SPEC.progress_deadline).resolved({"member2": {}})
+    first = step(spec, None, "d0", "d1", {}, T0, known=("member2",))
+    assert first.state.wave == 1 and first.suspend == ()
+
+
+def test_a_retry_request_restarts_a_halted_wave_once():
+    s = step(SPEC, None, "d0", "d1", {}, T0).state
+    halted = step(SPEC, s, "d1", "d1", clusters(sick("member1")), at(20)).state
+    assert halted.halted
+    # a request older than the wave's start is spent: still halted
+    assert step(SPEC, halted, "d1", "d1", clusters(sick("member1")), at(25),
+                retry=at(-1)).halted
+    retried = step(SPEC, halted, "d1", "d1", clusters(sick("member1")), at(30), retry=at(28))
+    assert not retried.halted and retried.state.started == at(30)
+    assert retried.suspend == ("member2",) and retried.next_check == at(35)
+    # the same request does not lift the next halt
+    again = step(SPEC, retried.state, "d1", "d1", clusters(sick("member1")), at(50),
+                 retry=at(28))
+    assert again.halted
+    assert step(SPEC, again.state, "d1", "d1", clusters(sick("member1")), at(55),
+                retry=at(28)).halted
+
+
+def test_selector_waves_hold_the_bundle_when_the_member_clusters_cannot_be_read():
+    from gitgate.model import BundleOptions, RenderedSource, Source, SourceKind, Verdict
+    from gitgate.plan import make_plan
+    from gitgate.rollouts import Members, with_rollouts
+    from tests.unit.helpers import deployment
+
+    spec = RolloutSpec((Wave(selector=CANARY), Wave(("member2",))), SPEC.bake,
+                       SPEC.progress_deadline)
+    source = RenderedSource(Source("apps/web", SourceKind.RAW,
+                                   BundleOptions(namespace="ns", rollout=spec), "web"),
+                            (deployment("web"),))
+    plan = make_plan((source,), {}, T0, "rev1")
+    held = with_rollouts(plan, {}, {}, T0, Members(error="403 Forbidden"))
+    verdict = held.bundles[0].verdict
+    assert verdict.verdict is Verdict.HELD and held.bundles[0].rollout is None
+    assert "cannot tell which member clusters" in verdict.reasons[-1].reason
+    assert "403 Forbidden" in verdict.reasons[-1].reason
+    # readable: wave 1 is released, member2 waits
+    rolling = with_rollouts(plan, {}, {}, T0, Members({"member1": {"stage": "canary"},
+                                                      "member2": {}}))
+    assert rolling.bundles[0].verdict.verdict is Verdict.SUSPENDED
+    assert rolling.bundles[0].verdict.suspend_clusters == ("member2",)
