@@ -35,8 +35,7 @@ lint: setup
 	$(BIN)/lint-imports --no-cache
 
 bench: setup
-	$(BIN)/python bench/render_bench.py
-	$(BIN)/python bench/apply_bench.py
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

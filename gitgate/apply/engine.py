@@ -12,6 +12,7 @@ from typing import Protocol
 
 from gitgate.apply import recreate, stages, suspension
 from gitgate.apply.changeset import WRITES, Action, Applied, ChangeSet, in_place
+from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import (
     DEFAULT_INSTANCE,
     INSTANCE_LABEL,
@@ -56,6 +57,7 @@ class ApplyOptions:
     resync: timedelta = timedelta(minutes=10)
     instance: str = DEFAULT_INSTANCE  # several gitgates on one API server keep apart
     suspension_timeout: timedelta = timedelta(seconds=30)  # wait for Karmada's bindings
+    concurrency: int = 8  # API requests in flight at once within a stage (1: one by one)
 
 
 @dataclass
@@ -139,6 +141,7 @@ class _Work:
     wrote: bool = False
     steps: suspension.SuspensionSteps | None = None  # a suspended bundle's policy-first writes
     resync_only: frozenset[ObjectRef] = frozenset()  # sent only because a resync is due
+    live: dict[ObjectRef, Manifest | None] = field(default_factory=dict)  # read for a resync
 
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
@@ -157,6 +160,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     staged = {name: _staged(w, cluster) for name, w in work.items() if w.diff}
     if not options.dry_run:
         _record_intent(work, staged, cluster, options)
+    _read_live(work, cluster, options)
     _apply_stages(work, order, cluster, options, staged, stop)
     interrupted = stop is not None and stop.is_set()
     if not options.dry_run:
@@ -309,7 +313,7 @@ def _record_intent(work: dict[str, _Work], staged: dict[str, dict[int, list[Mani
     may create, so a fault at any later request (even the final inventory write) leaves no
     live object that no inventory records. A bundle whose intent cannot be recorded writes
     nothing."""
-    namespace_ready = False
+    intents: list[tuple[_Work, Inventory, dict[ObjectRef, Entry]]] = []
     for name, unit in work.items():
         if name not in staged or unit.result.failed:
             continue
@@ -323,19 +327,23 @@ def _record_intent(work: dict[str, _Work], staged: dict[str, dict[int, list[Mani
             instance=options.instance,
             source=unit.plan.bundle.source.path if unit.plan else "",
             labels=tuple(sorted(unit.plan.bundle.labels.items())) if unit.plan else ())
-        intent = replace(base, entries=tuple(sorted([*known.values(), *new.values()],
-                                                    key=lambda e: e.ref)))
-        try:
-            if not namespace_ready:
-                _ensure_system_namespace(cluster)
-                namespace_ready = True
-            _write_inventory(cluster, intent)
-        except GitgateError as exc:
+        intents.append((unit, replace(base, entries=tuple(sorted(
+            [*known.values(), *new.values()], key=lambda e: e.ref))), new))
+    if not intents:
+        return
+    try:
+        _ensure_system_namespace(cluster)
+        answers: list[object] = fan_out(lambda job: _write_inventory(cluster, job[1]),
+                                        intents, options.concurrency)
+    except GitgateError as exc:
+        answers = [exc] * len(intents)
+    for (unit, _, new), answer in zip(intents, answers, strict=True):
+        if isinstance(answer, GitgateError):
             unit.result.failed, unit.result.reason = True, Reason.INVENTORY_FAILED
             unit.result.message = (f"cannot record the bundle's objects before writing them "
-                                   f"({exc.message}); nothing of it was written")
-            continue
-        unit.entries.update(new)  # recorded: kept until a later pass prunes them
+                                   f"({answer.message}); nothing of it was written")
+        else:
+            unit.entries.update(new)  # recorded: kept until a later pass prunes them
 
 
 def _ensure_system_namespace(cluster: ClusterPort) -> None:
@@ -343,45 +351,36 @@ def _ensure_system_namespace(cluster: ClusterPort) -> None:
         cluster.apply(system_namespace())
 
 
+def _levels(order: list[str], work: dict[str, _Work]) -> list[list[str]]:
+    """Bundles grouped so that each group comes after every bundle it depends on: a stage
+    writes a group's objects concurrently, and the next group once they are all answered."""
+    level: dict[str, int] = {}
+    for name in order:
+        unit = work[name]
+        needs = unit.plan.bundle.source.options.depends_on if unit.plan else ()
+        level[name] = 1 + max((level[d] for d in needs if d in level), default=-1)
+    groups: list[list[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
+    for name in order:
+        groups[level[name]].append(name)
+    return groups
+
+
+_INTERRUPTED = "interrupted"  # the stop flag was set before the object was sent
+_SKIPPED = "skipped"  # an earlier object of the same bundle failed
+
+
 def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort,
                   options: ApplyOptions, staged: dict[str, dict[int, list[Manifest]]],
                   stop: threading.Event | None = None) -> None:
+    groups = _levels(order, work)
     for stage in stages.STAGES:
         crds: list[str] = []
-        for name in order:
-            unit = work[name]
-            if unit.diff is None or unit.result.failed or unit.plan is None:
-                continue
-            if stop is not None and stop.is_set():
-                if staged[name][stage]:
-                    unit.result.failed, unit.result.reason = True, Reason.INTERRUPTED
-                    unit.result.message = "stopping: the rest is applied by the next pass"
-                continue
-            needs = unit.plan.bundle.source.options.depends_on
-            blocking = [d for d in needs if d in work and work[d].result.failed]
-            if blocking:
-                unit.result.failed, unit.result.reason = True, Reason.DEPENDENCY_NOT_READY
-                unit.result.message = f"depends on failed bundle(s) {', '.join(blocking)}"
-                continue
-            for obj in staged[name][stage]:
-                if stop is not None and stop.is_set():
-                    unit.result.failed, unit.result.reason = True, Reason.INTERRUPTED
-                    unit.result.message = "stopping: the rest is applied by the next pass"
-                    break
-                try:
-                    action = _apply_one(unit, obj, cluster, options)
-                except GitgateError as exc:
-                    unit.result.failed, unit.result.reason = True, exc.reason
-                    unit.result.message = exc.message
-                    break
-                ref = ObjectRef.of(obj)
-                unit.result.changes.add(ref, action)
-                if action is Action.UNCHANGED:
-                    continue
-                unit.entries[ref] = entry_for(obj)
-                unit.wrote = True
-                if ref.kind == "CustomResourceDefinition":
-                    crds.append(ref.name)
+        for group in groups:
+            batch = [(work[name], obj) for name in _writing(work, group, stage, staged, stop)
+                     for obj in staged[name][stage]]
+            answers = _send(batch, cluster, options, stop)
+            for (unit, obj), answer in zip(batch, answers, strict=True):
+                _record(unit, obj, answer, crds)
         if stage == stages.STAGE_SUSPENSION:
             _confirm_suspensions(work, staged, cluster, options, stop)
         if crds and not options.dry_run:
@@ -391,6 +390,101 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                         r.name in late for r in unit.result.applied):
                     unit.result.failed, unit.result.reason = True, Reason.APPLY_FAILED
                     unit.result.message = f"CRD(s) not established in time: {', '.join(late)}"
+
+
+def _send(batch: list[tuple[_Work, Manifest]], cluster: ClusterPort, options: ApplyOptions,
+          stop: threading.Event | None) -> list[Action | str | GitgateError]:
+    """Apply every object of the batch, `options.concurrency` at a time. After a bundle's
+    first failure its objects not yet sent are skipped, as a serial pass would stop there."""
+    failing: set[str] = set()
+
+    def send(job: tuple[_Work, Manifest]) -> Action | str:
+        unit, obj = job
+        if stop is not None and stop.is_set():
+            return _INTERRUPTED
+        if unit.result.bundle in failing:
+            return _SKIPPED
+        try:
+            return _apply_one(unit, obj, cluster, options)
+        except GitgateError:
+            failing.add(unit.result.bundle)
+            raise
+
+    return fan_out(send, batch, options.concurrency)
+
+
+def _writing(work: dict[str, _Work], group: list[str], stage: int,
+             staged: dict[str, dict[int, list[Manifest]]],
+             stop: threading.Event | None) -> list[str]:
+    """The bundles of `group` that write in this stage: not failed, not stopped, and none of
+    their dependencies failed."""
+    out = []
+    for name in group:
+        unit = work[name]
+        if unit.diff is None or unit.result.failed or unit.plan is None:
+            continue
+        if stop is not None and stop.is_set():
+            if staged[name][stage]:
+                unit.result.failed, unit.result.reason = True, Reason.INTERRUPTED
+                unit.result.message = "stopping: the rest is applied by the next pass"
+            continue
+        needs = unit.plan.bundle.source.options.depends_on
+        blocking = [d for d in needs if d in work and work[d].result.failed]
+        if blocking:
+            unit.result.failed, unit.result.reason = True, Reason.DEPENDENCY_NOT_READY
+            unit.result.message = f"depends on failed bundle(s) {', '.join(blocking)}"
+            continue
+        out.append(name)
+    return out
+
+
+def _record(unit: _Work, obj: Manifest, answer: Action | str | GitgateError,
+            crds: list[str]) -> None:
+    """One object's answer into its bundle's result (in the order the objects were given)."""
+    if isinstance(answer, GitgateError):
+        if not unit.result.failed:  # the first failure names its object
+            unit.result.failed, unit.result.reason = True, answer.reason
+            unit.result.message = answer.message
+        return
+    if answer == _INTERRUPTED:
+        if not unit.result.failed:
+            unit.result.failed, unit.result.reason = True, Reason.INTERRUPTED
+            unit.result.message = "stopping: the rest is applied by the next pass"
+        return
+    if answer == _SKIPPED:
+        return
+    assert isinstance(answer, Action)
+    ref = ObjectRef.of(obj)
+    unit.result.changes.add(ref, answer)
+    if answer is Action.UNCHANGED:
+        return
+    unit.entries[ref] = entry_for(obj)
+    unit.wrote = True
+    if ref.kind == "CustomResourceDefinition":
+        crds.append(ref.name)
+
+
+def _read_live(work: dict[str, _Work], cluster: ClusterPort, options: ApplyOptions) -> None:
+    """A resync compares what Git sets with the live objects, read with one list per
+    apiVersion, kind and namespace (not one GET per object); a list that fails leaves its
+    objects to be read one by one."""
+    wanted: dict[tuple[str, str, str], list[tuple[_Work, ObjectRef]]] = {}
+    for unit in work.values():
+        if unit.diff is None or not unit.resync_only:
+            continue
+        for obj in unit.diff.to_apply:
+            ref = ObjectRef.of(obj)
+            if ref in unit.resync_only:
+                wanted.setdefault((obj["apiVersion"], ref.kind, ref.namespace), []).append(
+                    (unit, ref))
+    keys = sorted(wanted)
+    answers = fan_out(lambda key: cluster.list_objects(*key), keys, options.concurrency)
+    for key, answer in zip(keys, answers, strict=True):
+        if isinstance(answer, GitgateError):
+            continue
+        by_name = {o["metadata"]["name"]: o for o in answer}
+        for unit, ref in wanted[key]:
+            unit.live[ref] = by_name.get(ref.name)
 
 
 def _same_as_inventory(objects: tuple[Manifest, ...], previous: Inventory) -> frozenset[ObjectRef]:
@@ -413,7 +507,8 @@ def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
     object allows it."""
     ref = ObjectRef.of(obj)
     if ref in unit.resync_only:
-        live = cluster.get(obj["apiVersion"], ref.kind, ref.namespace, ref.name)
+        live = unit.live[ref] if ref in unit.live else cluster.get(
+            obj["apiVersion"], ref.kind, ref.namespace, ref.name)
         if live is not None and in_place(obj, live):
             return Action.UNCHANGED
     try:
@@ -457,8 +552,7 @@ def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
 def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
                        options: ApplyOptions) -> int:
     now = rfc3339(options.now)
-    written = 0
-    namespace_ready = False
+    changed: list[Inventory] = []
     for name, unit in work.items():
         if unit.plan is None:
             continue
@@ -483,12 +577,15 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place
-        if not namespace_ready:
-            _ensure_system_namespace(cluster)
-            namespace_ready = True
-        _write_inventory(cluster, inventory)
-        written += 1
-    return written
+        changed.append(inventory)
+    if not changed:
+        return 0
+    _ensure_system_namespace(cluster)
+    for answer in fan_out(lambda inventory: _write_inventory(cluster, inventory), changed,
+                          options.concurrency):
+        if isinstance(answer, GitgateError):
+            raise answer
+    return len(changed)
 
 
 def _rollout_record(unit: _Work, options: ApplyOptions) -> str:

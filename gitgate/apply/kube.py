@@ -25,6 +25,7 @@ from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
 from gitgate.apply.changeset import Applied
+from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.kubeerrors import RetryPolicy, Timeouts, credential_error, transport_error
 from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
@@ -61,6 +62,8 @@ def load_client(kubeconfig: str | None = None, context: str | None = None, *,
         raise GitgateError(f"cannot load a kubeconfig ({exc}); pass --kubeconfig or set "
                            "KUBECONFIG") from None
     configuration.retries = False
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize,
+                                                   MAX_CONCURRENCY)
     api = k8s.ApiClient(configuration)
     bounds = timeouts or Timeouts()
     api.rest_client.pool_manager.connection_pool_kw["timeout"] = urllib3.Timeout(

@@ -15,8 +15,8 @@ from gitgate.cli.flags import (
     kube_flags,
     output_flag,
     path_arg,
-    suspension_timeout_flag,
     tool_flags,
+    write_flags,
 )
 from gitgate.cli.kube import cluster_from
 from gitgate.cli.repo import repo_folder, warn_if_empty
@@ -41,12 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     apply.add_argument("--once", action="store_true", help="accepted for clarity: one pass")
     apply.add_argument("--dry-run", action="store_true", help="server-side dry run, no writes")
     bundle_flag(apply)
-    apply.add_argument("--force-conflicts", action="store_true",
-                       help="take over fields another field manager owns")
-    apply.add_argument("--allow-mass-prune", action="store_true",
-                       help="allow a pass to delete more than half of what gitgate manages")
     apply.add_argument("--resync", default="10m", help="re-apply unchanged objects this often")
-    suspension_timeout_flag(apply)
+    write_flags(apply)
     apply.add_argument("--wait", action="store_true",
                        help="after writing, wait until every open bundle is scheduled, "
                             "applied, current and Healthy on each cluster it is placed on and "
@@ -75,7 +71,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     options = ApplyOptions(
         now=datetime.now(UTC), dry_run=args.dry_run, force_conflicts=args.force_conflicts,
         allow_mass_prune=args.allow_mass_prune, resync=duration_flag(args.resync, "--resync"),
-        instance=args.instance,
+        instance=args.instance, concurrency=args.apply_concurrency,
         suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"))
     timeout = duration_flag(args.timeout, "--timeout").total_seconds()
     if args.wait and args.dry_run:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.errors import ConfigError
 
 
@@ -61,10 +62,29 @@ def connection_flags(parser: argparse.ArgumentParser, default: str) -> None:
                         help="how long to wait for the API server to answer one request")
 
 
-def suspension_timeout_flag(parser: argparse.ArgumentParser) -> None:
+def write_flags(parser: argparse.ArgumentParser) -> None:
+    """How `apply` and `run` write: conflicts, mass prunes, suspensions, concurrency."""
+    parser.add_argument("--force-conflicts", action="store_true",
+                        help="take over fields another field manager owns")
+    parser.add_argument("--allow-mass-prune", action="store_true",
+                        help="allow a pass to delete more than half of what gitgate manages")
     parser.add_argument("--suspension-timeout", default="30s",
                         help="how long to wait for Karmada to show a suspension before writing "
                              "a suspended bundle's templates (none are written if it does not)")
+    parser.add_argument("--apply-concurrency", type=_concurrency, default=8,
+                        help="API writes in flight at once inside each apply stage (stages, "
+                             f"dependsOn and suspension-first still hold; 1 to {MAX_CONCURRENCY})")
+
+
+def _concurrency(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_CONCURRENCY:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_CONCURRENCY}, "
+                                         f"not {text!r}")
+    return value
 
 
 def git_flags(parser: argparse.ArgumentParser) -> None:

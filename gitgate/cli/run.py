@@ -17,8 +17,8 @@ from gitgate.cli.flags import (
     HelpFormatter,
     kube_flags,
     read_secret_file,
-    suspension_timeout_flag,
     tool_flags,
+    write_flags,
 )
 from gitgate.cli.kube import timeouts_from
 from gitgate.errors import GitgateError
@@ -91,11 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="write without holding the Lease (a single replica)")
     run.add_argument("--lease-duration", type=int, default=15,
                      help="seconds a leader's Lease lasts without renewal")
-    run.add_argument("--force-conflicts", action="store_true",
-                     help="take over fields another field manager owns")
-    run.add_argument("--allow-mass-prune", action="store_true",
-                     help="allow a pass to delete more than half of what gitgate manages")
-    suspension_timeout_flag(run)
+    write_flags(run)
     run.add_argument("--log-format", choices=["text", "json"], default="text",
                      help="log line format")
     tool_flags(run)
@@ -142,7 +138,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         apply=ApplyOptions(now=datetime.now(UTC), instance=args.instance,
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune,
-                           suspension_timeout=suspension_timeout))
+                           suspension_timeout=suspension_timeout,
+                           concurrency=args.apply_concurrency))
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", NAMESPACE))
     elector = None

@@ -3,6 +3,8 @@
 The key of a source is a pure function of explicit inputs: the content of every file it loads
 (its folder; for kustomize every folder of its kustomization graph), its options (bundle.yaml
 merged over gitgate.yaml defaults), the symlinks that leave the repo, and the tool versions.
+Its files come from the tree's index (one sorted list per pass, searched by folder) and their
+hashes are computed once per pass, so keying every source is linear in the repo's size.
 """
 
 from __future__ import annotations
@@ -37,15 +39,12 @@ def cache_key(source: Source, tree: RepoTree, tools: Tools | None) -> str | None
     options = json.dumps(dataclasses.asdict(source), sort_keys=True, default=str)
     digest.update(options.encode())
     digest.update(repr((tools.helm_version, tools.kustomize_version) if tools else None).encode())
-    own = source.path
-    for file in sorted(tree.files):
-        if source.kind is SourceKind.RAW:
-            inside = file in source.files or file == join(own, "bundle.yaml")
-        else:
-            inside = any(is_under(file, folder) for folder in folders)
-        if inside:
-            content = tree.read_bytes(file) or b""
-            digest.update(f"{file}\0{hashlib.sha256(content).hexdigest()}\0".encode())
+    if source.kind is SourceKind.RAW:
+        inputs = sorted({*source.files, join(source.path, "bundle.yaml")} & tree.files)
+    else:
+        inputs = sorted({f for folder in folders for f in tree.under(folder)})
+    for file in inputs:
+        digest.update(f"{file}\0{tree.digest(file)}\0".encode())
     for link in sorted(tree.escaping_links):
         if any(is_under(link, folder) for folder in folders):
             digest.update(f"link\0{link}\0".encode())

@@ -87,8 +87,8 @@ def check_dependencies(tree: RepoTree, source: Source, metadata: dict[str, Any])
     """Every dependency must be vendored under charts/ (gitgate never downloads charts)."""
     chart_file = join(source.path, "Chart.yaml")
     charts_dir = join(source.path, "charts")
-    present = {f[len(charts_dir) + 1:].split("/", 1)[0] for f in tree.files
-               if f.startswith(charts_dir + "/")}
+    present = {f[len(charts_dir) + 1:].split("/", 1)[0] for f in tree.under(charts_dir)
+               if f != charts_dir}
     for dep in metadata.get("dependencies") or []:
         name = str((dep or {}).get("name", ""))
         if name in present or any(p.startswith(f"{name}-") and p.endswith(".tgz")

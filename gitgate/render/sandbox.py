@@ -10,6 +10,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,8 +110,14 @@ def _collect(process: subprocess.Popen, stdin: bytes | None, limits: Limits, dis
         with contextlib.suppress(BrokenPipeError, OSError):
             process.stdin.write(stdin)
             process.stdin.close()
+    deadline = time.monotonic() + limits.timeout
+    # the end of the tool's output, then its exit: a thread join and a lock wait wake at once,
+    # where Popen.wait(timeout) polls with sleeps of up to 50 ms (most of a small render)
+    readers[0].join(limits.timeout)
     try:
-        process.wait(limits.timeout)
+        if readers[0].is_alive():
+            raise subprocess.TimeoutExpired(process.args, limits.timeout)
+        process.wait(max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         _kill(process)
         raise RenderError(f"{tool} took longer than {limits.timeout:g}s rendering {display} "

@@ -54,6 +54,16 @@ def _all_dirs(files: frozenset[str]) -> set[str]:
     return dirs
 
 
+def _inside(folder: str, leaves: set[str]) -> bool:
+    """`folder` is a leaf or below one (a walk up its parents, not over every leaf)."""
+    while True:
+        if folder in leaves:
+            return True
+        if folder == ".":
+            return False
+        folder = parent_dir(folder)
+
+
 def _hidden(folder: str) -> bool:
     return any(part.startswith(".") for part in folder.split("/") if part != ".")
 
@@ -74,16 +84,16 @@ def discover(tree: RepoTree) -> Discovery:
                   and not is_under(d, config.gates_path))
     sources: list[Source] = []
     problems: list[Problem] = []
-    leaves: list[str] = []
+    leaves: set[str] = set()  # chart and kustomize folders: nothing below is a source
     for folder in dirs:
-        if any(is_under(folder, leaf) for leaf in leaves):
+        if _inside(folder, leaves):
             continue
         names = by_dir.get(folder, set())
         kind = _kind_of(folder, names, tree)
         if kind is None:
             continue
         if kind is not SourceKind.RAW:
-            leaves.append(folder)
+            leaves.add(folder)
         bundle_file = join(folder, BUNDLE_CONFIG)
         try:
             options = parse_bundle_options(tree.read(bundle_file) if BUNDLE_CONFIG in names
@@ -94,7 +104,7 @@ def discover(tree: RepoTree) -> Discovery:
             options = parse_bundle_options(None, bundle_file, config)
         if kind is SourceKind.RAW and options.kustomize_dir:
             kind = SourceKind.KUSTOMIZE
-            leaves.append(folder)
+            leaves.add(folder)
         raw_files = tuple(sorted(join(folder, n) for n in names if _is_raw_yaml(folder, n)))
         pause = None
         if PAUSE_FILE in names:

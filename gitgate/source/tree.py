@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from gitgate.errors import GitgateError, SourceError
@@ -27,6 +30,36 @@ class RepoTree:
     read: Callable[[str], str | None]
     dir_links: Mapping[str, str] = field(default_factory=dict)
     read_bytes: Callable[[str], bytes | None] = lambda rel: None  # for digests
+
+    # ------------------------------------------------------------------ the pass's index
+    @cached_property
+    def _sorted_files(self) -> list[str]:
+        return sorted(self.files)
+
+    @cached_property
+    def _digests(self) -> dict[str, str]:
+        return {}
+
+    def under(self, folder: str) -> list[str]:
+        """The files in `folder` and below, sorted; from one sorted list of the repo built
+        once per tree (a binary search, not a walk of every file)."""
+        ordered = self._sorted_files
+        if folder == ".":
+            return list(ordered)
+        found = [folder] if folder in self.files else []
+        prefix = folder + "/"
+        start = bisect.bisect_left(ordered, prefix)
+        end = bisect.bisect_left(ordered, folder + "0")  # "0" sorts right after "/"
+        return found + ordered[start:end]
+
+    def digest(self, file: str) -> str:
+        """The SHA-256 of a file's bytes, computed once per tree however many sources read
+        the file (a kustomize base shared by every overlay)."""
+        known = self._digests.get(file)
+        if known is None:
+            known = hashlib.sha256(self.read_bytes(file) or b"").hexdigest()
+            self._digests[file] = known
+        return known
 
     def escape_from(self, folder: str) -> str | None:
         """The first symlink a tool reading `folder` would follow out of the repo, directly

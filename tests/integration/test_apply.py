@@ -156,8 +156,8 @@ def test_only_the_changed_object_is_written_and_resync_corrects_only_drift(repo,
         == [(f"ConfigMap {repo.db_ns}/db-config", "configured")]
     assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v2"}
 
-    # someone edits a field Git sets; the periodic resync reads every open object and writes
-    # back only that one (taking the field over from the other manager)
+    # someone edits a field Git sets; the periodic resync reads every open object (one list
+    # per kind and namespace) and writes back only that one (taking the field over)
     kube.cluster.request("PATCH", f"/api/v1/namespaces/{repo.web_ns}/configmaps/extra-1",
                          body={"data": {"value": "edited by hand"}},
                          content_type="application/merge-patch+json")
@@ -165,7 +165,11 @@ def test_only_the_changed_object_is_written_and_resync_corrects_only_drift(repo,
     assert result.ok
     assert kube.bundle_writes() == [
         ("PATCH", f"/api/v1/namespaces/{repo.web_ns}/configmaps/extra-1")]
-    assert len([m for m, p, *_ in kube.cluster.sent if m == "GET"]) >= 10
+    reads = [p.split("?")[0] for m, p, *_ in kube.cluster.sent
+             if m == "GET" and f"/namespaces/{repo.web_ns}/" in p]
+    assert reads.count(f"/api/v1/namespaces/{repo.web_ns}/configmaps") == 1
+    assert reads.count(f"/apis/apps/v1/namespaces/{repo.web_ns}/deployments") == 1
+    assert not [p for p in reads if "/configmaps/" in p or "/deployments/" in p]  # no GETs
     web = result_of(result, "-web")
     assert [str(r) for r in web.changes.refs("configured")] == [
         f"ConfigMap {repo.web_ns}/extra-1"]
@@ -339,7 +343,9 @@ def test_apps_of_a_split_source_that_fails_to_render_are_not_pruned(repo, tools,
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
 
 
-def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, tools, kube):
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_sigterm_mid_pass_finishes_the_objects_in_flight_and_writes_status(
+        repo, tools, kube, concurrency):
     if kube.emulator is None:
         pytest.skip("needs the emulator's request hooks")
     import threading
@@ -357,11 +363,17 @@ def test_sigterm_mid_pass_finishes_the_object_in_flight_and_writes_status(repo, 
     kube.emulator.state.faults.append(sigterm_after_first_write)
     plan = plan_checkout(repo.root, tools, NOW).plan
     kube.cluster.forget()
-    result = run_pass(plan, kube.cluster, ApplyOptions(now=NOW, instance=repo.run), stop=stop)
-    assert len(kube.bundle_writes()) == 1  # the object in flight, nothing after it
+    result = run_pass(plan, kube.cluster, ApplyOptions(now=NOW, instance=repo.run,
+                                                       concurrency=concurrency), stop=stop)
     assert {b.reason for b in result.bundles if b.failed} == {"Interrupted"}
-    (written,) = kube.bundle_writes()
-    assert written[1].endswith(f"/namespaces/{repo.db_ns}")  # stage one comes first
+    written = [path for _, path in kube.bundle_writes()]
+    # the objects in flight (one at a time: the first), nothing sent after the stop; all in
+    # stage one (the namespaces)
+    assert 1 <= len(written) <= concurrency
+    assert set(written) <= {f"/api/v1/namespaces/{repo.db_ns}",
+                            f"/api/v1/namespaces/{repo.web_ns}"}
+    if concurrency == 1:
+        assert written == [f"/api/v1/namespaces/{repo.db_ns}"]
     inventories = {c["data"]["bundle"]: c["data"] for c in kube.cluster.list_objects(
         "v1", "ConfigMap", "gitgate-system", f"gitgate.io/instance={repo.run}")}
     assert repo.db_ns in inventories[f"{repo.run}-ns"]["objects"]  # recorded, not orphaned

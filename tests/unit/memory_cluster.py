@@ -5,6 +5,7 @@ defaulting, no field ownership); the integration suite's emulator is, over HTTP.
 from __future__ import annotations
 
 import copy
+import time
 
 from gitgate.apply.changeset import Applied
 from gitgate.errors import KubeError
@@ -23,7 +24,8 @@ def _key_of(obj: Manifest) -> Key:
 
 
 class MemoryCluster:
-    def __init__(self, refuse: tuple[str, ...] = ()):
+    def __init__(self, refuse: tuple[str, ...] = (), latency: float = 0.0):
+        self.latency = latency  # seconds each apply takes, so concurrent writes overlap
         self.objects: dict[Key, Manifest] = {}
         self.calls: list[tuple[str, str]] = []  # (verb, "Kind ns/name")
         self.refuse = set(refuse)  # object names whose apply the "server" refuses
@@ -39,6 +41,8 @@ class MemoryCluster:
               manager: str = FIELD_MANAGER) -> Applied:
         ref = ObjectRef.of(obj)
         self.calls.append(("apply", str(ref)))
+        if self.latency:
+            time.sleep(self.latency)
         if ref.name in self.refuse:
             raise KubeError(f"{ref}: refused by the test", status=500)
         key = _key_of(obj)

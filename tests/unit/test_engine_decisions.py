@@ -159,3 +159,25 @@ def test_nothing_changed_writes_nothing():
     assert again.ok and cluster.writes() == [] and again.bundles[0].applied == []
     assert again.bundles[0].unchanged == len(plan.bundles[0].desired) + len(
         plan.bundles[0].policies)
+
+
+def test_concurrent_writes_keep_stages_depends_on_and_object_order():
+    cluster = MemoryCluster(refuse=("c-5",), latency=0.002)
+    plan = plan_of(
+        source("ns", namespace("ns")),
+        source("a", *[cm(f"a-{i}") for i in range(10)], depends_on=("ns",)),
+        source("b", *[cm(f"b-{i}") for i in range(10)], depends_on=("a",)),
+        source("c", *[cm(f"c-{i}") for i in range(10)], depends_on=("ns",)))
+    got = results(plan, cluster, ApplyOptions(now=NOW, concurrency=8))
+    writes = cluster.writes()
+    assert writes[0] == "Namespace ns"  # the namespaces stage before any ConfigMap
+    position = {w: i for i, w in enumerate(writes)}
+    assert max(position[f"ConfigMap ns/a-{i}"] for i in range(10)) < min(
+        position[f"ConfigMap ns/b-{i}"] for i in range(10))  # b waits for what it dependsOn
+    # c needs only ns: it goes out with a, not after b
+    assert max(p for w, p in position.items() if w.startswith("ConfigMap ns/c-")) < min(
+        position[f"ConfigMap ns/b-{i}"] for i in range(10))
+    # results are in the objects' order whatever the timing; a failure names its object
+    assert [str(r) for r in got["b"].applied] == [f"ConfigMap ns/b-{i}" for i in range(10)]
+    assert got["c"].failed and "c-5" in got["c"].message
+    assert not got["a"].failed and not got["b"].failed

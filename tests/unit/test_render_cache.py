@@ -1,5 +1,8 @@
+import pytest
+
 from gitgate.render.cache import cache_key
 from gitgate.source.discover import discover
+from gitgate.source.tree import RepoTree
 from tests.conftest import memory_tree
 
 FILES = {
@@ -39,3 +42,46 @@ def test_keys_are_stable_and_change_only_with_their_inputs():
 def test_an_unsafe_kustomization_has_no_key():
     bad = {**FILES, "shop/overlays/prod/kustomization.yaml": "resources: [https://x.io/a.yaml]\n"}
     assert keys(bad)["shop"] is None
+
+
+class CountingFiles(frozenset):
+    """A tree's file set that counts full walks over it."""
+
+    walks = 0
+
+    def __iter__(self):
+        CountingFiles.walks += 1
+        return super().__iter__()
+
+
+def generated(sources: int) -> dict[str, str]:
+    """Kustomize overlays over one shared base, raw folders and charts, a third each."""
+    files = {"base/kustomization.yaml": "resources: [cm.yaml]\n",
+             "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}
+    for i in range(sources):
+        if i % 3 == 0:
+            files[f"apps/k{i}/kustomization.yaml"] = "resources: [../../base]\nnamePrefix: k\n"
+        elif i % 3 == 1:
+            files[f"apps/r{i}/cm.yaml"] = ("apiVersion: v1\nkind: ConfigMap\nmetadata: "
+                                           f"{{name: r{i}}}\n")
+        else:
+            files[f"apps/c{i}/Chart.yaml"] = f"name: c{i}\nversion: 1.0.0\n"
+            files[f"apps/c{i}/templates/cm.yaml"] = "kind: ConfigMap\n"
+    return files
+
+
+@pytest.mark.parametrize("size", [30, 300])
+def test_keying_every_source_walks_the_repo_once_and_reads_each_file_once(size):
+    files = generated(size)
+    reads: list[str] = []
+    plain = memory_tree(files)
+    tree = RepoTree(CountingFiles(plain.files), plain.escaping_links, plain.read,
+                    read_bytes=lambda rel: reads.append(rel) or files[rel].encode())
+    sources = discover(tree).sources
+    assert len(sources) == size + 1  # and the base, a kustomization of its own
+    CountingFiles.walks = 0
+    computed = {s.path: cache_key(s, tree, None) for s in sources}
+    assert None not in computed.values()
+    assert CountingFiles.walks <= 1  # one sorted index, not a walk per source
+    assert sorted(reads) == sorted(set(reads))  # every file hashed once (the shared base too)
+    assert "base/cm.yaml" in reads

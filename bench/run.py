@@ -1,0 +1,360 @@
+"""gitgate's benchmark: one command, figures and ratios (`make bench`).
+
+    .venv/bin/python bench/run.py [--sizes 50,200,1000] [--json FILE]
+
+Per size N, a generated repo of N bundles (a third Helm charts, a third kustomize overlays
+of one shared base, a third raw YAML; 10 objects each: a Deployment, a Service, 8 ConfigMaps)
+in namespaces of 100 bundles, and:
+
+- cold render (gitgate, empty render cache) vs the same sources rendered one after the other
+  by direct `helm template` / `kustomize build` calls (render_ratio = serial / gitgate);
+- cold apply (one apply pass of the rendered plan to an empty server: objects, generated
+  PropagationPolicies, inventories) vs `kubectl apply --server-side` of the same objects in
+  other namespaces of the same server (apply_ratio = gitgate / kubectl);
+- a no-op pass (nothing changed: render, plan and apply; renders, requests and writes);
+- one bundle changed (one ConfigMap value in a raw bundle): time, renders, objects written;
+- a resync with one object drifted (edited by another field manager): objects written;
+- peak RSS of the process that ran gitgate's side (each size runs in its own process).
+
+The server is the test API emulator (tests/kubeapi, in its own process) unless
+GITGATE_TEST_KUBECONFIG points at a real API server; then kubectl must be found ($KUBECTL, PATH,
+or the Karmada harness's assets) and every name is unique to the run and deleted after it.
+Placement names a cluster that does not exist, so Karmada dispatches nothing to members.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+T0 = datetime(2026, 11, 22, 12, tzinfo=UTC)
+PER_NAMESPACE = 100
+KUBECTL_FALLBACKS = ("/tmp/karmada-assets/kubectl",)
+FIELDS = ("bundles", "objects", "cold_render_s", "serial_tools_s", "render_ratio",
+          "cold_apply_s", "kubectl_apply_s", "apply_ratio", "noop_s", "noop_renders",
+          "noop_requests", "one_change_s", "one_change_renders", "one_change_writes",
+          "resync_s", "resync_writes", "peak_rss_mb")
+
+OBJECTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}}}
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+        - name: app
+          image: nginx:{version}
+          envFrom: [{{configMapRef: {{name: {name}-config-0}}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: {name}}}
+spec: {{selector: {{app: {name}}}, ports: [{{port: 80}}]}}
+""" + "".join(f"""---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{{{name: {{name}}-config-{i}}}}}
+data: {{{{index: "{i}", value: "{{value}}"}}}}
+""" for i in range(8))
+
+
+# ------------------------------------------------------------------------------ the repo
+def write_repo(root: Path, bundles: int, prefix: str) -> list[tuple[str, Path]]:
+    """The generated repo; returns each tool-rendered source (kind, folder)."""
+    namespaces = [f"{prefix}-{n}" for n in range((bundles - 1) // PER_NAMESPACE + 1)]
+    files = {
+        "gitgate.yaml": "paths: [ns, apps]\ndefaults:\n  placement: {clusterAffinity: "
+                        "{clusterNames: [gitgate-bench-nowhere]}}\n",
+        "ns/bundle.yaml": "name: namespaces\n",
+        "ns/namespaces.yaml": "".join(f"---\napiVersion: v1\nkind: Namespace\nmetadata: "
+                                      f"{{name: {n}}}\n" for n in namespaces),
+        "lib/base/kustomization.yaml": "resources: [objects.yaml]\n",
+        "lib/base/objects.yaml": OBJECTS.format(name="app", version="1.25", value="base"),
+    }
+    tooled: list[tuple[str, Path]] = []
+    for i in range(bundles):
+        folder = f"apps/b{i:04d}"
+        files[f"{folder}/bundle.yaml"] = (f"name: b{i:04d}\nnamespace: "
+                                          f"{namespaces[i // PER_NAMESPACE]}\n"
+                                          "dependsOn: [namespaces]\n")
+        if i % 3 == 0:
+            files[f"{folder}/Chart.yaml"] = f"apiVersion: v2\nname: b{i:04d}\nversion: 1.0.0\n"
+            files[f"{folder}/values.yaml"] = "version: '1.25'\nvalue: chart\n"
+            files[f"{folder}/templates/objects.yaml"] = OBJECTS.format(
+                name="{{ .Release.Name }}", version="{{ .Values.version }}",
+                value="{{ .Values.value }}")
+            tooled.append(("helm", root / folder))
+        elif i % 3 == 1:
+            files[f"{folder}/kustomization.yaml"] = (f"resources: [../../lib/base]\n"
+                                                     f"namePrefix: b{i:04d}-\n")
+            tooled.append(("kustomize", root / folder))
+        else:
+            files[f"{folder}/objects.yaml"] = OBJECTS.format(name=f"b{i:04d}", version="1.25",
+                                                             value="raw")
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tooled
+
+
+def serial_tools(tools, sources: list[tuple[str, Path]]) -> float:
+    """The same charts and kustomizations rendered one after the other by the tools."""
+    started = time.perf_counter()
+    for kind, folder in sources:
+        if kind == "helm":
+            command = [tools.helm, "template", folder.name, str(folder)]
+        else:
+            command = [*tools.kustomize, str(folder)]
+        subprocess.run(command, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+# ------------------------------------------------------------------------------ one size
+class Counting:
+    """gitgate's API adapter, counting the requests it sends."""
+
+    def __init__(self, cluster) -> None:
+        self.cluster = cluster
+        self.requests = 0
+        original = cluster.request
+
+        def counted(*args, **kwargs):
+            self.requests += 1
+            return original(*args, **kwargs)
+
+        cluster.request = counted
+
+
+def kubectl_apply(kubectl: str, kubeconfig: str, plan, prefix: str, other: str,
+                  scratch: Path, emulated: bool) -> float:
+    """The plan's objects (not its policies) in the `other` namespaces, by kubectl."""
+    items = []
+    for bundle in sorted(plan.bundles, key=lambda b: b.bundle.name != "namespaces"):
+        for obj in bundle.desired:
+            text = json.dumps(obj).replace(f'"{prefix}-', f'"{other}-')
+            items.append(json.loads(text))
+    path = scratch / "kubectl.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    started = time.perf_counter()
+    # the emulator serves no OpenAPI document, which kubectl's client-side validation needs;
+    # a real server gets kubectl's defaults
+    validate = ["--validate=false"] if emulated else []
+    done = subprocess.run([kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side",
+                           "--field-manager", "bench-kubectl", *validate, "-f", str(path)],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"kubectl apply failed: {done.stderr[-2000:]}")
+    return seconds
+
+
+def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) -> dict:
+    from gitgate.apply.engine import ApplyOptions, run_pass
+    from gitgate.apply.kube import KubeCluster, load_client
+    from gitgate.pipeline import plan_rendered, reconcile
+    from gitgate.render.cache import RenderCache
+    from gitgate.render.pipeline import render_repo
+    from gitgate.render.tools import find_tools
+
+    run = uuid.uuid4().hex[:6]
+    prefix, other = f"gg{run}", f"kc{run}"
+    tools = find_tools()
+    cluster = KubeCluster(load_client(kubeconfig))
+    counter = Counting(cluster)
+    out: dict = {"bundles": bundles}
+    with tempfile.TemporaryDirectory(prefix="gitgate-bench-") as scratch_name:
+        scratch = Path(scratch_name)
+        root = scratch / "repo"
+        sources = write_repo(root, bundles, prefix)
+        out["serial_tools_s"] = serial_tools(tools, sources)
+        cache = RenderCache()
+        started = time.perf_counter()
+        rendered = render_repo(root, tools, cache=cache)
+        out["cold_render_s"] = time.perf_counter() - started
+        problems = rendered.problems
+        if problems:
+            raise SystemExit(f"the generated repo does not render: {problems[:3]}")
+        plan = plan_rendered(rendered, T0)
+        out["objects"] = sum(len(b.desired) for b in plan.bundles)
+        options = ApplyOptions(now=T0, instance=run, force_conflicts=True,
+                               resync=timedelta(hours=1))
+        try:
+            started = time.perf_counter()
+            result = run_pass(plan, cluster, options)
+            out["cold_apply_s"] = time.perf_counter() - started
+            if not result.ok:
+                raise SystemExit("cold apply failed: " + "; ".join(
+                    f"{b.bundle}: {b.message}" for b in result.bundles if b.failed)[:2000])
+            out["kubectl_apply_s"] = (kubectl_apply(kubectl, kubeconfig, plan, prefix, other,
+                                                    scratch, emulated) if kubectl else None)
+
+            def timed(at: datetime) -> tuple[float, object, int, int]:
+                """A whole pass (render, plan, apply): seconds, result, renders, requests."""
+                requests_before = counter.requests
+                began = time.perf_counter()
+                _, passed = reconcile(root, tools, cluster, replace(options, now=at),
+                                      cache=cache)
+                seconds = time.perf_counter() - began
+                return seconds, passed, cache.misses, counter.requests - requests_before
+
+            seconds, passed, renders, requests = timed(T0 + timedelta(minutes=1))
+            out.update(noop_s=seconds, noop_renders=renders, noop_requests=requests,
+                       noop_writes=_writes(passed))
+            raw = next(i for i in range(bundles) if i % 3 == 2)
+            changed = root / f"apps/b{raw:04d}/objects.yaml"
+            changed.write_text(changed.read_text().replace('value: "raw"', 'value: "new"', 1))
+            seconds, passed, renders, _ = timed(T0 + timedelta(minutes=2))
+            out.update(one_change_s=seconds, one_change_renders=renders,
+                       one_change_writes=_writes(passed))
+            namespace = f"{prefix}-0"
+            path = cluster.path_for("v1", "ConfigMap", namespace, "b0002-config-3")
+            status, body = cluster.request("PATCH", path, body={"data": {"value": "drifted"}},
+                                           content_type="application/merge-patch+json",
+                                           query={"fieldManager": "bench-drift"})
+            assert status == 200, body
+            seconds, passed, _, _ = timed(T0 + timedelta(hours=2))
+            out.update(resync_s=seconds, resync_writes=_writes(passed))
+        finally:
+            _clean(cluster, prefix, other, run)
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["render_ratio"] = out["serial_tools_s"] / out["cold_render_s"]
+    out["apply_ratio"] = (out["cold_apply_s"] / out["kubectl_apply_s"]
+                          if out["kubectl_apply_s"] else None)
+    return out
+
+
+def _writes(result) -> int:
+    """Objects written by the pass (created, configured, recreated, deleted)."""
+    return sum(len(b.applied) + len(b.pruned) for b in result.bundles)
+
+
+def _clean(cluster, prefix: str, other: str, run: str) -> None:
+    from gitgate.apply.inventory import INSTANCE_LABEL, NAMESPACE
+    for namespace in cluster.list_objects("v1", "Namespace"):
+        name = namespace["metadata"]["name"]
+        if name.startswith((prefix + "-", other + "-")):
+            cluster.delete("v1", "Namespace", "", name)
+    for inventory in cluster.list_objects("v1", "ConfigMap", NAMESPACE,
+                                          f"{INSTANCE_LABEL}={run}"):
+        cluster.delete("v1", "ConfigMap", NAMESPACE, inventory["metadata"]["name"])
+
+
+# ------------------------------------------------------------------------------ the run
+def find_kubectl(required: bool) -> str | None:
+    for candidate in (os.environ.get("KUBECTL"), shutil.which("kubectl"), *KUBECTL_FALLBACKS):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    if required:
+        raise SystemExit("a real server needs kubectl for the comparison: set KUBECTL or put "
+                         "kubectl on PATH")
+    return None
+
+
+EMULATOR = """
+import sys, threading
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from tests.kubeapi.server import KubeApiEmulator
+with KubeApiEmulator() as api:
+    api.write_kubeconfig(Path({kubeconfig!r}))
+    print("ready", flush=True)
+    sys.stdin.read()
+"""
+
+
+def machine() -> str:
+    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}")
+
+
+def server_of(kubeconfig: str) -> str:
+    from gitgate.apply.kube import KubeCluster, load_client
+    cluster = KubeCluster(load_client(kubeconfig))
+    status, body = cluster.request("GET", "/version")
+    version = body.get("gitVersion", "?") if status == 200 else "?"
+    return f"kube-apiserver {version} at {cluster.server}"
+
+
+def table(runs: list[dict]) -> str:
+    def cell(value) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+    lines = [" | ".join(FIELDS), " | ".join("---" for _ in FIELDS)]
+    lines += [" | ".join(cell(run.get(f)) for f in FIELDS) for run in runs]
+    return "\n".join(f"| {line} |" for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="50,200,1000", help="bundle counts, comma-separated")
+    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child: one size
+    parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
+    parser.add_argument("--kubectl", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        print(json.dumps(measure(args.one, args.kubeconfig, args.kubectl or None,
+                                 not os.environ.get("GITGATE_TEST_KUBECONFIG"))))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    real = os.environ.get("GITGATE_TEST_KUBECONFIG")
+    kubectl = find_kubectl(required=bool(real))
+    with tempfile.TemporaryDirectory(prefix="gitgate-bench-server-") as scratch:
+        emulator = None
+        kubeconfig = real
+        if not real:
+            kubeconfig = str(Path(scratch) / "kubeconfig")
+            emulator = subprocess.Popen([sys.executable, "-c", EMULATOR.format(
+                root=str(ROOT), kubeconfig=kubeconfig)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, text=True)
+            assert emulator.stdout is not None and emulator.stdout.readline().strip() == "ready"
+        try:
+            server = ("the API emulator (tests/kubeapi, its own process)" if emulator
+                      else server_of(kubeconfig))
+            print(f"machine: {machine()}\nserver: {server}\nkubectl: {kubectl or 'not found'}",
+                  flush=True)
+            runs = []
+            for size in sizes:
+                done = subprocess.run([sys.executable, __file__, "--one", str(size),
+                                       "--kubeconfig", kubeconfig, "--kubectl", kubectl or ""],
+                                      capture_output=True, text=True)
+                if done.returncode != 0:
+                    print(done.stderr[-3000:], file=sys.stderr)
+                    return 1
+                runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+                print(f"{size} bundles: " + ", ".join(
+                    f"{k}={table([runs[-1]]).splitlines()[2].split(' | ')[i].strip(' |')}"
+                    for i, k in enumerate(FIELDS) if i), flush=True)
+        finally:
+            if emulator is not None:
+                emulator.kill()
+    print()
+    print(table(runs))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": machine(), "server": server,
+                                               "kubectl": kubectl, "runs": runs}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
