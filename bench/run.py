@@ -17,8 +17,9 @@ in namespaces of 100 bundles, and:
 - peak RSS of the process that ran gitgate's side (each size runs in its own process).
 
 The server is the test API emulator (tests/kubeapi, in its own process) unless
-GITGATE_TEST_KUBECONFIG points at a real API server; then kubectl must be found ($KUBECTL, PATH,
-or the Karmada harness's assets) and every name is unique to the run and deleted after it.
+GITGATE_TEST_KUBECONFIG points at a real API server; then kubectl must be found ($KUBECTL,
+PATH, the venv `make setup` filled, or the Karmada harness's assets), and every name is unique
+to the run and deleted after it.
 Placement names a cluster that does not exist, so Karmada dispatches nothing to members.
 """
 
@@ -262,7 +263,9 @@ def _clean(cluster, prefix: str, other: str, run: str) -> None:
 
 # ------------------------------------------------------------------------------ the run
 def find_kubectl(required: bool) -> str | None:
-    for candidate in (os.environ.get("KUBECTL"), shutil.which("kubectl"), *KUBECTL_FALLBACKS):
+    venv = str(Path(sys.executable).parent / "kubectl")  # `make setup` installs one there
+    for candidate in (os.environ.get("KUBECTL"), shutil.which("kubectl"), venv,
+                      *KUBECTL_FALLBACKS):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
     if required:
