@@ -31,6 +31,24 @@ def make_repo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
     return make
 
 
+def set_identity(repo, name: str = "On Call", email: str = "oncall@example.com") -> None:
+    """The committer a test repo's commits (and gitgate's own) are made as."""
+    with repo.config_writer() as config:
+        config.set_value("user", "name", name)
+        config.set_value("user", "email", email)
+
+
+def committed_repo(root: Path, message: str = "initial"):
+    """`root` made a Git repo on `main` with everything in it committed."""
+    import git
+
+    repo = git.Repo.init(root, initial_branch="main")
+    set_identity(repo)
+    repo.git.add("-A")
+    repo.git.commit("-m", message)
+    return repo
+
+
 def memory_tree(files: dict[str, str], escaping: tuple[str, ...] = ()) -> RepoTree:
     """A RepoTree over plain strings, for the pure stages."""
     texts = {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}

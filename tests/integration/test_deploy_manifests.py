@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from gitgate.yamlio import load_documents
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, committed_repo
 
 pytestmark = pytest.mark.integration
 
@@ -95,7 +95,6 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
     """Over the emulator with RBAC limited to deploy/karmada-rbac's rules: apply, a second
     pass, status, pause --clusters and the leader Lease all work; a kind the role leaves out
     fails only its bundle, naming the verb and resource."""
-    import git
 
     from gitgate.apply.inventory import NAMESPACE
     from gitgate.apply.kube import KubeCluster, LeaseElector, load_client
@@ -142,12 +141,7 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
         assert main(["status", *flags]) == 0
         assert "shop" in capsys.readouterr().out
 
-        repo = git.Repo.init(root, initial_branch="main")
-        with repo.config_writer() as config:
-            config.set_value("user", "name", "On Call")
-            config.set_value("user", "email", "oncall@example.com")
-        repo.git.add("-A")
-        repo.git.commit("-m", "initial")
+        committed_repo(root)
         assert main(["pause", "shop", "--reason", "move", "--action", "suspend",
                      "--clusters", "member1", "--repo", str(root), *flags]) == 0
 

@@ -10,7 +10,7 @@ import pytest
 
 from gitgate.cli import main
 from gitgate.yamlio import load_one
-from tests.conftest import write_files
+from tests.conftest import committed_repo, set_identity, write_files
 
 pytestmark = pytest.mark.integration
 
@@ -34,13 +34,7 @@ FILES = {
 @pytest.fixture
 def repo(tmp_path: Path, tools) -> git.Repo:
     root = write_files(tmp_path / "config", FILES)
-    repo = git.Repo.init(root, initial_branch="main")
-    with repo.config_writer() as config:
-        config.set_value("user", "name", "On Call")
-        config.set_value("user", "email", "oncall@example.com")
-    repo.git.add("-A")
-    repo.git.commit("-m", "initial")
-    return repo
+    return committed_repo(root)
 
 
 def changed_files(commit: git.Commit) -> list[str]:
@@ -317,9 +311,7 @@ def test_a_push_race_is_resolved_by_rebasing_the_one_commit(repo, tmp_path, caps
     root = Path(repo.working_tree_dir)
     remote = origin_of(repo, tmp_path)
     teammate = git.Repo.clone_from(remote.working_dir, tmp_path / "teammate")
-    with teammate.config_writer() as config:
-        config.set_value("user", "name", "Teammate")
-        config.set_value("user", "email", "t@example.com")
+    set_identity(teammate, "Teammate", "t@example.com")
     write_files(Path(teammate.working_tree_dir), {"apps/web/more.yaml": cm_text("more")})
     commit_all(teammate, "teammate's change")
     teammate.git.push("origin", "main")

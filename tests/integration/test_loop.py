@@ -21,7 +21,7 @@ from gitgate.httpserver import EndpointServer, LoopEndpoints
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output.status import loop_document
 from gitgate.source.git import GitSource
-from tests.conftest import write_files
+from tests.conftest import set_identity, write_files
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 11, 18, 12, tzinfo=UTC)  # a Wednesday
@@ -44,9 +44,7 @@ class Upstream:
     def __init__(self, tmp: Path, kube):
         self.bare = git.Repo.init(tmp / "upstream.git", bare=True, initial_branch="main")
         self.work = git.Repo.init(tmp / "work", initial_branch="main")
-        with self.work.config_writer() as config:
-            config.set_value("user", "name", "Dev")
-            config.set_value("user", "email", "dev@example.com")
+        set_identity(self.work, "Dev", "dev@example.com")
         self.work.create_remote("origin", self.bare.working_dir)
         self.root = Path(self.work.working_tree_dir)
         self.ns = kube.ns("loop")

@@ -19,7 +19,7 @@ from gitgate.apply.kube import KubeCluster, load_client
 from gitgate.cli import main
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.source.git import GitSource
-from tests.conftest import write_files
+from tests.conftest import committed_repo, set_identity, write_files
 from tests.integration.test_loop import T0, Clock
 from tests.integration.test_status_clusters import NS, app, web_repo
 
@@ -163,9 +163,7 @@ def pushed(root, tmp_path) -> tuple[git.Repo, git.Repo]:
     """The repo committed and pushed to a bare remote the loop pulls; (remote, work tree)."""
     bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
     work = git.Repo.clone_from(bare.working_dir, tmp_path / "work")
-    with work.config_writer() as config:
-        config.set_value("user", "name", "t")
-        config.set_value("user", "email", "t@t")
+    set_identity(work)
     shutil.copytree(root, work.working_dir, dirs_exist_ok=True)
     work.git.add("-A")
     work.git.commit("-m", "web with a rollout")
@@ -229,12 +227,7 @@ def member_clusters(emulator, flags, **labels: str) -> None:
 
 def test_selector_waves_and_resume_retries_a_halt_without_a_gate(tmp_path, emulator, capsys):
     root, flags = web_repo(tmp_path, emulator, SELECTOR_ROLLOUT)
-    repo = git.Repo.init(root, initial_branch="main")
-    with repo.config_writer() as config:
-        config.set_value("user", "name", "t")
-        config.set_value("user", "email", "t@t")
-    repo.git.add("-A")
-    repo.git.commit("-m", "web, rolled out by stage")
+    repo = committed_repo(root, "web, rolled out by stage")
     member_clusters(emulator, flags, member1="canary", member2="main")
 
     assert apply(capsys, root, flags)["verdict"] == "suspended"
