@@ -35,6 +35,7 @@ class Reason(StrEnum):
     DEPENDENCY_NOT_READY = "DependencyNotReady"
     SUSPENSION_NOT_OBSERVED = "SuspensionNotObserved"
     PRUNE_FAILED = "PruneFailed"
+    HOOK_FAILED = "HookFailed"
     INVENTORY_FAILED = "InventoryWriteFailed"
     PRUNE_BLOCKED = "PruneBlocked"
     INTERRUPTED = "Interrupted"

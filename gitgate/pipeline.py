@@ -18,8 +18,9 @@ from gitgate.apply.engine import (
     run_pass,
 )
 from gitgate.apply.members import member_clusters
-from gitgate.apply.observe import observe
+from gitgate.apply.observe import observe, observe_progress
 from gitgate.errors import KubeError
+from gitgate.hookphases import syncing, watched, with_hooks
 from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, render_repo
@@ -72,7 +73,7 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache)
     scope = None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
-    plan = rolled_out(checkout.plan, cluster, options)
+    plan = hooked(rolled_out(checkout.plan, cluster, options), cluster, options)
     return plan, run_pass(plan, cluster, options, scope=scope, stop=stop)
 
 
@@ -86,6 +87,18 @@ def rolled_out(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
                if b.bundle.source.options.rollout and b.bundle.name in inventories]
     return with_rollouts(plan, inventories, observe(cluster, rolling).bundles, options.now,
                          _members(cluster))
+
+
+def hooked(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
+    """The plan with each sync step for this pass, for the bundles that have hooks, from how
+    far Karmada reports their hooks and templates got (nothing is read when none has)."""
+    steps = syncing(plan)
+    if not steps:
+        return plan
+    progress = observe_progress(cluster, watched(plan, steps))
+    return with_hooks(plan, steps, read_inventories(cluster, options.instance),
+                      progress if isinstance(progress, dict) else {}, options.now,
+                      options.hook_timeout)
 
 
 def _members(cluster: ClusterPort) -> Members:

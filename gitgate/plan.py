@@ -9,6 +9,7 @@ from datetime import datetime
 from gitgate.bundle.group import group_all
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
 from gitgate.gate.spec import parse_gates
+from gitgate.karmada.hooks import HookStep
 from gitgate.karmada.policy import generated_policies, with_suspension
 from gitgate.karmada.rollout import Step
 from gitgate.model import (
@@ -17,6 +18,7 @@ from gitgate.model import (
     GateText,
     InvalidGate,
     Manifest,
+    ObjectRef,
     Problem,
     RenderedSource,
 )
@@ -29,6 +31,8 @@ class BundlePlan:
     desired: tuple[Manifest, ...]  # the objects to write when open (suspension applied)
     policies: tuple[Manifest, ...]
     rollout: Step | None = None  # where the bundle's rollout is (with `rollout` configured)
+    hooks: HookStep | None = None  # where the sync of a bundle with hooks is
+    kept: tuple[ObjectRef, ...] = ()  # inventory entries this pass neither writes nor prunes
 
 
 @dataclass(frozen=True)

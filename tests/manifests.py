@@ -34,3 +34,23 @@ def deployment(name: str, ns: str, image: str = "web:1", config: str | None = No
                   image: {image}
                   envFrom: [{{configMapRef: {{name: {config}}}}}]
         """)
+
+
+def pre_sync_job(ns: str, prefix: str = "migrate-") -> str:
+    """A Helm pre-install/pre-upgrade hook Job with only a generated name, as charts write
+    their migrations."""
+    return textwrap.dedent(f"""\
+        ---
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          generateName: {prefix}
+          namespace: {ns}
+          annotations: {{helm.sh/hook: "pre-install,pre-upgrade"}}
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{{name: migrate, image: "busybox:1.36", command: ["true"]}}]
+        """)

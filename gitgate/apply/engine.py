@@ -58,6 +58,7 @@ class ApplyOptions:
     instance: str = DEFAULT_INSTANCE  # several gitgates on one API server keep apart
     suspension_timeout: timedelta = timedelta(seconds=30)  # wait for Karmada's bindings
     concurrency: int = 8  # API requests in flight at once within a stage (1: one by one)
+    hook_timeout: timedelta = timedelta(minutes=10)  # how long a sync step may take
 
 
 @dataclass
@@ -184,6 +185,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                                           plan.invalid_gates)
                 work[name] = (_held_gone_bundle(name, inventory, holds) if holds
                               else _prune_gone_bundle(name, inventory, cluster, options))
+    _report_hooks(work)
     written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
     return PassResult(plan.revision, [w.result for w in work.values()], mass, written)
 
@@ -215,7 +217,7 @@ def _prepare(plan: Plan, inventories: dict[str, Inventory],
         else:
             unit.resync = _resync_due(previous, options)
             unit.diff = diff([*item.desired, *item.policies], previous, resync=unit.resync,
-                             keep=frozenset(item.verdict.held_objects))
+                             keep=frozenset((*item.verdict.held_objects, *item.kept)))
             if unit.resync and previous is not None:
                 unit.resync_only = _same_as_inventory(unit.diff.to_apply, previous)
             for obj in unit.diff.unchanged:
@@ -573,7 +575,7 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
                                                      if previous else ""),
             instance=options.instance, source=unit.plan.bundle.source.path,
             labels=tuple(sorted(unit.plan.bundle.labels.items())),
-            rollout=_rollout_record(unit, options))
+            rollout=_rollout_record(unit, options), hooks=_hooks_record(unit, options))
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place
@@ -586,6 +588,32 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
         if isinstance(answer, GitgateError):
             raise answer
     return len(changed)
+
+
+def _report_hooks(work: dict[str, _Work]) -> None:
+    """A bundle whose sync stopped at a failed hook fails with `HookFailed` (its earlier
+    writes, SyncFail hooks included, went through); one still syncing says what it waits
+    for."""
+    for unit in work.values():
+        step = unit.plan.hooks if unit.plan is not None else None
+        if step is None or unit.result.failed or unit.diff is None:
+            continue
+        if step.failed:
+            unit.result.failed, unit.result.reason = True, Reason.HOOK_FAILED
+            unit.result.message = step.failed
+        elif step.next_check is not None:
+            unit.result.message = f"syncing: {step.waiting_for}"
+
+
+def _hooks_record(unit: _Work, options: ApplyOptions) -> str:
+    """The sync's new state once its writes went through (a failed hook is a state too);
+    the previous one otherwise."""
+    previous = unit.previous.hooks if unit.previous else ""
+    step = unit.plan.hooks if unit.plan is not None else None
+    if step is None or options.dry_run or (
+            unit.result.failed and unit.result.reason != Reason.HOOK_FAILED):
+        return previous
+    return step.state.to_json()
 
 
 def _rollout_record(unit: _Work, options: ApplyOptions) -> str:

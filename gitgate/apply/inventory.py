@@ -52,6 +52,7 @@ class Inventory:
     source: str = ""  # the repo folder the bundle comes from
     labels: tuple[tuple[str, str], ...] = ()  # the bundle's labels, for gates once it left Git
     rollout: str = ""  # the rollout's state (karmada.rollout.RolloutState as JSON)
+    hooks: str = ""  # the sync of a bundle with hooks (karmada.hooks.HookState as JSON)
     retry: str = ""  # when `gitgate resume` last asked for a halted rollout to retry (RFC 3339)
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
@@ -61,7 +62,7 @@ class Inventory:
         """What a status write would change (times excluded)."""
         return (self.entries, self.revision, self.digest, self.verdict,
                 json.dumps(self.reasons, sort_keys=True), self.message, self.labels,
-                self.rollout)
+                self.rollout, self.hooks)
 
 
 def content_hash(obj: Manifest) -> str:
@@ -95,6 +96,8 @@ def to_configmap(inventory: Inventory) -> Manifest:
     }
     if inventory.rollout:
         data["rollout"] = inventory.rollout
+    if inventory.hooks:
+        data["hooks"] = inventory.hooks
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
                          "namespace": NAMESPACE,
@@ -115,7 +118,7 @@ def from_configmap(configmap: Manifest) -> Inventory:
         last_applied=data.get("lastApplied", ""),
         last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),
         labels=tuple(sorted(json.loads(data.get("labels") or "{}").items())),
-        rollout=data.get("rollout", ""), retry=data.get(RETRY_KEY, ""),
+        rollout=data.get("rollout", ""), hooks=data.get("hooks", ""), retry=data.get(RETRY_KEY, ""),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))
 

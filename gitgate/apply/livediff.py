@@ -50,7 +50,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> list[C
                                       bundle=name))
                 continue
             changes.append(_object_change(name, obj, cluster, options))
-        wanted = {ObjectRef.of(o) for o in desired} | held
+        wanted = {ObjectRef.of(o) for o in desired} | held | set(item.kept)
         previous = inventories.get(name)
         for entry in previous.entries if previous else ():
             if entry.ref not in wanted:

@@ -15,6 +15,8 @@ from gitgate.model import (
     RenderedSource,
     bundle_from_label,
 )
+from gitgate.model.hooks import HookError, Skipped, generated_name, hook_of
+from gitgate.model.objects import Problem
 from gitgate.render.post import with_bundle_label
 
 
@@ -83,8 +85,46 @@ def group_source(rendered: RenderedSource) -> list[Bundle]:
         members.setdefault(name, []).append(with_bundle_label(obj, name))
     if not members:
         members[base] = []
-    return [Bundle(name, source, tuple(sorted(objs, key=ObjectRef.of)), (), labels)
-            for name, objs in sorted(members.items())]
+    return [_bundle(name, source, objs, labels) for name, objs in sorted(members.items())]
+
+
+def _bundle(name: str, source, objects: list[Manifest], labels: dict[str, str]) -> Bundle:
+    """A bundle of `objects`: hooks that never run are set aside, generated names fixed."""
+    kept: list[Manifest] = []
+    skipped: list[Manifest] = []
+    why: list[str] = []
+    problems: list[Problem] = []
+    for obj in objects:
+        try:
+            hook = hook_of(obj)
+        except HookError as exc:
+            problems.append(Problem(source.path, f"{ObjectRef.of(obj)}: {exc}; the bundle is "
+                                    "not applied until it is fixed", source.path))
+            continue
+        if isinstance(hook, Skipped):
+            skipped.append(obj)
+            why.append(hook.why)
+        else:
+            kept.append(obj)
+    if problems:
+        return Bundle(name, source, (), tuple(problems), labels)
+    digest = bundle_digest(kept)
+    kept = [name_generated(o, digest) for o in kept]
+    skipped = [name_generated(o, digest) for o in skipped]
+    return Bundle(name, source, tuple(sorted(kept, key=ObjectRef.of)), (), labels,
+                  tuple(sorted(zip((ObjectRef.of(o) for o in skipped), why, strict=True))))
+
+
+def name_generated(obj: Manifest, digest: str) -> Manifest:
+    """An object with `generateName` is named after the bundle's digest and its own content:
+    created once per change of the bundle, never again by a resync."""
+    meta = obj.get("metadata") or {}
+    prefix = meta.get("generateName")
+    if not isinstance(prefix, str) or not prefix:
+        return obj
+    unnamed = {**obj, "metadata": {k: v for k, v in meta.items() if k != "name"}}
+    own = hashlib.sha256(json.dumps(unnamed, sort_keys=True).encode()).hexdigest()
+    return {**obj, "metadata": {**meta, "name": generated_name(prefix, digest, own)}}
 
 
 def group_all(rendered: Iterable[RenderedSource]) -> list[Bundle]:

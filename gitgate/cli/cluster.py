@@ -24,7 +24,7 @@ from gitgate.errors import GitgateError
 from gitgate.output import console
 from gitgate.output.status import pass_document, pass_table, status_document, status_table
 from gitgate.pipeline import reconcile
-from gitgate.plan import Plan
+from gitgate.plan import BundlePlan, Plan
 from gitgate.render.tools import find_tools
 from gitgate.status.wait import wait_ready
 from gitgate.timespec import duration_flag
@@ -72,7 +72,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
         now=datetime.now(UTC), dry_run=args.dry_run, force_conflicts=args.force_conflicts,
         allow_mass_prune=args.allow_mass_prune, resync=duration_flag(args.resync, "--resync"),
         instance=args.instance, concurrency=args.apply_concurrency,
-        suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"))
+        suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"),
+        hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"))
     timeout = duration_flag(args.timeout, "--timeout").total_seconds()
     if args.wait and args.dry_run:
         raise GitgateError("--wait needs a real apply: drop --dry-run or --wait")
@@ -81,12 +82,11 @@ def cmd_apply(args: argparse.Namespace) -> int:
     tools = find_tools(args.helm, args.kustomize)
     started = time.monotonic()
     plan, result = reconcile(root, tools, cluster, options, bundle_glob=args.bundle)
-    if args.wait:  # keep passing while a rollout moves on (a bake ends, a wave gets ready)
+    if args.wait:  # keep passing while a rollout or a sync moves on (a hook completes...)
         shown: dict[str, str] = {}
-        while result.ok and _report_rollouts(plan, shown):
+        while result.ok and _report_moving(plan, shown):
             left = timeout - (time.monotonic() - started)
-            wake = min(b.rollout.next_check for b in plan.bundles
-                       if b.rollout is not None and b.rollout.next_check is not None)
+            wake = min(check for b in plan.bundles for check in _checks(b))
             pause = (wake - datetime.now(UTC)).total_seconds()
             if left <= 0:
                 break
@@ -115,18 +115,24 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _report_rollouts(plan: Plan, shown: dict[str, str]) -> bool:
-    """Print where each rollout is when that changed; True while one still moves on."""
-    moving = False
+def _checks(item: BundlePlan) -> list[datetime]:
+    """When the bundle's rollout or sync wants a pass again."""
+    return [c for c in (item.rollout.next_check if item.rollout else None,
+                        item.hooks.next_check if item.hooks else None) if c is not None]
+
+
+def _report_moving(plan: Plan, shown: dict[str, str]) -> bool:
+    """Print where each rollout and each sync with hooks is when that changed; True while
+    one still moves on."""
     for item in plan.bundles:
-        if item.rollout is None:
-            continue
-        text = item.rollout.waiting_for
-        if shown.get(item.bundle.name) != text:
-            console.progress(f"{item.bundle.name}: rollout {text}")
-            shown[item.bundle.name] = text
-        moving = moving or item.rollout.next_check is not None
-    return moving
+        for what, step in (("rollout", item.rollout), ("hooks", item.hooks)):
+            if step is None:
+                continue
+            key = f"{item.bundle.name} {what}"
+            if shown.get(key) != step.waiting_for:
+                console.progress(f"{item.bundle.name}: {what} {step.waiting_for}")
+                shown[key] = step.waiting_for
+    return any(_checks(item) for item in plan.bundles)
 
 
 WAITED_VERDICTS = {"apply", "suspended"}  # held bundles were not written: nothing to wait for

@@ -71,6 +71,10 @@ def write_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suspension-timeout", default="30s",
                         help="how long to wait for Karmada to show a suspension before writing "
                              "a suspended bundle's templates (none are written if it does not)")
+    parser.add_argument("--hook-timeout", default="10m",
+                        help="how long one step of a bundle's hooks may take (a PreSync Job "
+                             "to complete on every cluster, say) before the bundle fails "
+                             "with HookFailed and its later steps are not written")
     parser.add_argument("--apply-concurrency", type=_concurrency, default=8,
                         help="API writes in flight at once inside each apply stage (stages, "
                              f"dependsOn and suspension-first still hold; 1 to {MAX_CONCURRENCY})")

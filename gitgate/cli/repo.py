@@ -26,7 +26,7 @@ from gitgate.output.plan import (
     plan_table,
 )
 from gitgate.output.render import render_document, render_yaml
-from gitgate.pipeline import Checkout, matches, plan_checkout, rolled_out
+from gitgate.pipeline import Checkout, hooked, matches, plan_checkout, rolled_out
 from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
@@ -135,7 +135,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.kubeconfig or args.context:
         cluster = cluster_from(args)
         options = ApplyOptions(now=plan.at, instance=args.instance)
-        plan = rolled_out(plan, cluster, options)  # where each rollout is, and what is next
+        # where each rollout and each sync with hooks is, and what is next
+        plan = hooked(rolled_out(plan, cluster, options), cluster, options)
         changes = live_diff(plan, cluster, options)
     if args.output == "json":
         doc = plan_document(plan)

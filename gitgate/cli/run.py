@@ -139,7 +139,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune,
                            suspension_timeout=suspension_timeout,
-                           concurrency=args.apply_concurrency))
+                           concurrency=args.apply_concurrency,
+                           hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout")))
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", NAMESPACE))
     elector = None

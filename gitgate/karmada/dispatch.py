@@ -125,7 +125,7 @@ def _condition(binding: Manifest, kind: str) -> Manifest | None:
     return None
 
 
-def _suspended_clusters(binding: Manifest, clusters: Iterable[str]) -> set[str]:
+def suspended_clusters(binding: Manifest, clusters: Iterable[str]) -> set[str]:
     suspension = (binding.get("spec") or {}).get("suspension") or {}
     if suspension.get("dispatching"):
         return set(clusters)
@@ -133,7 +133,7 @@ def _suspended_clusters(binding: Manifest, clusters: Iterable[str]) -> set[str]:
     return set(named)
 
 
-def _scheduled_clusters(binding: Manifest) -> list[str]:
+def scheduled_clusters(binding: Manifest) -> list[str]:
     return [str(c.get("name")) for c in (binding.get("spec") or {}).get("clusters") or []
             if c.get("name")]
 
@@ -185,7 +185,7 @@ def _seen_on(ref: ObjectRef, cluster: str, binding: Manifest, template: Manifest
              suspended: set[str]) -> _Seen:
     is_suspended = cluster in suspended
     scheduled = _condition(binding, "Scheduled")
-    if cluster not in _scheduled_clusters(binding) or (
+    if cluster not in scheduled_clusters(binding) or (
             scheduled is not None and scheduled.get("status") != "True"):
         why = (scheduled or {}).get("message") or "Karmada has not scheduled it there"
         return _Seen(False, False, Health.UNKNOWN, is_suspended, Version.UNKNOWN,
@@ -227,7 +227,7 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Mani
     found = [(r, bindings.get(binding_key(r))) for r in refs]
     unbound = [r for r, b in found if b is None]
     bound = [(r, b) for r, b in found if b is not None]
-    names = sorted({c for _, b in bound for c in _scheduled_clusters(b)})
+    names = sorted({c for _, b in bound for c in scheduled_clusters(b)})
     message = ""
     if unbound:
         message = (f"{unbound[0]} has no ResourceBinding: no policy propagates it, or Karmada "
@@ -237,7 +237,7 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Mani
     clusters = []
     for cluster in names:
         seen = [_seen_on(ref, cluster, binding, templates.get(ref),
-                         _suspended_clusters(binding, names)) for ref, binding in bound]
+                         suspended_clusters(binding, names)) for ref, binding in bound]
         problems = [s.problem for s in sorted(seen, key=lambda s: s.rank) if s.problem]
         clusters.append(ClusterState(
             name=cluster,

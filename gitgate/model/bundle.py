@@ -14,6 +14,7 @@ class Bundle:
     objects: tuple[Manifest, ...]
     problems: tuple[Problem, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
+    skipped: tuple[tuple[ObjectRef, str], ...] = ()  # hooks never applied (Helm tests), and why
 
     @property
     def failed(self) -> bool:

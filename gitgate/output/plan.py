@@ -6,6 +6,7 @@ from typing import Any
 
 from gitgate.apply.changeset import Change
 from gitgate.errors import Reason
+from gitgate.karmada.hooks import sync_plan
 from gitgate.model import ObjectRef
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, rfc3339, table
@@ -28,6 +29,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "heldObjects": [str(r) for r in verdict.held_objects],
             "policies": list(item.policies),
             "rollout": _rollout_document(item),
+            "hooks": _hooks_document(item),
         })
     return document("Plan", {
         "revision": plan.revision,
@@ -55,6 +57,42 @@ def _rollout_document(item: BundlePlan) -> dict[str, Any] | None:
                    waitingFor=item.rollout.waiting_for,
                    nextCheck=rfc3339(item.rollout.next_check))
     return out
+
+
+def _hooks_document(item: BundlePlan) -> dict[str, Any] | None:
+    """The bundle's sync steps (null without hooks) and the hooks it never runs; with
+    --kubeconfig also where the sync is."""
+    sync = sync_plan(item.bundle.objects)
+    if not sync.has_hooks and not item.bundle.skipped:
+        return None
+    out: dict[str, Any] = {
+        "steps": [{"phase": str(s.phase), "wave": s.wave, "hooks": [str(r) for r in s.hooks],
+                   "templates": [str(r) for r in s.templates]} for s in sync.steps],
+        "onFail": [str(r) for r in sync.on_fail],
+        "skipped": [{"object": str(r), "why": why} for r, why in item.bundle.skipped]}
+    if item.hooks is not None:
+        state = item.hooks.state
+        out.update(step=min(state.step + 1, len(sync.steps)), failed=state.failed or None,
+                   synced=item.hooks.done(len(sync.steps)),
+                   waitingFor=item.hooks.waiting_for, nextCheck=rfc3339(item.hooks.next_check))
+    return out
+
+
+def phases_lines(plan: Plan) -> list[str]:
+    """One line per bundle with hooks: its steps in order, and the hooks it skips."""
+    lines = []
+    for item in plan.bundles:
+        sync = sync_plan(item.bundle.objects)
+        if sync.has_hooks:
+            where = f" (now: {item.hooks.waiting_for})" if item.hooks is not None else ""
+            lines.append(f"{item.bundle.name}: " + " → ".join(
+                f"{s.phase} {s.wave}: " + ", ".join(
+                    [*(f"hook {r.kind}/{r.name}" for r in s.hooks),
+                     *([f"{len(s.templates)} objects"] if s.templates else [])])
+                for s in sync.steps) + where)
+        for ref, why in item.bundle.skipped:
+            lines.append(f"{item.bundle.name}: skipped {ref} ({why})")
+    return lines
 
 
 def _rollout_cell(item: BundlePlan) -> str:
@@ -92,6 +130,9 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
             row.append(rfc3339(verdict.next_change) or "-")
         rows.append(row)
     lines = [f"revision {plan.revision} at {rfc3339(plan.at)}", table(rows)]
+    phases = phases_lines(plan)
+    if phases:
+        lines += ["", "hooks:", *(f"  {line}" for line in phases)]
     for problem in plan.problems:
         lines.append(f"error: {problem.location()}: [{problem.reason}] {problem.message}")
     for bad in plan.invalid_gates:

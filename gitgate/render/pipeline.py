@@ -116,7 +116,7 @@ def finish(rendered: list[RenderedSource]) -> tuple[list[RenderedSource], list[P
         if result.failed:
             placed.append(result)
             continue
-        objects, notes = post.default_namespace(result.objects,
+        objects, notes = post.default_namespace(post.named_generated(result.objects),
                                                 result.source.options.namespace or "default", crds)
         warnings += [Problem(result.source.path, n, result.source.path, None, Reason.UNKNOWN_KIND)
                      for n in notes]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from collections.abc import Iterable
 
 from gitgate.model import BUNDLE_LABEL, Manifest, bundle_label_value
+from gitgate.model.hooks import generated_name
 
 # Built-in kinds that are cluster-scoped, by (group, kind). Everything else built in is namespaced.
 CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset({
@@ -57,11 +59,34 @@ def invalid_reason(document: object) -> str | None:
     missing = [f for f in ("apiVersion", "kind") if not isinstance(document.get(f), str)
                or not document.get(f)]
     meta = document.get("metadata")
-    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
-        missing.append("metadata.name")
+    if not isinstance(meta, dict) or not (_text(meta.get("name")) or _text(meta.get(
+            "generateName"))):
+        missing.append("metadata.name (or metadata.generateName)")
     if missing:
         return f"object is missing {', '.join(missing)}"
     return None
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def named_generated(objects: Iterable[Manifest]) -> list[Manifest]:
+    """Objects with `generateName` and no name get a name from the prefix and their content,
+    so that they can be told apart until bundling names them after the bundle's digest
+    (`bundle.group.name_generated`). An object with both keeps its name, as the API server
+    does."""
+    out = []
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        prefix = meta.get("generateName")
+        if "generateName" in meta and _text(meta.get("name")):  # the API server takes the name
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "generateName"}}
+        elif _text(prefix):
+            short = hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+            obj = {**obj, "metadata": {**meta, "name": generated_name(str(prefix), "", short)}}
+        out.append(obj)
+    return out
 
 
 def expand_lists(documents: Iterable[object]) -> list[object]:

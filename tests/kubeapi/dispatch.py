@@ -28,6 +28,7 @@ class Member:
     health: str = "Healthy"
     runs: int | None = None  # the template generation the member runs
     message: str = ""
+    status: dict | None = None  # the member object's status (a Job's conditions, say)
 
 
 def placement_clusters(policy: dict, known_clusters: Callable[[], list[str]]) -> list[str]:
@@ -79,6 +80,8 @@ def binding_status(members: dict[str, Member], clusters: list[str]) -> dict:
         if member.runs is not None:
             item["status"] = {"generation": member.runs, "resourceTemplateGeneration":
                               member.runs}
+        if member.status is not None:
+            item["status"] = {**item.get("status", {}), **member.status}
         items.append(item)
     scheduled = {"type": "Scheduled", "status": "True" if clusters else "False",
                  "reason": "Success" if clusters else "NoClusterFit",

@@ -753,9 +753,10 @@ class ApiState:
 
     def report(self, namespace: str, kind: str, name: str, cluster: str, *,
                health: str | None = None, applied: bool | None = None,
-               message: str | None = None) -> None:
+               message: str | None = None, status: dict | None = None) -> None:
         """A member's controllers report on a template's object (for tests): its health,
-        or that applying it failed with `message`."""
+        that applying it failed with `message`, or its `status` (a Job's conditions, as
+        Karmada reflects them)."""
         with self.lock:
             key = self._binding_key(("", "", namespace, name), kind)
             member = self.members[key][cluster]
@@ -765,6 +766,8 @@ class ApiState:
                 member.applied = applied
             if message is not None:
                 member.message = message
+            if status is not None:
+                member.status = status
             binding = self.objects[key].obj
             binding["status"] = D.binding_status(
                 self.members[key], [c["name"] for c in binding["spec"].get("clusters") or []])

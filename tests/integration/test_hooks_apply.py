@@ -1,0 +1,170 @@
+"""Bundles with hooks over the emulator, whose bindings carry what Karmada's controllers
+write: each `gitgate apply` is one pass, a new process's worth of state read back from the
+inventory; the test acts as the members' Job controllers through `emulator.state.report`."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from gitgate.cli import main
+from tests.conftest import write_files
+from tests.integration.test_documents import validate
+from tests.integration.test_status_clusters import NS, web_repo
+from tests.manifests import pre_sync_job
+
+pytestmark = pytest.mark.integration
+
+HOOKS = pre_sync_job(NS) + f"""\
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-test
+  namespace: {NS}
+  annotations: {{helm.sh/hook: test}}
+spec:
+  containers: [{{name: check, image: "busybox:1.36"}}]
+"""
+HOLD = """\
+apiVersion: gitgate.io/v1alpha1
+kind: Gate
+metadata: {name: freeze}
+spec: {bundles: [web], action: hold, reason: INC-42}
+"""
+COMPLETE = {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1}
+FAILED = {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                          "message": "Job has reached the specified backoff limit"}]}
+
+
+@pytest.fixture
+def setup(tmp_path, emulator):
+    root, flags = web_repo(tmp_path, emulator)
+    write_files(root, {"web/hooks.yaml": HOOKS})
+    return root, flags
+
+
+def apply(capsys, root, flags, code=0) -> dict:
+    capsys.readouterr()
+    assert main(["apply", str(root), *flags, "-o", "json"]) == code
+    doc = json.loads(capsys.readouterr().out)
+    return next(b for b in doc["bundles"] if b["name"] == "web")
+
+
+def jobs(emulator) -> list[str]:
+    return sorted(k[3] for k in emulator.state.objects if k[1] == "jobs" and k[2] == NS)
+
+
+def image(emulator) -> str | None:
+    web = emulator.state.object("apps", "deployments", NS, "web")
+    return web["spec"]["template"]["spec"]["containers"][0]["image"] if web else None
+
+
+def written(emulator, start=0) -> list[str]:
+    """Paths written since request `start`, in order."""
+    return [r.path for r in emulator.state.writes()[start:]]
+
+
+def complete(emulator, job, status=COMPLETE, clusters=("member1", "member2")):
+    for cluster in clusters:
+        emulator.state.report(NS, "Job", job, cluster, status=status)
+
+
+def test_pre_sync_hook_runs_before_the_templates_and_test_hooks_never(setup, emulator, capsys):
+    root, flags = setup
+    first = apply(capsys, root, flags)
+    (job,) = jobs(emulator)
+    assert job.startswith("migrate-") and len(job) == len("migrate-") + 8
+    assert image(emulator) is None  # the templates wait for the hook
+    assert first["message"].startswith("syncing: step 1 of 2: PreSync wave 0")
+    assert not any("/pods" in p for p in written(emulator))  # the helm test hook
+
+    waiting = apply(capsys, root, flags)  # not complete anywhere yet
+    assert image(emulator) is None and "has not completed" in waiting["message"]
+    complete(emulator, job, clusters=("member1",))
+    apply(capsys, root, flags)
+    assert image(emulator) is None  # member2 has not completed it
+    mark = len(emulator.state.writes())
+    complete(emulator, job, clusters=("member2",))
+    done = apply(capsys, root, flags)
+    assert image(emulator) == "web:1" and not done["failed"]
+    paths = written(emulator, mark)
+    assert any(p.endswith("/deployments/web") for p in paths)
+    assert not any("/jobs/" in p for p in paths)  # the hook is not sent again
+    assert not any("/pods" in p for p in written(emulator))
+
+    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
+    assert json.loads(inventory["data"]["hooks"])["step"] == 2
+    assert job in {o["name"] for o in json.loads(inventory["data"]["objects"])}
+    mark = len(emulator.state.writes())
+    time.sleep(1.1)
+    again = apply(capsys, root, [*flags, "--resync", "1s"])  # a resync never re-runs a hook
+    assert not any("/jobs" in p for p in written(emulator, mark)) and jobs(emulator) == [job]
+    assert again["unchanged"] >= 2 and not again["failed"]
+
+
+def test_a_held_bundle_writes_no_hook(setup, emulator, capsys):
+    root, flags = setup
+    write_files(root, {"gates/web.yaml": HOLD})
+    held = apply(capsys, root, flags)
+    assert held["verdict"] == "held" and jobs(emulator) == []
+    assert not any("/jobs" in p for p in written(emulator))
+
+
+def test_a_new_digest_runs_a_new_hook_deletes_the_old_one_and_a_failure_holds_the_templates(
+        setup, emulator, capsys):
+    root, flags = setup
+    apply(capsys, root, flags)
+    (first_job,) = jobs(emulator)
+    complete(emulator, first_job)
+    apply(capsys, root, flags)
+    assert image(emulator) == "web:1"
+
+    write_files(root, {"web/app.yaml": (root / "web/app.yaml").read_text().replace(
+        "web:1", "web:2")})
+    mark = len(emulator.state.writes())
+    apply(capsys, root, flags)
+    second_job = next(j for j in jobs(emulator) if j != first_job)
+    assert first_job not in jobs(emulator)  # BeforeHookCreation: the previous run is deleted
+    paths = written(emulator, mark)
+    assert any(p.endswith(f"/jobs/{second_job}") for p in paths)
+    assert any(p.endswith(f"/jobs/{first_job}") for p in paths)  # the DELETE
+    assert image(emulator) == "web:1"
+
+    complete(emulator, second_job, FAILED, clusters=("member2",))
+    complete(emulator, second_job, clusters=("member1",))
+    failed = apply(capsys, root, flags, code=1)
+    assert failed["reason"] == "HookFailed" and failed["failed"]
+    assert second_job in failed["message"] and "member2" in failed["message"]
+    assert "BackoffLimitExceeded" in failed["message"]
+    assert image(emulator) == "web:1"  # the Deployment keeps its old template
+    still = apply(capsys, root, flags, code=1)  # a failed sync stays failed for this digest
+    assert still["reason"] == "HookFailed" and image(emulator) == "web:1"
+
+
+def test_plan_shows_the_steps_and_the_skipped_test_hook(setup, emulator, capsys):
+    root, flags = setup
+    capsys.readouterr()
+    assert main(["plan", str(root), "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    validate(doc, "Plan")
+    hooks = next(b for b in doc["bundles"] if b["name"] == "web")["hooks"]
+    assert [(s["phase"], s["wave"], len(s["hooks"]), len(s["templates"]))
+            for s in hooks["steps"]] == [("PreSync", 0, 1, 0), ("Sync", 0, 0, 2)]
+    assert hooks["skipped"][0]["object"] == f"Pod {NS}/web-test"
+    assert "step" not in hooks  # offline: where the sync is needs the cluster
+    assert next(b for b in doc["bundles"] if b["name"] == "ns")["hooks"] is None
+
+    assert main(["plan", str(root)]) == 0
+    text = capsys.readouterr().out
+    assert "web: PreSync 0: hook Job/migrate-" in text and "→ Sync 0: 2 objects" in text
+    assert f"web: skipped Pod {NS}/web-test (helm.sh/hook: test" in text
+
+    apply(capsys, root, flags)
+    assert main(["plan", str(root), *flags, "-o", "json"]) == 0
+    live = json.loads(capsys.readouterr().out)
+    hooks = next(b for b in live["bundles"] if b["name"] == "web")["hooks"]
+    assert hooks["step"] == 1 and hooks["synced"] is False
+    assert "has not completed" in hooks["waitingFor"]
