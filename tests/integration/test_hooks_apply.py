@@ -5,6 +5,7 @@ inventory; the test acts as the members' Job controllers through `emulator.state
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -168,3 +169,32 @@ def test_plan_shows_the_steps_and_the_skipped_test_hook(setup, emulator, capsys)
     hooks = next(b for b in live["bundles"] if b["name"] == "web")["hooks"]
     assert hooks["step"] == 1 and hooks["synced"] is False
     assert "has not completed" in hooks["waitingFor"]
+
+
+def test_apply_wait_keeps_passing_until_the_hook_completed(setup, emulator, capsys):
+    """`apply --wait` drives the sync: it passes again while the PreSync Job runs, writes the
+    Deployment once the members completed it, then waits for it to be ready."""
+    root, flags = setup
+    stop = threading.Event()
+
+    def members():  # the members' Job and Deployment controllers
+        while not stop.is_set():
+            for job in jobs(emulator):
+                complete(emulator, job)
+            if image(emulator):
+                for cluster in ("member1", "member2"):
+                    emulator.state.report(NS, "Deployment", "web", cluster, health="Healthy")
+            time.sleep(0.2)
+
+    worker = threading.Thread(target=members, daemon=True)
+    worker.start()
+    try:
+        capsys.readouterr()
+        code = main(["apply", str(root), *flags, "--wait", "--timeout", "60s"])
+        err = capsys.readouterr().err
+    finally:
+        stop.set()
+        worker.join()
+    assert code == 0, err
+    assert "web: hooks step 1 of 2: PreSync wave 0" in err and "web: hooks synced" in err
+    assert image(emulator) == "web:1"
