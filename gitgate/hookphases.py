@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from gitgate.apply.inventory import Inventory
 from gitgate.karmada.hooks import HookState, Progress, SyncPlan, hook_step, sync_plan
 from gitgate.model import Manifest, ObjectRef, Verdict
+from gitgate.model.hooks import may_be_hook
 from gitgate.plan import BundlePlan, Plan
 
 GATED = (Verdict.HELD,)
@@ -23,6 +24,8 @@ def syncing(plan: Plan) -> dict[str, SyncPlan]:
     out = {}
     for item in plan.bundles:
         if item.verdict.verdict in (Verdict.FAILED, Verdict.HELD):
+            continue
+        if not any(may_be_hook(o) for o in item.bundle.objects):
             continue
         steps = sync_plan(item.bundle.objects)
         if steps.has_hooks:

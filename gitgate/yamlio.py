@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import io
 import os
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -177,10 +180,18 @@ def _line_of(data: Any) -> int:
     return (lc.line + 1) if lc is not None and lc.line is not None else 1
 
 
+_readers = threading.local()
+
+
 def _fast_reader() -> YAML:
-    yaml = YAML(typ="safe")  # the C parser (ruamel.yaml.clib) where it is installed
-    yaml.Constructor = _FastConstructor
-    yaml.allow_duplicate_keys = False
+    """One per thread (a YAML object is not thread-safe, and building one costs more than
+    parsing a small file)."""
+    yaml = getattr(_readers, "fast", None)
+    if yaml is None:
+        yaml = YAML(typ="safe")  # the C parser (ruamel.yaml.clib) where it is installed
+        yaml.Constructor = _FastConstructor
+        yaml.allow_duplicate_keys = False
+        _readers.fast = yaml
     return yaml
 
 
@@ -232,10 +243,17 @@ def load_documents(text: str, *, located: bool = False, key_lines: bool = False,
 
 
 def load_one(text: str) -> Any:
-    """Load a single-document YAML file (config files); None when empty."""
-    docs = list(load_documents(text))
+    """Load a single-document YAML file (config files); None when empty. The same text is
+    parsed once per process (a loop reads the same bundle.yaml and kustomization.yaml files
+    at every pass); each caller gets its own copy."""
+    return copy.deepcopy(_load_one(text, YamlLimits.from_env()))
+
+
+@functools.lru_cache(maxsize=8192)
+def _load_one(text: str, limits: YamlLimits) -> Any:
+    docs = list(load_documents(text, limits=limits))
     if len(docs) > 1:
-        second = list(load_documents(text, located=True))[1].line
+        second = list(load_documents(text, located=True, limits=limits))[1].line
         raise YamlSyntaxError("expected one YAML document, found several", second)
     return docs[0].data if docs else None
 

@@ -108,11 +108,14 @@ def _bundle(name: str, source, objects: list[Manifest], labels: dict[str, str]) 
             kept.append(obj)
     if problems:
         return Bundle(name, source, (), tuple(problems), labels)
-    digest = bundle_digest(kept)
-    kept = [name_generated(o, digest) for o in kept]
-    skipped = [name_generated(o, digest) for o in skipped]
-    return Bundle(name, source, tuple(sorted(kept, key=ObjectRef.of)), (), labels,
-                  tuple(sorted(zip((ObjectRef.of(o) for o in skipped), why, strict=True))))
+    base = digest = bundle_digest(kept)
+    named = [name_generated(o, base) for o in kept]
+    if any(a is not b for a, b in zip(named, kept, strict=True)):
+        digest = bundle_digest(named)
+    skipped = [name_generated(o, base) for o in skipped]
+    return Bundle(name, source, tuple(sorted(named, key=ObjectRef.of)), (), labels,
+                  tuple(sorted(zip((ObjectRef.of(o) for o in skipped), why, strict=True))),
+                  digest)
 
 
 def name_generated(obj: Manifest, digest: str) -> Manifest:

@@ -15,6 +15,7 @@ class Bundle:
     problems: tuple[Problem, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
     skipped: tuple[tuple[ObjectRef, str], ...] = ()  # hooks never applied (Helm tests), and why
+    digest: str = ""  # of `objects` (bundle.group.bundle_digest), when bundling computed it
 
     @property
     def failed(self) -> bool:

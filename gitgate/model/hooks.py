@@ -80,6 +80,12 @@ def _words(value: str) -> list[str]:
     return [w.strip() for w in value.split(",") if w.strip()]
 
 
+def may_be_hook(obj: Manifest) -> bool:
+    """A quick look: does the object carry a hook annotation at all?"""
+    notes = (obj.get("metadata") or {}).get("annotations")
+    return isinstance(notes, dict) and (ARGO_HOOK in notes or HELM_HOOK in notes)
+
+
 def wave_of(obj: Manifest) -> int:
     """The object's sync wave (Argo CD's annotation, else Helm's hook weight); 0 without."""
     notes = _annotations(obj)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from collections.abc import Iterable
@@ -150,11 +149,11 @@ def default_namespace(objects: Iterable[Manifest], namespace: str,
 
 
 def with_bundle_label(obj: Manifest, bundle: str) -> Manifest:
-    labelled = copy.deepcopy(obj)
-    meta = labelled.setdefault("metadata", {})
-    labels = meta.get("labels") or {}
-    meta["labels"] = {**labels, BUNDLE_LABEL: bundle_label_value(bundle)}
-    return labelled
+    """A new object and metadata with the label; the rest is shared with `obj` (objects are
+    never changed in place once rendered: every later stage builds new ones)."""
+    meta = dict(obj.get("metadata") or {})
+    meta["labels"] = {**(meta.get("labels") or {}), BUNDLE_LABEL: bundle_label_value(bundle)}
+    return {**obj, "metadata": meta}
 
 
 def redact_secret(obj: Manifest) -> Manifest:

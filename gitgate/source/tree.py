@@ -108,11 +108,15 @@ def scan_repo(root: Path) -> RepoTree:
                     continue
             files.add(rel)
 
+    inside = str(root) + os.sep
+
     def read_bytes(rel: str) -> bytes | None:
-        path = root / rel
-        if rel in escaping or not path.is_file() or not is_inside(root, path):
+        path = os.path.join(root, rel)
+        if rel in escaping or not os.path.isfile(path) or not os.path.realpath(
+                path).startswith(inside):  # a link swapped in after the scan stays out
             return None
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            return handle.read()
 
     def read(rel: str) -> str | None:
         """The file's text; SourceError when it is not UTF-8 (never guessed or replaced)."""
