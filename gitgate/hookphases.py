@@ -16,8 +16,6 @@ from gitgate.model import Manifest, ObjectRef, Verdict
 from gitgate.model.hooks import may_be_hook
 from gitgate.plan import BundlePlan, Plan
 
-GATED = (Verdict.HELD,)
-
 
 def syncing(plan: Plan) -> dict[str, SyncPlan]:
     """The bundles that have hooks (the others are applied as they always are)."""
