@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property, partial
 
 from gitgate.bundle.group import group_all
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
@@ -12,10 +13,12 @@ from gitgate.gate.spec import parse_gates
 from gitgate.karmada.hooks import HookStep
 from gitgate.karmada.policy import generated_policies, with_suspension
 from gitgate.karmada.rollout import Step
+from gitgate.memo import Memo, derive
 from gitgate.model import (
     Bundle,
     BundleVerdict,
     GateText,
+    Hashed,
     InvalidGate,
     Manifest,
     ObjectRef,
@@ -33,6 +36,12 @@ class BundlePlan:
     rollout: Step | None = None  # where the bundle's rollout is (with `rollout` configured)
     hooks: HookStep | None = None  # where the sync of a bundle with hooks is
     kept: tuple[ObjectRef, ...] = ()  # inventory entries this pass neither writes nor prunes
+
+    @cached_property
+    def written(self) -> tuple[Hashed, ...]:
+        """What an open pass writes (templates, then policies), each with its ref and content
+        hash, worked out once per plan (a plan memoised from the last pass keeps them)."""
+        return tuple(Hashed.of(o) for o in (*self.desired, *self.policies))
 
 
 @dataclass(frozen=True)
@@ -59,16 +68,23 @@ def misplaced_gates(rendered: tuple[RenderedSource, ...]) -> list[InvalidGate]:
 
 def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateText],
               now: datetime, revision: str, problems: tuple[Problem, ...] = (),
-              warnings: tuple[Problem, ...] = ()) -> Plan:
-    bundles = group_all(rendered)
+              warnings: tuple[Problem, ...] = (), memo: Memo | None = None) -> Plan:
+    """With a `memo`, a bundle with the same objects and verdict as in the last pass keeps
+    its plan, and with it the content hashes its writes are compared by."""
+    bundles = group_all(rendered, memo)
     gates, invalid = parse_gates(gate_texts)
     invalid += misplaced_gates(rendered)
     verdicts = evaluate(bundles, gates, invalid, now)
-    plans = []
-    for bundle in bundles:
-        verdict = verdicts[bundle.name]
-        policies = generated_policies(bundle, bundle.source.options.placement, verdict)
-        desired = with_suspension(bundle.objects, verdict)
-        plans.append(BundlePlan(bundle, verdict, tuple(desired), tuple(policies)))
+    plans = [derive(memo, "plan", bundle, verdicts[bundle.name],
+                    partial(bundle_plan, bundle, verdicts[bundle.name]))
+             for bundle in bundles]
     return Plan(revision, now, tuple(plans), tuple(gate_states(gates, bundles, now)),
                 tuple(invalid), problems, warnings)
+
+
+def bundle_plan(bundle: Bundle, verdict: BundleVerdict) -> BundlePlan:
+    """What the bundle writes under `verdict`: its objects (suspended as the verdict says) and
+    its generated policies."""
+    policies = generated_policies(bundle, bundle.source.options.placement, verdict)
+    desired = with_suspension(bundle.objects, verdict)
+    return BundlePlan(bundle, verdict, tuple(desired), tuple(policies))

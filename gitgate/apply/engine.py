@@ -216,12 +216,11 @@ def _prepare(plan: Plan, inventories: dict[str, Inventory],
             result.message = order_problems[name]
         else:
             unit.resync = _resync_due(previous, options)
-            unit.diff = diff([*item.desired, *item.policies], previous, resync=unit.resync,
+            unit.diff = diff(item.written, previous, resync=unit.resync,
                              keep=frozenset((*item.verdict.held_objects, *item.kept)))
-            if unit.resync and previous is not None:
-                unit.resync_only = _same_as_inventory(unit.diff.to_apply, previous)
-            for obj in unit.diff.unchanged:
-                result.changes.add(ObjectRef.of(obj), Action.UNCHANGED)
+            unit.resync_only = unit.diff.same_as_inventory
+            for ref in unit.diff.unchanged:
+                result.changes.add(ref, Action.UNCHANGED)
     return order, work
 
 
@@ -487,19 +486,6 @@ def _read_live(work: dict[str, _Work], cluster: ClusterPort, options: ApplyOptio
         by_name = {o["metadata"]["name"]: o for o in answer}
         for unit, ref in wanted[key]:
             unit.live[ref] = by_name.get(ref.name)
-
-
-def _same_as_inventory(objects: tuple[Manifest, ...], previous: Inventory) -> frozenset[ObjectRef]:
-    """Objects whose content the inventory already holds: a resync sends them only to find
-    drift."""
-    entries = previous.by_ref()
-    same = set()
-    for obj in objects:
-        ref = ObjectRef.of(obj)
-        entry = entries.get(ref)
-        if entry is not None and entry.hash == entry_for(obj).hash:
-            same.add(ref)
-    return frozenset(same)
 
 
 def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,

@@ -3,12 +3,13 @@ ConfigMap `gitgate-<bundle>` in `gitgate-system`. Pure encoding and diffing."""
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from gitgate.model import Manifest, ObjectRef
+from gitgate.model import Hashed, Manifest, ObjectRef, content_hash
 
 NAMESPACE = "gitgate-system"
 INVENTORY_LABEL = "gitgate.io/inventory"
@@ -56,6 +57,11 @@ class Inventory:
     retry: str = ""  # when `gitgate resume` last asked for a halted rollout to retry (RFC 3339)
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
+        """The entries by object (worked out once: do not change the dict)."""
+        return self._by_ref
+
+    @cached_property
+    def _by_ref(self) -> dict[ObjectRef, Entry]:
         return {e.ref: e for e in self.entries}
 
     def status_key(self) -> tuple:
@@ -63,11 +69,6 @@ class Inventory:
         return (self.entries, self.revision, self.digest, self.verdict,
                 json.dumps(self.reasons, sort_keys=True), self.message, self.labels,
                 self.rollout, self.hooks)
-
-
-def content_hash(obj: Manifest) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-                          ).hexdigest()
 
 
 def entry_for(obj: Manifest) -> Entry:
@@ -142,29 +143,35 @@ def system_namespace() -> Manifest:
 @dataclass(frozen=True)
 class Diff:
     to_apply: tuple[Manifest, ...]
-    unchanged: tuple[Manifest, ...]
+    unchanged: tuple[ObjectRef, ...]
     to_prune: tuple[Entry, ...]
+    same_as_inventory: frozenset[ObjectRef] = frozenset()  # sent only because resync is due
 
 
-def diff(desired: list[Manifest], previous: Inventory | None, *, resync: bool,
+def diff(desired: Sequence[Hashed], previous: Inventory | None, *, resync: bool,
          keep: frozenset[ObjectRef] = frozenset()) -> Diff:
     """What to send (changed, new, or everything on resync), what is unchanged, and what left
-    Git (to prune). Objects in `keep` (held through a dependency) are neither sent nor pruned."""
+    Git (to prune). Objects in `keep` (held through a dependency) are neither sent nor pruned.
+    On resync, `same_as_inventory` names what is sent only to find drift."""
     old = previous.by_ref() if previous else {}
-    to_apply, unchanged = [], []
+    to_apply: list[Manifest] = []
+    unchanged: list[ObjectRef] = []
+    same: set[ObjectRef] = set()
     wanted = set()
-    for obj in desired:
-        ref = ObjectRef.of(obj)
+    for ref, obj, digest in desired:
         wanted.add(ref)
         if ref in keep:
             continue
         entry = old.get(ref)
-        if resync or entry is None or entry.hash != content_hash(obj):
+        recorded = entry is not None and entry.hash == digest
+        if resync or not recorded:
             to_apply.append(obj)
+            if recorded:
+                same.add(ref)
         else:
-            unchanged.append(obj)
+            unchanged.append(ref)
     to_prune = tuple(e for ref, e in sorted(old.items()) if ref not in wanted and ref not in keep)
-    return Diff(tuple(to_apply), tuple(unchanged), to_prune)
+    return Diff(tuple(to_apply), tuple(unchanged), to_prune, frozenset(same))
 
 
 def mass_prune(prunes: int, managed: int) -> bool:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from functools import partial
 
 from gitgate.bundle import deps
+from gitgate.memo import Memo, derive
 from gitgate.model import (
     BUNDLE_LABEL,
     Bundle,
@@ -130,6 +132,9 @@ def name_generated(obj: Manifest, digest: str) -> Manifest:
     return {**obj, "metadata": {**meta, "name": generated_name(prefix, digest, own)}}
 
 
-def group_all(rendered: Iterable[RenderedSource]) -> list[Bundle]:
-    bundles = [b for r in rendered for b in group_source(r)]
+def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None) -> list[Bundle]:
+    """Every source's bundles, by name. With a `memo`, a source finished as in the last pass
+    keeps the bundles it had (the same objects, so what is derived from them is kept too)."""
+    bundles = [b for r in rendered
+               for b in derive(memo, "bundles", r, (), partial(group_source, r))]
     return sorted(bundles, key=lambda b: b.name)

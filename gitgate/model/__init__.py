@@ -7,12 +7,14 @@ from gitgate.model.labels import BUNDLE_LABEL, bundle_from_label, bundle_label_v
 from gitgate.model.objects import (
     FIELD_MANAGER,
     BundleOptions,
+    Hashed,
     Manifest,
     ObjectRef,
     Problem,
     RenderedSource,
     Source,
     SourceKind,
+    content_hash,
 )
 from gitgate.model.paths import is_under, join, parent_dir
 from gitgate.model.rollout import RolloutSpec
@@ -22,7 +24,7 @@ __all__ = [
     "BUNDLE_LABEL", "FIELD_MANAGER", "Action", "Approval", "Bundle", "BundleOptions",
     "BundleVerdict", "Gate",
     "GateText", "Unreadable",
-    "HoldReason", "InvalidGate", "Manifest", "ObjectRef", "Problem", "ReasonKind",
+    "Hashed", "HoldReason", "InvalidGate", "Manifest", "ObjectRef", "Problem", "ReasonKind",
     "RenderedSource", "RolloutSpec", "Source", "SourceKind", "Verdict", "Window",
-    "bundle_from_label", "bundle_label_value", "is_under", "join", "parent_dir",
+    "bundle_from_label", "bundle_label_value", "content_hash", "is_under", "join", "parent_dir",
 ]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitgate.errors import Reason
 from gitgate.model.rollout import RolloutSpec
@@ -19,9 +21,9 @@ class SourceKind(StrEnum):
 FIELD_MANAGER = "gitgate"  # the server-side apply field manager of every gitgate write
 
 
-@dataclass(frozen=True, order=True)
-class ObjectRef:
-    """Identity of a Kubernetes object: group, kind, namespace ('' if cluster-scoped), name."""
+class ObjectRef(NamedTuple):
+    """Identity of a Kubernetes object: group, kind, namespace ('' if cluster-scoped), name.
+    A named tuple: refs are built, hashed and sorted by the ten thousand in a pass."""
 
     group: str
     kind: str
@@ -31,14 +33,31 @@ class ObjectRef:
     @classmethod
     def of(cls, manifest: Manifest) -> ObjectRef:
         api_version = str(manifest.get("apiVersion", ""))
-        group = api_version.rpartition("/")[0]
         meta = manifest.get("metadata") or {}
-        return cls(group, str(manifest.get("kind", "")), str(meta.get("namespace") or ""),
-                   str(meta.get("name", "")))
+        return cls(api_version.rpartition("/")[0], str(manifest.get("kind", "")),
+                   str(meta.get("namespace") or ""), str(meta.get("name", "")))
 
     def __str__(self) -> str:
         kind = f"{self.kind}.{self.group}" if self.group else self.kind
         return f"{kind} {self.namespace}/{self.name}" if self.namespace else f"{kind} {self.name}"
+
+
+def content_hash(obj: Manifest) -> str:
+    """sha256 of the object's canonical JSON: what the inventory records of each write."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+                          ).hexdigest()
+
+
+class Hashed(NamedTuple):
+    """An object to write, with its identity and content hash worked out once."""
+
+    ref: ObjectRef
+    obj: Manifest
+    hash: str
+
+    @classmethod
+    def of(cls, obj: Manifest) -> Hashed:
+        return cls(ObjectRef.of(obj), obj, content_hash(obj))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import json
 import threading
 
 from gitgate.errors import GitgateError
+from gitgate.memo import Memo
 from gitgate.model import RenderedSource, Source, SourceKind, is_under, join
 from gitgate.render.kustomize_guard import check_kustomization
 from gitgate.render.tools import Tools
@@ -28,6 +29,14 @@ def input_folders(source: Source, tree: RepoTree) -> list[str]:
     return [source.path]
 
 
+def _fields(value: object) -> object:
+    """JSON for what `json` cannot write: a dataclass as its fields (no deep copy, unlike
+    `dataclasses.asdict`), anything else as its text."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return str(value)
+
+
 def cache_key(source: Source, tree: RepoTree, tools: Tools | None) -> str | None:
     """None when the inputs cannot be named (an unsafe kustomization: render to get the
     error)."""
@@ -36,7 +45,7 @@ def cache_key(source: Source, tree: RepoTree, tools: Tools | None) -> str | None
     except GitgateError:
         return None
     digest = hashlib.sha256()
-    options = json.dumps(dataclasses.asdict(source), sort_keys=True, default=str)
+    options = json.dumps(source, sort_keys=True, default=_fields)
     digest.update(options.encode())
     digest.update(repr((tools.helm_version, tools.kustomize_version) if tools else None).encode())
     if source.kind is SourceKind.RAW:
@@ -52,9 +61,11 @@ def cache_key(source: Source, tree: RepoTree, tools: Tools | None) -> str | None
 
 
 class RenderCache:
-    """Rendered sources by key, kept for the sources of the last repo rendered."""
+    """Rendered sources by key, kept for the sources of the last repo rendered; and the memo
+    of what later stages derived from them (`gitgate.memo`), on the same rounds."""
 
     def __init__(self) -> None:
+        self.memo = Memo()
         self._entries: dict[str, RenderedSource] = {}
         self._used: set[str] = set()
         self._lock = threading.Lock()
@@ -80,6 +91,7 @@ class RenderCache:
             self._used.add(key)
 
     def start_round(self) -> None:
+        self.memo.next_pass()
         with self._lock:
             self.hits = self.misses = 0
             self._used = set()

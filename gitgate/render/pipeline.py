@@ -9,9 +9,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from gitgate.errors import GitgateError, Reason, ToolMissing
+from gitgate.memo import Memo, derive
 from gitgate.model import (
     Manifest,
     ObjectRef,
@@ -39,6 +41,7 @@ class RepoRender:
     discovery: Discovery
     rendered: tuple[RenderedSource, ...]
     warnings: tuple[Problem, ...] = ()
+    memo: Memo | None = None  # the render cache's, for the stages after rendering
 
     @property
     def problems(self) -> tuple[Problem, ...]:
@@ -103,32 +106,34 @@ def _lazy_helm_client(tools: Tools | None) -> Callable[[], object]:
     return get
 
 
-def finish(rendered: list[RenderedSource]) -> tuple[list[RenderedSource], list[Problem]]:
+def finish(rendered: list[RenderedSource], memo: Memo | None = None,
+           ) -> tuple[list[RenderedSource], list[Problem]]:
     """Pure: default namespaces (CRD scopes from the whole repo), then duplicates across sources.
 
     A source holding an object that another source also renders fails, and so does the other:
-    gitgate cannot tell which one is meant.
+    gitgate cannot tell which one is meant. With a `memo`, a source the render cache handed
+    back is finished as it was in the last pass (unless the repo's CRDs changed).
     """
-    crds = post.crd_scopes(o for r in rendered for o in r.objects)
+    crds: dict[tuple[str, str], bool] = {}
+    for result in rendered:
+        crds.update(derive(memo, "crds", result, (), partial(post.crd_scopes, result.objects)))
+    scopes = tuple(sorted(crds.items()))
     warnings: list[Problem] = []
     placed: list[RenderedSource] = []
     for result in rendered:
         if result.failed:
             placed.append(result)
             continue
-        objects, notes = post.default_namespace(post.named_generated(result.objects),
-                                                result.source.options.namespace or "default", crds)
-        warnings += [Problem(result.source.path, n, result.source.path, None, Reason.UNKNOWN_KIND)
-                     for n in notes]
-        placed.append(replace(result, objects=tuple(objects)))
+        done, notes = derive(memo, "placed", result, scopes, partial(_placed, result, crds))
+        warnings += notes
+        placed.append(done)
     owners: dict[ObjectRef, list[str]] = {}
     for result in placed:
-        for ref in {ObjectRef.of(o) for o in result.objects}:
+        refs = derive(memo, "refs", result, (), partial(_refs, result))
+        for ref in refs:
             owners.setdefault(ref, []).append(result.source.path)
     clashes: dict[str, list[Problem]] = {}
-    for ref, paths in sorted(owners.items()):
-        if len(paths) < 2:
-            continue
+    for ref, paths in sorted((r, p) for r, p in owners.items() if len(p) > 1):
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
             clashes.setdefault(path, []).append(Problem(
@@ -137,6 +142,21 @@ def finish(rendered: list[RenderedSource]) -> tuple[list[RenderedSource], list[P
     final = [replace(r, objects=(), problems=r.problems + tuple(clashes[r.source.path]))
              if r.source.path in clashes else r for r in placed]
     return final, warnings
+
+
+def _refs(result: RenderedSource) -> frozenset[ObjectRef]:
+    return frozenset(ObjectRef.of(o) for o in result.objects)
+
+
+def _placed(result: RenderedSource, crds: dict[tuple[str, str], bool],
+            ) -> tuple[RenderedSource, list[Problem]]:
+    """The source with generated names and default namespaces, and a warning per unknown
+    kind."""
+    objects, notes = post.default_namespace(post.named_generated(result.objects),
+                                            result.source.options.namespace or "default", crds)
+    warnings = [Problem(result.source.path, n, result.source.path, None, Reason.UNKNOWN_KIND)
+                for n in notes]
+    return replace(result, objects=tuple(objects)), warnings
 
 
 def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
@@ -164,24 +184,39 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 None, Reason.INTERNAL_ERROR),))
         return replace(rendered, seconds=time.monotonic() - started)
 
-    def render_one(source: Source) -> RenderedSource:
-        if source.path in config_problems:
-            return RenderedSource(source, (), tuple(config_problems[source.path]))
-        if cache is None:
-            return timed_render(source)
-        key = cache_key(source, tree, tools)
-        cached = cache.get(key)
-        if cached is not None:
-            return cached
+    def render_one(source: Source, key: str | None) -> RenderedSource:
         rendered = timed_render(source)
-        cache.put(key, rendered)
+        if cache is not None:
+            cache.put(key, rendered)
         return rendered
 
+    # keys and lookups are quick and serial; only what must be rendered goes to the pool
+    # (a pool task per cached source costs more in thread hand-offs than the lookup itself)
     if cache is not None:
         cache.start_round()
-    with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
-        results = list(pool.map(render_one, sources))
+    results: list[RenderedSource | None] = []
+    keys: list[str | None] = []
+    for source in sources:
+        key = None
+        if source.path in config_problems:
+            found: RenderedSource | None = RenderedSource(
+                source, (), tuple(config_problems[source.path]))
+        elif cache is not None:
+            key = cache_key(source, tree, tools)
+            found = cache.get(key)
+        else:
+            found = None
+        results.append(found)
+        keys.append(key)
+    missing = [i for i, found in enumerate(results) if found is None]
+    if missing:
+        with ThreadPoolExecutor(max_workers=min(len(missing),
+                                                workers or default_workers())) as pool:
+            done = pool.map(lambda i: render_one(sources[i], keys[i]), missing)
+            for index, rendered in zip(missing, done, strict=True):
+                results[index] = rendered
     if cache is not None:
         cache.end_round()
-    final, warnings = finish(results)
-    return RepoRender(root, tree, discovery, tuple(final), tuple(warnings))
+    memo = cache.memo if cache is not None else None
+    final, warnings = finish([r for r in results if r is not None], memo)
+    return RepoRender(root, tree, discovery, tuple(final), tuple(warnings), memo)

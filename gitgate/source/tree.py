@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -87,35 +88,75 @@ def is_inside(root: Path, candidate: Path) -> bool:
     return True
 
 
+@dataclass
+class _Scan:
+    """What a walk of the repo found (see `RepoTree`); `identity` is each file's (device,
+    inode) as scanned, of a link's target for an in-repo file link."""
+
+    root: str
+    files: set[str] = field(default_factory=set)
+    escaping: set[str] = field(default_factory=set)
+    dir_links: dict[str, str] = field(default_factory=dict)
+    identity: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def walk(self, folder: str, prefix: str) -> None:
+        """One folder, then its sub-folders; links are recorded, never followed."""
+        with os.scandir(folder) as entries:
+            found = sorted(entries, key=lambda e: e.name)
+        for entry in found:
+            rel = prefix + entry.name
+            if entry.is_symlink():
+                self.link(entry, rel)
+            elif entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith("."):  # .git and other dot-folders
+                    self.walk(entry.path, rel + "/")
+            else:
+                info = entry.stat(follow_symlinks=False)
+                self.files.add(rel)
+                self.identity[rel] = (info.st_dev, info.st_ino)
+
+    def link(self, entry: os.DirEntry[str], rel: str) -> None:
+        if entry.is_dir() and entry.name.startswith("."):
+            return  # a linked dot-folder is skipped like any dot-folder
+        target = os.path.realpath(entry.path)
+        if not os.path.exists(target) or not _within(self.root, target):
+            self.escaping.add(rel)
+        elif os.path.isdir(target):
+            self.dir_links[rel] = os.path.relpath(target, self.root).replace(os.sep, "/")
+        else:
+            info = os.stat(target)
+            self.files.add(rel)
+            self.identity[rel] = (info.st_dev, info.st_ino)
+
+
+def _within(root: str, path: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
+
+
 def scan_repo(root: Path) -> RepoTree:
     """List a repo without following symlinks; dot-directories (.git) are skipped."""
-    root = root.resolve()
-    files: set[str] = set()
-    escaping: set[str] = set()
-    dir_links: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        here = Path(dirpath)
-        for name in [*filenames, *(d for d in dirnames if (here / d).is_symlink())]:
-            full = here / name
-            rel = full.relative_to(root).as_posix()
-            if full.is_symlink():
-                if not full.exists() or not is_inside(root, full):
-                    escaping.add(rel)
-                    continue
-                if full.is_dir():
-                    dir_links[rel] = full.resolve().relative_to(root).as_posix()
-                    continue
-            files.add(rel)
-
-    inside = str(root) + os.sep
+    scan = _Scan(str(root.resolve()))
+    scan.walk(scan.root, "")
+    root_text, escaping, identity = scan.root, frozenset(scan.escaping), scan.identity
 
     def read_bytes(rel: str) -> bytes | None:
-        path = os.path.join(root, rel)
-        if rel in escaping or not os.path.isfile(path) or not os.path.realpath(
-                path).startswith(inside):  # a link swapped in after the scan stays out
+        """The bytes of a file that is inside the repo now, not only when it was scanned: the
+        file opened must be the one scanned (same device and inode), or its real path must
+        still lie in the repo (a file saved anew since); a link swapped in stays out."""
+        if rel in escaping:
             return None
-        with open(path, "rb") as handle:
+        path = os.path.join(root_text, rel)
+        try:  # non-blocking: opening a FIFO for reading would wait for a writer
+            descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        with os.fdopen(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if identity.get(rel) != (info.st_dev, info.st_ino) and not _within(
+                    root_text, os.path.realpath(path)):
+                return None
             return handle.read()
 
     def read(rel: str) -> str | None:
@@ -129,7 +170,7 @@ def scan_repo(root: Path) -> RepoTree:
             raise SourceError(f"{rel} is not UTF-8 text (a bad byte at offset {exc.start}); "
                               "save it as UTF-8", file=rel) from None
 
-    return RepoTree(frozenset(files), frozenset(escaping), read, dir_links, read_bytes)
+    return RepoTree(frozenset(scan.files), escaping, read, scan.dir_links, read_bytes)
 
 
 GATE_SUFFIXES = (".yaml", ".yml", ".json")

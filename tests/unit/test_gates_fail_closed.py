@@ -80,3 +80,33 @@ def test_a_gate_committed_in_a_source_folder_holds_everything(tools, tmp_path):
     assert [g.file for g in plan.invalid_gates] == ["apps/app"]
     assert "outside the gates folder" in plan.invalid_gates[0].message
     assert {str(b.verdict.verdict) for b in plan.bundles} == {"held"}
+
+
+def test_a_file_swapped_for_a_link_after_the_scan_is_not_read(tmp_path):
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("secret: outside\n")
+    root = write_files(tmp_path / "repo", {"gates/g.yaml": "kind: Gate\n",
+                                           "apps/a.yaml": "kind: ConfigMap\n"})
+    tree = scan_repo(root)
+    (root / "gates/g.yaml").unlink()
+    (root / "gates/g.yaml").symlink_to(outside)
+    assert tree.read("gates/g.yaml") is None
+    assert tree.read_bytes("gates/g.yaml") is None
+    (root / "apps").rename(root / "moved")
+    (root / "apps").symlink_to(tmp_path)  # a parent folder swapped for a link
+    assert tree.read("apps/a.yaml") is None
+
+
+def test_a_file_saved_anew_after_the_scan_is_still_read(tmp_path):
+    root = write_files(tmp_path / "repo", {"gates/g.yaml": "kind: Gate\n"})
+    tree = scan_repo(root)
+    (root / "gates/g.yaml").unlink()
+    (root / "gates/g.yaml").write_text("kind: Gate # saved again\n")  # a new inode
+    assert tree.read("gates/g.yaml") == "kind: Gate # saved again\n"
+
+
+def test_a_fifo_in_the_repo_is_not_read_and_does_not_block(tmp_path):
+    root = write_files(tmp_path / "repo", {"gates/g.yaml": "kind: Gate\n"})
+    os.mkfifo(root / "gates/pipe.yaml")
+    tree = scan_repo(root)
+    assert tree.read("gates/pipe.yaml") is None
