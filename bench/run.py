@@ -9,8 +9,9 @@ in namespaces of 100 bundles, and:
 - cold render (gitgate, empty render cache) vs the same sources rendered one after the other
   by direct `helm template` / `kustomize build` calls (render_ratio = serial / gitgate);
 - cold apply (one apply pass of the rendered plan to an empty server: objects, generated
-  PropagationPolicies, inventories) vs `kubectl apply --server-side` of the same objects in
-  other namespaces of the same server (apply_ratio = gitgate / kubectl);
+  PropagationPolicies, inventories) vs `kubectl apply --server-side` of the same objects and
+  policies in other namespaces of the same server (apply_ratio = gitgate / kubectl); on
+  Karmada each tool's turn starts once the bindings the other one caused are made;
 - a no-op pass (nothing changed: render, plan and apply; renders, requests and writes);
 - one bundle changed (one ConfigMap value in a raw bundle): time, renders, objects written;
 - a resync with one object drifted (edited by another field manager): objects written;
@@ -145,14 +146,25 @@ class Counting:
         cluster.request = counted
 
 
-def kubectl_apply(kubectl: str, kubeconfig: str, plan, prefix: str, other: str,
-                  scratch: Path, emulated: bool) -> float:
-    """The plan's objects (not its policies) in the `other` namespaces, by kubectl."""
+def kubectl_objects(plan, prefix: str, other: str) -> list[dict]:
+    """What gitgate writes to Karmada for the plan (its objects and the PropagationPolicies
+    that propagate them, not its own inventories), moved to the `other` namespaces: a
+    pipeline that deploys to Karmada with kubectl has to write the policies too."""
+    from gitgate.karmada.policy import is_policy
     items = []
     for bundle in sorted(plan.bundles, key=lambda b: b.bundle.name != "namespaces"):
-        for obj in bundle.desired:
-            text = json.dumps(obj).replace(f'"{prefix}-', f'"{other}-')
-            items.append(json.loads(text))
+        for obj in (*bundle.desired, *bundle.policies):
+            moved = json.loads(json.dumps(obj).replace(f'"{prefix}-', f'"{other}-'))
+            if is_policy(moved) and not moved["metadata"].get("namespace"):
+                moved["metadata"]["name"] = f"{other}-{moved['metadata']['name']}"
+            items.append(moved)
+    return items
+
+
+def kubectl_apply(kubectl: str, kubeconfig: str, plan, prefix: str, other: str,
+                  scratch: Path, emulated: bool) -> float:
+    """`kubectl_objects` applied by kubectl, as one file."""
+    items = kubectl_objects(plan, prefix, other)
     path = scratch / "kubectl.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     started = time.perf_counter()
@@ -166,6 +178,27 @@ def kubectl_apply(kubectl: str, kubeconfig: str, plan, prefix: str, other: str,
     if done.returncode != 0:
         raise SystemExit(f"kubectl apply failed: {done.stderr[-2000:]}")
     return seconds
+
+
+def settle(cluster, emulated: bool, quiet: float = 5.0, limit: float = 300.0) -> None:
+    """On Karmada, wait until its controllers stop creating ResourceBindings for what the last
+    tool wrote (the count is steady for `quiet` seconds), so that one tool's turn does not
+    pay for the work the other one's writes caused."""
+    if emulated:
+        return
+    path = "/apis/work.karmada.io/v1alpha2/resourcebindings"
+    last, steady_since, deadline = None, time.monotonic(), time.monotonic() + limit
+    while time.monotonic() < deadline:
+        status, body = cluster.request("GET", path, query={"limit": "1"})
+        if status != 200:
+            return  # not Karmada
+        meta = body.get("metadata") or {}
+        count = len(body.get("items") or []) + int(meta.get("remainingItemCount") or 0)
+        if count != last:
+            last, steady_since = count, time.monotonic()
+        elif time.monotonic() - steady_since >= quiet:
+            return
+        time.sleep(1.0)
 
 
 def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) -> dict:
@@ -203,9 +236,11 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
             # object gitgate wrote, work that would otherwise run during kubectl's turn
             out["kubectl_apply_s"] = (kubectl_apply(kubectl, kubeconfig, plan, prefix, other,
                                                     scratch, emulated) if kubectl else None)
+            settle(cluster, emulated)
             started = time.perf_counter()
             result = run_pass(plan, cluster, options)
             out["cold_apply_s"] = time.perf_counter() - started
+            settle(cluster, emulated)
             if not result.ok:
                 raise SystemExit("cold apply failed: " + "; ".join(
                     f"{b.bundle}: {b.message}" for b in result.bundles if b.failed)[:2000])
@@ -252,6 +287,7 @@ def _writes(result) -> int:
 
 def _clean(cluster, prefix: str, other: str, run: str) -> None:
     from gitgate.apply.inventory import INSTANCE_LABEL, NAMESPACE
+    from gitgate.karmada.policy import GROUP, policy_name
     for namespace in cluster.list_objects("v1", "Namespace"):
         name = namespace["metadata"]["name"]
         if name.startswith((prefix + "-", other + "-")):
@@ -259,6 +295,9 @@ def _clean(cluster, prefix: str, other: str, run: str) -> None:
     for inventory in cluster.list_objects("v1", "ConfigMap", NAMESPACE,
                                           f"{INSTANCE_LABEL}={run}"):
         cluster.delete("v1", "ConfigMap", NAMESPACE, inventory["metadata"]["name"])
+    namespaces = policy_name("namespaces")  # the cluster-scoped policy of each tool
+    for name in (namespaces, f"{other}-{namespaces}"):
+        cluster.delete(f"{GROUP}/v1alpha1", "ClusterPropagationPolicy", "", name)
 
 
 # ------------------------------------------------------------------------------ the run

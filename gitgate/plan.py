@@ -43,6 +43,16 @@ class BundlePlan:
         hash, worked out once per plan (a plan memoised from the last pass keeps them)."""
         return tuple(Hashed.of(o) for o in (*self.desired, *self.policies))
 
+    @cached_property
+    def _written_by_id(self) -> dict[int, Hashed]:
+        return {id(h.obj): h for h in self.written}
+
+    def hashed(self, obj: Manifest) -> Hashed:
+        """`obj` with its ref and hash: from `written` when it is one of those objects, else
+        worked out (a policy rewritten with a suspension step, say)."""
+        found = self._written_by_id.get(id(obj))
+        return found if found is not None and found.obj is obj else Hashed.of(obj)
+
 
 @dataclass(frozen=True)
 class Plan:

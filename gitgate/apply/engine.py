@@ -33,7 +33,7 @@ from gitgate.apply.inventory import (
 from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
-from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef, Verdict
+from gitgate.model import FIELD_MANAGER, Hashed, Manifest, ObjectRef, Verdict
 from gitgate.plan import BundlePlan, Plan
 from gitgate.timespec import rfc3339
 
@@ -143,6 +143,9 @@ class _Work:
     steps: suspension.SuspensionSteps | None = None  # a suspended bundle's policy-first writes
     resync_only: frozenset[ObjectRef] = frozenset()  # sent only because a resync is due
     live: dict[ObjectRef, Manifest | None] = field(default_factory=dict)  # read for a resync
+
+    def hashed(self, obj: Manifest) -> Hashed:
+        return self.plan.hashed(obj) if self.plan is not None else Hashed.of(obj)
 
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
@@ -319,8 +322,8 @@ def _record_intent(work: dict[str, _Work], staged: dict[str, dict[int, list[Mani
         if name not in staged or unit.result.failed:
             continue
         known = unit.previous.by_ref() if unit.previous else {}
-        new = {ObjectRef.of(o): entry_for(o) for objects in staged[name].values()
-               for o in objects if ObjectRef.of(o) not in known}
+        hashed = (unit.hashed(o) for objects in staged[name].values() for o in objects)
+        new = {h.ref: entry_for(h) for h in hashed if h.ref not in known}
         if not new:
             continue
         base = unit.previous or Inventory(
@@ -455,11 +458,12 @@ def _record(unit: _Work, obj: Manifest, answer: Action | str | GitgateError,
     if answer == _SKIPPED:
         return
     assert isinstance(answer, Action)
-    ref = ObjectRef.of(obj)
+    written = unit.hashed(obj)
+    ref = written.ref
     unit.result.changes.add(ref, answer)
     if answer is Action.UNCHANGED:
         return
-    unit.entries[ref] = entry_for(obj)
+    unit.entries[ref] = entry_for(written)
     unit.wrote = True
     if ref.kind == "CustomResourceDefinition":
         crds.append(ref.name)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from gitgate.model import Hashed, Manifest, ObjectRef, content_hash
+from gitgate.model import Hashed, Manifest, ObjectRef
 
 NAMESPACE = "gitgate-system"
 INVENTORY_LABEL = "gitgate.io/inventory"
@@ -71,9 +71,10 @@ class Inventory:
                 self.rollout, self.hooks)
 
 
-def entry_for(obj: Manifest) -> Entry:
-    ref = ObjectRef.of(obj)
-    return Entry(obj["apiVersion"], ref.kind, ref.namespace, ref.name, content_hash(obj))
+def entry_for(obj: Manifest | Hashed) -> Entry:
+    """The inventory entry of a written object (its hash reused when it is known)."""
+    ref, manifest, digest = obj if isinstance(obj, Hashed) else Hashed.of(obj)
+    return Entry(manifest["apiVersion"], ref.kind, ref.namespace, ref.name, digest)
 
 
 RETRY_KEY = "retryRollout"

@@ -12,6 +12,7 @@ import re
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -62,6 +63,9 @@ def load_client(kubeconfig: str | None = None, context: str | None = None, *,
         raise GitgateError(f"cannot load a kubeconfig ({exc}); pass --kubeconfig or set "
                            "KUBECONFIG") from None
     configuration.retries = False
+    if configuration.refresh_api_key_hook is not None:
+        configuration.refresh_api_key_hook = throttled_refresh(
+            configuration.refresh_api_key_hook)
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize,
                                                    MAX_CONCURRENCY)
     api = k8s.ApiClient(configuration)
@@ -71,6 +75,34 @@ def load_client(kubeconfig: str | None = None, context: str | None = None, *,
     if not configuration.verify_ssl:
         warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
     return api
+
+
+TOKEN_CHECK_SECONDS = 10.0
+
+
+def throttled_refresh(hook: Callable[[Any], None], seconds: float = TOKEN_CHECK_SECONDS,
+                      clock: Callable[[], float] = time.monotonic) -> Callable[[Any], None]:
+    """The client's token hook, run at most once every `seconds`.
+
+    With a token in the kubeconfig, the client re-applies the whole kubeconfig before every
+    request (its host setter reads the proxy variables of the environment each time): about
+    a third of the client's CPU per request. It renews a token 5 minutes before it expires
+    (EXPIRY_SKEW_PREVENTION_DELAY), so checking every few seconds renews it just as surely."""
+    lock = threading.Lock()
+    last: list[float] = []
+    inner = [hook]
+
+    def refresh(configuration: Any) -> None:
+        with lock:
+            now = clock()
+            if last and now - last[0] < seconds:
+                return
+            inner[0](configuration)
+            last[:] = [now]
+            if configuration.refresh_api_key_hook is not refresh:  # the hook sets itself anew
+                inner[0] = configuration.refresh_api_key_hook
+                configuration.refresh_api_key_hook = refresh
+    return refresh
 
 
 def tls_verification_off(api: k8s.ApiClient) -> bool:

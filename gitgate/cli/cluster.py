@@ -104,12 +104,15 @@ def cmd_apply(args: argparse.Namespace) -> int:
                   if b.rollout is not None and b.rollout.halted]
         for name, rollout in halted:
             console.progress(f"{name}: rollout {rollout.waiting_for}")
+        unfinished = [] if halted else _unfinished(plan, args.timeout)
+        for line in unfinished:
+            console.progress(line)
         left = max(0.0, timeout - (time.monotonic() - started))
         waited = _wait(cluster, args.instance, [b.bundle for b in result.bundles
                                                  if not b.failed
                                                  and b.verdict in WAITED_VERDICTS], left)
         document["wait"] = waited
-        ok = ok and waited["ready"] and not halted
+        ok = ok and waited["ready"] and not halted and not unfinished
     if args.output == "json":
         console.out_json(document)
     return 0 if ok else 1
@@ -119,6 +122,15 @@ def _checks(item: BundlePlan) -> list[datetime]:
     """When the bundle's rollout or sync wants a pass again."""
     return [c for c in (item.rollout.next_check if item.rollout else None,
                         item.hooks.next_check if item.hooks else None) if c is not None]
+
+
+def _unfinished(plan: Plan, timeout: str) -> list[str]:
+    """A rollout or a sync still moving when `--wait` ran out of time: one line each."""
+    return [f"{item.bundle.name}: {what} not finished within --timeout {timeout}: "
+            f"{step.waiting_for}"
+            for item in plan.bundles if _checks(item)
+            for what, step in (("rollout", item.rollout), ("hooks", item.hooks))
+            if step is not None and step.next_check is not None]
 
 
 def _report_moving(plan: Plan, shown: dict[str, str]) -> bool:
