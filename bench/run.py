@@ -219,6 +219,7 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
         scratch = Path(scratch_name)
         root = scratch / "repo"
         sources = write_repo(root, bundles, prefix)
+        settle(cluster, emulated)  # the last size's clean-up, still going on in Karmada
         out["serial_tools_s"] = serial_tools(tools, sources)
         cache = RenderCache()
         started = time.perf_counter()
