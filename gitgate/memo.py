@@ -49,9 +49,6 @@ class Memo:
             self._previous, self._used = self._used, {}
             self.hits = 0
 
-    def __len__(self) -> int:
-        return len(self._used) + len(self._previous)
-
 
 def derive(memo: Memo | None, stage: str, origin: object, inputs: Hashable,
            compute: Callable[[], T]) -> T:

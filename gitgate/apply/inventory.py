@@ -71,9 +71,9 @@ class Inventory:
                 self.rollout, self.hooks)
 
 
-def entry_for(obj: Manifest | Hashed) -> Entry:
-    """The inventory entry of a written object (its hash reused when it is known)."""
-    ref, manifest, digest = obj if isinstance(obj, Hashed) else Hashed.of(obj)
+def entry_for(written: Hashed) -> Entry:
+    """The inventory entry of a written object."""
+    ref, manifest, digest = written
     return Entry(manifest["apiVersion"], ref.kind, ref.namespace, ref.name, digest)
 
 

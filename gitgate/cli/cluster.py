@@ -128,7 +128,7 @@ def _unfinished(plan: Plan, timeout: str) -> list[str]:
     """A rollout or a sync still moving when `--wait` ran out of time: one line each."""
     return [f"{item.bundle.name}: {what} not finished within --timeout {timeout}: "
             f"{step.waiting_for}"
-            for item in plan.bundles if _checks(item)
+            for item in plan.bundles
             for what, step in (("rollout", item.rollout), ("hooks", item.hooks))
             if step is not None and step.next_check is not None]
 
