@@ -17,6 +17,8 @@ class Reason(StrEnum):
     SOURCE_FAILED = "SourceFailed"
     RENDER_FAILED = "RenderFailed"
     DUPLICATE_OBJECT = "DuplicateObject"
+    NOT_OWNED = "NotOwned"
+    DUPLICATE_BUNDLE = "DuplicateBundle"
     UNKNOWN_KIND = "UnknownKind"
     TOOL_MISSING = "ToolMissing"
     GIT_FAILED = "GitFailed"

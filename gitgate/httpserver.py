@@ -1,16 +1,23 @@
 """The loop's one small HTTP server: /healthz, /readyz, /metrics, /status, the Git webhook
 (`POST /hooks/git`, accepted only with a valid X-Hub-Signature-256) and `POST /reconcile`
-(a pass now, accepted only with `Authorization: Bearer <the webhook secret>`)."""
+(a pass now, accepted only with `Authorization: Bearer <the webhook secret>`).
+
+Requests are read by an asyncio event loop (the standard library's: no framework for five
+routes), so that a slow or half-sent request holds no thread and health probes are answered
+whatever else is connected; the answers that call into the loop run in worker threads."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
 import json
+import socket
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 from gitgate.errors import ConfigError
@@ -44,117 +51,174 @@ class LoopEndpoints:
         self.leading = leading
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    disable_nagle_algorithm = True
-    timeout = 10  # seconds a connection may take to send its request: half-sent ones go away
+# A request must arrive whole (line, headers and body) within REQUEST_DEADLINE, however slowly
+# its bytes trickle in; while it arrives it costs a coroutine and a socket, never a thread, so
+# slow clients cannot starve anyone. One client address may hold PER_CLIENT connections at once
+# (more are answered 503); /healthz and /readyz are answered on the event loop itself.
+REQUEST_DEADLINE = 10.0
+MAX_CONNECTIONS = 512
+PER_CLIENT = 64
+MAX_HEADER_BYTES = 16 << 10
+TEXT = "text/plain; charset=utf-8"
 
-    def _send(self, code: int, body: bytes, content_type: str = "text/plain; charset=utf-8"):
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
-    def do_GET(self) -> None:
-        endpoints = self.server.endpoints
-        path = self.path.split("?", 1)[0]
-        if path == "/healthz":
-            self._send(200, b"ok\n")
-        elif path == "/readyz":
-            ready = endpoints.ready()
-            self._send(200 if ready else 503, b"ready\n" if ready else b"not ready\n")
-        elif path == "/metrics":
-            self._send(200, endpoints.metrics(), "text/plain; version=0.0.4; charset=utf-8")
-        elif path == "/status":
-            self._send(200, json.dumps(endpoints.status(), indent=2).encode(),
-                       "application/json")
-        else:
-            self._send(404, b"not found\n")
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: bytes
+    content_type: str = TEXT
 
-    def _body(self) -> bytes | None:
-        """The request body, or None after answering 411/413 for a missing, negative or too
-        large Content-Length (checked before a byte is read)."""
-        raw = self.headers.get("Content-Length")
-        try:
-            length = int(raw) if raw is not None else 0
-        except ValueError:
-            length = -1
+
+class _BadRequest(Exception):
+    def __init__(self, answer: Answer):
+        self.answer = answer
+
+
+@dataclass(frozen=True)
+class _Request:
+    method: str
+    path: str
+    headers: dict[str, str]  # names lowercased
+    body: bytes
+
+
+async def _read_request(reader: asyncio.StreamReader) -> _Request:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError:
+        raise _BadRequest(Answer(431, b"request headers too large\n")) from None
+    except asyncio.IncompleteReadError:
+        raise _BadRequest(Answer(400, b"incomplete request\n")) from None
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        raise _BadRequest(Answer(400, b"bad request line\n"))
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    body = b""
+    if parts[0] == "POST":
+        raw = headers.get("content-length", "0")
+        length = int(raw) if raw.isdigit() and raw.isascii() else -1
         if length < 0:
-            self._send(400, b"bad Content-Length\n")
-            return None
+            raise _BadRequest(Answer(400, b"bad Content-Length\n"))
         if length > MAX_HOOK_BODY:
-            self._send(413, b"payload too large\n")
-            return None
-        return self.rfile.read(length)
-
-    def do_POST(self) -> None:
-        endpoints = self.server.endpoints
-        path = self.path.split("?", 1)[0]
-        if path not in ("/hooks/git", "/reconcile"):
-            self._send(404, b"not found\n")
-            return
-        body = self._body()
-        if body is None:
-            return
-        if not endpoints.webhook_secret:
-            self._send(403, f"{path} disabled: start gitgate with --webhook-secret-file\n"
-                       .encode())
-        elif path == "/reconcile":
-            self._reconcile(endpoints)
-        elif not valid_signature(endpoints.webhook_secret, body,
-                                 self.headers.get("X-Hub-Signature-256")):
-            self._send(401, b"invalid signature\n")
-        else:
-            endpoints.trigger()
-            self._send(202, b"fetch triggered\n")
-
-    def _reconcile(self, endpoints: LoopEndpoints) -> None:
-        token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-        if not (endpoints.webhook_secret
-                and hmac.compare_digest(token.encode(), endpoints.webhook_secret)):
-            self._send(401, b"unauthorized: send Authorization: Bearer <webhook secret>\n")
-        elif not endpoints.leading() or endpoints.request_pass is None:
-            self._send(503, b"standby: this replica does not lead; retry (another replica "
-                            b"leads)\n")
-        else:
-            before = endpoints.request_pass()
-            self._send(202, json.dumps({"accepted": True, "passesBefore": before}).encode(),
-                       "application/json")
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
-MAX_CONNECTIONS = 32
-
-
-class _Server(ThreadingHTTPServer):
-    """At most MAX_CONNECTIONS connections are served at once; more are answered 503 and
-    closed without a thread, so slow or half-sent requests cannot use up the process."""
-
-    daemon_threads = True
-    request_queue_size = 16
-
-    def __init__(self, address: tuple[str, int], endpoints: LoopEndpoints):
-        super().__init__(address, _Handler)
-        self.endpoints = endpoints
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-
-    def process_request(self, request, client_address) -> None:  # type: ignore[no-untyped-def]
-        if not self.slots.acquire(blocking=False):
-            with contextlib.suppress(OSError):
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                                b"Connection: close\r\n\r\n")
-            self.shutdown_request(request)
-            return
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request, client_address) -> None:  # type: ignore[no-untyped-def]
+            raise _BadRequest(Answer(413, b"payload too large\n"))
         try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
+            body = await reader.readexactly(length)
+        except asyncio.IncompleteReadError:
+            raise _BadRequest(Answer(400, b"incomplete body\n")) from None
+    return _Request(parts[0], parts[1].split("?", 1)[0], headers, body)
+
+
+def respond(endpoints: LoopEndpoints, request: _Request) -> Answer:
+    """The answer to a whole request (may call into the loop: run off the event loop)."""
+    if request.method == "GET":
+        if request.path == "/metrics":
+            return Answer(200, endpoints.metrics(), "text/plain; version=0.0.4; charset=utf-8")
+        if request.path == "/status":
+            return Answer(200, json.dumps(endpoints.status(), indent=2).encode(),
+                          "application/json")
+        return Answer(404, b"not found\n")
+    if request.method != "POST":
+        return Answer(405, b"method not allowed\n")
+    if request.path not in ("/hooks/git", "/reconcile"):
+        return Answer(404, b"not found\n")
+    if not endpoints.webhook_secret:
+        return Answer(403, f"{request.path} disabled: start gitgate with "
+                      "--webhook-secret-file\n".encode())
+    if request.path == "/reconcile":
+        return _reconcile(endpoints, request.headers.get("authorization", ""))
+    if not valid_signature(endpoints.webhook_secret, request.body,
+                           request.headers.get("x-hub-signature-256")):
+        return Answer(401, b"invalid signature\n")
+    endpoints.trigger()
+    return Answer(202, b"fetch triggered\n")
+
+
+def _reconcile(endpoints: LoopEndpoints, authorization: str) -> Answer:
+    token = authorization.removeprefix("Bearer ").strip()
+    if not (endpoints.webhook_secret
+            and hmac.compare_digest(token.encode(), endpoints.webhook_secret)):
+        return Answer(401, b"unauthorized: send Authorization: Bearer <webhook secret>\n")
+    if not endpoints.leading() or endpoints.request_pass is None:
+        return Answer(503, b"standby: this replica does not lead; retry (another replica "
+                           b"leads)\n")
+    before = endpoints.request_pass()
+    return Answer(202, json.dumps({"accepted": True, "passesBefore": before}).encode(),
+                  "application/json")
+
+
+def _health(endpoints: LoopEndpoints, request: _Request) -> Answer | None:
+    """/healthz and /readyz, answered at once on the event loop (never queued behind work)."""
+    if request.method == "GET" and request.path == "/healthz":
+        return Answer(200, b"ok\n")
+    if request.method == "GET" and request.path == "/readyz":
+        ready = endpoints.ready()
+        return Answer(200 if ready else 503, b"ready\n" if ready else b"not ready\n")
+    return None
+
+
+class _Connections:
+    """Open connections, in total and per client address (event-loop thread only)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.by_client: dict[str, int] = {}
+
+    def admit(self, client: str) -> bool:
+        if self.total >= MAX_CONNECTIONS or self.by_client.get(client, 0) >= PER_CLIENT:
+            return False
+        self.total += 1
+        self.by_client[client] = self.by_client.get(client, 0) + 1
+        return True
+
+    def release(self, client: str) -> None:
+        self.total -= 1
+        left = self.by_client[client] - 1
+        if left:
+            self.by_client[client] = left
+        else:
+            del self.by_client[client]
+
+
+async def _write(writer: asyncio.StreamWriter, answer: Answer) -> None:
+    head = (f"HTTP/1.1 {answer.status} {HTTPStatus(answer.status).phrase}\r\n"
+            f"Content-Type: {answer.content_type}\r\nContent-Length: {len(answer.body)}\r\n"
+            "Connection: close\r\n\r\n").encode()
+    writer.write(head + answer.body)
+    with contextlib.suppress(OSError, asyncio.TimeoutError):
+        await asyncio.wait_for(writer.drain(), REQUEST_DEADLINE)
+
+
+async def _serve(endpoints: LoopEndpoints, connections: _Connections,
+                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    peer = writer.get_extra_info("peername")
+    client = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+    if not connections.admit(client):
+        await _write(writer, Answer(503, b"too many connections\n"))
+        writer.close()
+        return
+    try:
+        try:
+            request = await asyncio.wait_for(_read_request(reader), REQUEST_DEADLINE)
+        except _BadRequest as bad:
+            await _write(writer, bad.answer)
+            return
+        except TimeoutError:
+            await _write(writer, Answer(408, b"request not sent in time\n"))
+            return
+        answer = _health(endpoints, request)
+        if answer is None:
+            answer = await asyncio.to_thread(respond, endpoints, request)
+        await _write(writer, answer)
+    except (ConnectionError, OSError):
+        return
+    finally:
+        connections.release(client)
+        writer.close()
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -167,23 +231,55 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 
 class EndpointServer:
+    """The endpoints on their own event loop, in a daemon thread."""
+
     def __init__(self, listen: tuple[str, int], endpoints: LoopEndpoints):
+        host, port = listen
         try:
-            self._server = _Server(listen, endpoints)
+            self._socket = socket.create_server((host, port), backlog=128)
         except OSError as exc:
-            host, port = listen
             raise ConfigError(f"cannot listen on {host}:{port} (--listen): "
                               f"{exc.strerror or exc}") from None
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._endpoints = endpoints
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="gitgate-endpoints")
 
     @property
     def port(self) -> int:
-        return self._server.server_address[1]
+        return int(self._socket.getsockname()[1])
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        connections = _Connections()
+        server = self._loop.run_until_complete(asyncio.start_server(
+            lambda r, w: _serve(self._endpoints, connections, r, w), sock=self._socket,
+            limit=MAX_HEADER_BYTES))
+        self._ready.set()
+        try:
+            self._loop.run_forever()
+        finally:  # connections still open are ended, each closing its socket
+            server.close()
+            pending = asyncio.all_tasks(self._loop)
+            for task in pending:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self._loop.run_until_complete(server.wait_closed())
+            self._loop.close()
 
     def start(self) -> EndpointServer:
         self._thread.start()
+        self._ready.wait(10)
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+        else:
+            self._socket.close()

@@ -23,7 +23,7 @@ from gitgate.errors import KubeError
 from gitgate.hookphases import syncing, watched, with_hooks
 from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
-from gitgate.render.pipeline import RepoRender, render_repo
+from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo
 from gitgate.render.tools import Tools
 from gitgate.rollouts import Members, with_rollouts
 from gitgate.source.git import revision_of
@@ -54,9 +54,12 @@ def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = No
 
 def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                   bundle_glob: str | None = None, revision: str | None = None,
-                  cache: RenderCache | None = None) -> Checkout:
-    """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles."""
-    rendered = render_repo(root, tools, cache=cache)
+                  cache: RenderCache | None = None,
+                  scope_of: ScopeOf | None = None) -> Checkout:
+    """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles.
+    `scope_of` (an API server's discovery) says which kinds the repo does not define are
+    namespaced."""
+    rendered = render_repo(root, tools, cache=cache, scope_of=scope_of)
     plan = plan_rendered(rendered, now, revision)
     if bundle_glob is not None:
         plan = replace(plan, bundles=tuple(b for b in plan.bundles
@@ -71,7 +74,7 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     """One pass: render, plan at `options.now`, apply. Bundles outside `bundle_glob` are
     neither written nor taken for bundles that left Git."""
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
-                             revision=revision, cache=cache)
+                             revision=revision, cache=cache, scope_of=cluster.scope_of)
     scope = None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
     plan = hooked(rolled_out(checkout.plan, cluster, options), cluster, options)
     return plan, run_pass(plan, cluster, options, scope=scope, stop=stop)

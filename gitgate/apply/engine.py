@@ -34,6 +34,7 @@ from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import FIELD_MANAGER, Hashed, Manifest, ObjectRef, Verdict
+from gitgate.model.ownership import identity_problem, owned_by, state_problem
 from gitgate.plan import BundlePlan, Plan
 from gitgate.timespec import rfc3339
 
@@ -46,6 +47,7 @@ class ClusterPort(Protocol):
              label_selector: str = "") -> list[Manifest]: ...
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
     def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]: ...
+    def scope_of(self, api_version: str, kind: str) -> bool | None: ...
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,9 @@ class BundleResult:
     message: str = ""
     changes: ChangeSet = field(default_factory=ChangeSet)  # from the server's answers
     kept: list[ObjectRef] = field(default_factory=list)  # prune disabled by annotation
+    # left Git, but the live object is not marked as this bundle's (or is gitgate's own):
+    # never deleted, no longer tracked
+    not_owned: list[ObjectRef] = field(default_factory=list)
     prune_failed: list[ObjectRef] = field(default_factory=list)
     failed: bool = False
 
@@ -526,9 +531,15 @@ def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
         ref = ObjectRef.of(obj)
         entry = by_ref[ref]
         try:
+            if state_problem(obj) or identity_problem(obj):
+                unit.result.not_owned.append(ref)  # never gitgate's own state, never a path
+                unit.entries.pop(ref, None)
+                continue
             live = cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name)
             annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
-            if live is not None and annotations.get(PRUNE_ANNOTATION) == "disabled":
+            if live is not None and not owned_by(live, unit.result.bundle):
+                unit.result.not_owned.append(ref)  # someone else's now: left alone, untracked
+            elif live is not None and annotations.get(PRUNE_ANNOTATION) == "disabled":
                 unit.result.kept.append(ref)
             elif live is not None:
                 cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)

@@ -10,10 +10,9 @@ from functools import cached_property
 from typing import Any
 
 from gitgate.model import Hashed, Manifest, ObjectRef
+from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
+from gitgate.model.ownership import SYSTEM_NAMESPACE as NAMESPACE
 
-NAMESPACE = "gitgate-system"
-INVENTORY_LABEL = "gitgate.io/inventory"
-INSTANCE_LABEL = "gitgate.io/instance"
 DEFAULT_INSTANCE = "default"
 SKIP_PROPAGATION = "namespace.karmada.io/skip-auto-propagation"
 PRUNE_ANNOTATION = "gitgate.io/prune"

@@ -27,9 +27,18 @@ from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
 from gitgate.apply.changeset import Applied
 from gitgate.apply.fanout import MAX_CONCURRENCY
-from gitgate.apply.kubeerrors import RetryPolicy, Timeouts, credential_error, transport_error
+from gitgate.apply.kubeerrors import (
+    RetryPolicy,
+    Timeouts,
+    credential_error,
+    display_url,
+    hide_values,
+    secret_values,
+    transport_error,
+)
 from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
+from gitgate.model.ownership import api_version_problem, segment_problem
 
 DISCOVERY_REFRESH = 10.0  # seconds between re-reads of one group's discovery on a miss
 _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
@@ -117,7 +126,7 @@ class KubeCluster:
         self.api = api
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
-        self.server = api.configuration.host
+        self.server = display_url(api.configuration.host)  # never its user:password
         self._discovery: dict[str, dict[str, ApiResource]] = {}
         self._refreshed: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -209,15 +218,33 @@ class KubeCluster:
                             "CRD installed and established?)", status=404, api_reason="NotFound")
         return resource
 
+    def scope_of(self, api_version: str, kind: str) -> bool | None:
+        """Whether the API server serves `kind` as namespaced; None when it does not serve it
+        (or cannot be asked now: then the repo's own knowledge decides)."""
+        if api_version_problem(api_version):
+            return None
+        try:
+            return self.resource_for(api_version, kind).namespaced
+        except GitgateError:
+            return None
+
     def path_for(self, api_version: str, kind: str, namespace: str, name: str = "") -> str:
+        """The object's URL path, built only from segments that stay segments (a name with
+        '/' or '..' never walks to another object's path, whatever let it through)."""
+        for value in (namespace, name):
+            if value and segment_problem(value):
+                raise KubeError(f"{kind} {namespace + '/' if namespace else ''}{name!r}: "
+                                f"{segment_problem(value)}; refusing to build a request for it")
+        if api_version_problem(api_version):
+            raise KubeError(f"apiVersion {api_version!r}: {api_version_problem(api_version)}")
         resource = self.resource_for(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
         if resource.namespaced:
             if not namespace:
                 raise KubeError(f"{kind} {name} needs a namespace")
-            base += f"/namespaces/{quote(namespace)}"
+            base += f"/namespaces/{quote(namespace, safe='')}"
         base += f"/{resource.plural}"
-        return base + (f"/{quote(name)}" if name else "")
+        return base + (f"/{quote(name, safe='')}" if name else "")
 
     # ------------------------------------------------------------ verbs
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
@@ -231,10 +258,16 @@ class KubeCluster:
             query["force"] = "true"
         if dry_run:
             query["dryRun"] = "All"
-        status, body = self.request("PATCH", path, query=query, body=obj,
-                                    content_type="application/apply-patch+yaml")
+        hidden = secret_values(obj)  # a Secret's values never leave in an error
+        try:
+            status, body = self.request("PATCH", path, query=query, body=obj,
+                                        content_type="application/apply-patch+yaml")
+        except KubeError as exc:
+            if hidden:
+                raise _without(exc, hidden) from None
+            raise
         if status >= 300:
-            raise self._error(ref, "apply", status, body)
+            raise _without(self._error(ref, "apply", status, body), hidden)
         return Applied(body, created=status == 201)
 
     def _served_path(self, api_version: str, kind: str, namespace: str, name: str) -> str | None:
@@ -339,6 +372,14 @@ class KubeCluster:
 
 
 # ---------------------------------------------------------------------------- leader election
+def _without(error: KubeError, hidden: tuple[str, ...]) -> KubeError:
+    """The error with none of `hidden` in its message (the same error when there are none)."""
+    if hidden:
+        error.message = hide_values(error.message, hidden)
+        error.args = (error.message,)
+    return error
+
+
 class _StoppableLeaseLock(LeaseLock):
     """The client's LeaseLock bound to our ApiClient; once stopped it neither reads nor renews,
     so the lease runs out and a standby takes over."""

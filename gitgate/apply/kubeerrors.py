@@ -7,11 +7,13 @@ server URL or the verb and resource, never a token.
 
 from __future__ import annotations
 
+import base64
+import json
 import socket
 import ssl
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from gitgate.errors import KubeError, Reason
 
@@ -56,6 +58,54 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def _named(chain: list[BaseException], *names: str) -> bool:
     return any(type(e).__name__ in names for e in chain)
+
+
+HIDDEN = "(value hidden)"
+HIDDEN_MESSAGE = ("the API server's message is hidden: it may quote a value of this Secret, "
+                  "whose values never leave gitgate")
+
+
+def secret_values(obj: Any) -> tuple[str, ...]:
+    """Every value a Secret holds, as written and (for `data`) decoded, longest first; () for
+    any other object. An API error about the Secret may quote any of them, in any words."""
+    if not isinstance(obj, dict) or obj.get("kind") != "Secret" or "/" in str(
+            obj.get("apiVersion", "")):
+        return ()
+    found: set[str] = set()
+    for key in ("data", "stringData"):
+        values = obj.get(key)
+        for value in values.values() if isinstance(values, dict) else [values]:
+            if value is None:
+                continue
+            text = value if isinstance(value, str) else json.dumps(value)
+            found |= {text, json.dumps(text)[1:-1]}
+            if key == "data" and isinstance(value, str):
+                try:
+                    decoded = base64.b64decode(value, validate=True).decode("utf-8")
+                except (ValueError, UnicodeDecodeError):
+                    continue
+                found |= {decoded, json.dumps(decoded)[1:-1]}
+    return tuple(sorted((v for v in found if v), key=len, reverse=True))
+
+
+def hide_values(message: str, values: tuple[str, ...]) -> str:
+    """`message` with each of `values` replaced; wholly replaced when a value is too short to
+    be told from ordinary words."""
+    if any(len(v) < 4 for v in values):
+        return HIDDEN_MESSAGE
+    for value in values:
+        message = message.replace(value, HIDDEN)
+    return message
+
+
+def display_url(url: str) -> str:
+    """The server URL fit to print: a `user:password@` in it (some kubeconfigs carry one) and
+    any query are left out."""
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def transport_error(exc: BaseException, server: str, timeouts: Timeouts) -> tuple[KubeError,
@@ -117,7 +167,8 @@ def _message(body: Any) -> str:
 
 
 def credential_error(status: int, body: Any, method: str, path: str) -> KubeError | None:
-    """401, or a 403 from authorization (not from admission or a terminating namespace)."""
+    """401, or a 403 from authorization (not from admission, a webhook's or a
+    ValidatingAdmissionPolicy's, or a terminating namespace)."""
     if status == 401:
         return KubeError("unauthorized (check the token in KUBECONFIG, or the client "
                          "certificate; it may have expired)", status=401,
@@ -126,7 +177,7 @@ def credential_error(status: int, body: Any, method: str, path: str) -> KubeErro
         return None
     message = _message(body)
     causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body, dict) else []
-    if "admission webhook" in message or any(
+    if "admission webhook" in message or "denied request" in message or any(
             c.get("reason") == Reason.NAMESPACE_TERMINATING for c in causes):
         return None
     verb, resource = verb_and_resource(method, path)

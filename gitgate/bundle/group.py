@@ -2,37 +2,56 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from gitgate.bundle import deps
+from gitgate.errors import Reason
 from gitgate.memo import Memo, derive
 from gitgate.model import (
-    BUNDLE_LABEL,
     Bundle,
+    BundleOptions,
     Manifest,
     ObjectRef,
     RenderedSource,
-    bundle_from_label,
 )
 from gitgate.model.hooks import HookError, Skipped, generated_name, hook_of
+from gitgate.model.labels import stored_name
 from gitgate.model.objects import Problem
+from gitgate.model.ownership import claim_problem, claimed_bundle
 from gitgate.render.post import with_bundle_label
 
 
-def bundle_digest(objects: Iterable[Manifest]) -> str:
-    """A stable sha256 of a bundle's rendered objects (order and key order do not matter)."""
-    ordered = sorted(objects, key=lambda o: ObjectRef.of(o))
-    canonical = json.dumps(ordered, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def bundle_digest(objects: Iterable[Manifest], options: BundleOptions | None = None) -> str:
+    """A stable sha256 of a bundle's rendered objects (order and key order do not matter) and
+    of what else in `bundle.yaml` decides what the bundle does (`acting_options`): an approval
+    of one digest never approves a bundle sent elsewhere or rolled out otherwise."""
+    ordered: list[Any] = sorted(objects, key=lambda o: ObjectRef.of(o))
+    if options is not None:
+        ordered = [*ordered, acting_options(options)]
+    canonical = json.dumps(ordered, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                           default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _label_override(obj: Manifest) -> str | None:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    value = labels.get(BUNDLE_LABEL)
-    return bundle_from_label(value) if isinstance(value, str) and value else None
+def acting_options(options: BundleOptions) -> dict[str, Any]:
+    """The bundle.yaml (and gitgate.yaml defaults) fields that change where or how a bundle
+    goes without changing its rendered objects."""
+    return {"gitgate.io/options": {
+        "placement": options.placement, "labels": options.labels,
+        "dependsOn": list(options.depends_on),
+        "rollout": dataclasses.asdict(options.rollout) if options.rollout else None}}
+
+
+def _label_override(obj: Manifest, base: str) -> str | None:
+    """The bundle the object's label moves it to: only within its own source (rendering
+    fails a source whose label names another bundle; this keeps grouping safe by itself)."""
+    return None if claim_problem(obj, base) else claimed_bundle(obj)
 
 
 def _single(owners: set[str]) -> str | None:
@@ -70,7 +89,7 @@ def split_by_app(base: str, objects: list[Manifest]) -> dict[ObjectRef, str]:
 
 def group_source(rendered: RenderedSource) -> list[Bundle]:
     """One bundle per source, or one per application with `split: app`.
-    A `gitgate.io/bundle` label on an object moves it to the named bundle."""
+    A `gitgate.io/bundle` label on an object moves it to another bundle of its source."""
     source = rendered.source
     base = source.bundle_name
     labels = dict(source.options.labels)
@@ -83,7 +102,7 @@ def group_source(rendered: RenderedSource) -> list[Bundle]:
         names = {ObjectRef.of(o): base for o in objects}
     members: dict[str, list[Manifest]] = {}
     for obj in objects:
-        name = _label_override(obj) or names[ObjectRef.of(obj)]
+        name = _label_override(obj, base) or names[ObjectRef.of(obj)]
         members.setdefault(name, []).append(with_bundle_label(obj, name))
     if not members:
         members[base] = []
@@ -110,10 +129,10 @@ def _bundle(name: str, source, objects: list[Manifest], labels: dict[str, str]) 
             kept.append(obj)
     if problems:
         return Bundle(name, source, (), tuple(problems), labels)
-    base = digest = bundle_digest(kept)
+    base = digest = bundle_digest(kept, source.options)
     named = [name_generated(o, base) for o in kept]
     if any(a is not b for a, b in zip(named, kept, strict=True)):
-        digest = bundle_digest(named)
+        digest = bundle_digest(named, source.options)
     skipped = [name_generated(o, base) for o in skipped]
     return Bundle(name, source, tuple(sorted(named, key=ObjectRef.of)), (), labels,
                   tuple(sorted(zip((ObjectRef.of(o) for o in skipped), why, strict=True))),
@@ -137,4 +156,37 @@ def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None) -> l
     keeps the bundles it had (the same objects, so what is derived from them is kept too)."""
     bundles = [b for r in rendered
                for b in derive(memo, "bundles", r, (), partial(group_source, r))]
-    return sorted(bundles, key=lambda b: b.name)
+    return sorted(_one_source_per_name(bundles), key=lambda b: b.name)
+
+
+def _one_source_per_name(bundles: list[Bundle]) -> list[Bundle]:
+    """A bundle name (as stored: `shop/carts` and `shop.carts` are one) comes from one source.
+    When an app of a split source and another source claim one, every bundle of both sources
+    fails (nothing of theirs is written or pruned), and one failed bundle stands for the name."""
+    sources: dict[str, set[str]] = {}
+    for bundle in bundles:
+        sources.setdefault(stored_name(bundle.name), set()).add(bundle.source.path)
+    clashes = {key: paths for key, paths in sources.items() if len(paths) > 1}
+    if not clashes:
+        return bundles
+    blamed: dict[str, list[Problem]] = {}
+    for key, paths in sorted(clashes.items()):
+        for path in sorted(paths):
+            others = ", ".join(sorted(p for p in paths if p != path))
+            blamed.setdefault(path, []).append(Problem(
+                path, f"the bundle name {key!r} is also claimed by {others}; a name belongs to "
+                "one source, so neither is applied until one of them is renamed", path, None,
+                Reason.DUPLICATE_BUNDLE))
+    out: dict[str, Bundle] = {}
+    for bundle in bundles:
+        problems = blamed.get(bundle.source.path)
+        if problems is not None:
+            told = any(p.reason == Reason.DUPLICATE_BUNDLE for p in bundle.problems)
+            bundle = Bundle(bundle.name, bundle.source, (),
+                            bundle.problems + (() if told else tuple(problems)), bundle.labels)
+        key = stored_name(bundle.name)
+        if key in out:
+            merged = tuple(dict.fromkeys(out[key].problems + bundle.problems))
+            bundle = replace(out[key], problems=merged)
+        out[key] = bundle
+    return list(out.values())

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+
 from gitgate.errors import GitgateError
 from gitgate.output import console
+from gitgate.render.sandbox import stop_all
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,10 +19,26 @@ def main(argv: list[str] | None = None) -> int:
 
         argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
+    _stop_tools_on_sigterm()
     try:
         return int(args.func(args))
     except GitgateError as exc:
         console.error(exc)
         return 2
     except KeyboardInterrupt:
+        stop_all()  # the tools run in sessions of their own: Ctrl-C never reached them
         return 130
+
+
+def _stop_tools_on_sigterm() -> None:
+    """SIGTERM ends any command with the helm and kustomize it started (they run in their own
+    sessions, so a signal to gitgate's group would not reach them); `run` installs its own
+    graceful handler later."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        stop_all()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -181,12 +185,34 @@ def cmd_status(args: argparse.Namespace) -> int:
         _show_status(args, cluster, None)
         return 0
     shown: dict[str, Any] | None = None
-    try:
-        while True:  # like `kubectl get -w`: print again whenever something changed
+    with _interrupt_ends() as ended:
+        while not ended.is_set():  # like `kubectl get -w`: print again on every change
             shown = _show_status(args, cluster, shown)
-            time.sleep(WATCH_EVERY)
-    except KeyboardInterrupt:  # Ctrl-C ends a watch: that is its normal end
-        return 0
+            ended.wait(WATCH_EVERY)
+    return 0  # Ctrl-C ends a watch: that is its normal end
+
+
+@contextlib.contextmanager
+def _interrupt_ends() -> Iterator[threading.Event]:
+    """Ctrl-C sets the event instead of raising in the middle of a request (where it could
+    leave the HTTP client's locks held and the exit hanging); a second Ctrl-C raises."""
+    ended = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield ended
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        if ended.is_set():
+            raise KeyboardInterrupt
+        ended.set()
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield ended
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _show_status(args: argparse.Namespace, cluster: ClusterPort,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gitgate.apply.engine import ClusterPort
-from gitgate.apply.kubeerrors import Timeouts
+from gitgate.apply.kubeerrors import Timeouts, display_url
 from gitgate.output import console
 from gitgate.timespec import duration_flag
 
@@ -25,6 +25,6 @@ def cluster_from(args: argparse.Namespace) -> ClusterPort:
     timeouts = timeouts_from(args)
     api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
     if tls_verification_off(api):
-        console.warn(f"TLS verification is off for {api.configuration.host} "
+        console.warn(f"TLS verification is off for {display_url(api.configuration.host)} "
                      "(insecure-skip-tls-verify in the kubeconfig)")
     return KubeCluster(api, timeouts=timeouts)

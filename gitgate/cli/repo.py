@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitgate.apply.changeset import Action
-from gitgate.apply.engine import ApplyOptions
+from gitgate.apply.engine import ApplyOptions, ClusterPort
 from gitgate.apply.livediff import live_diff
 from gitgate.bundle.group import group_all
 from gitgate.check import check_report
@@ -102,10 +102,11 @@ def warn_if_empty(root: Path, plan: Plan) -> None:
                      "`paths`)")
 
 
-def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None = None
-              ) -> Checkout:
+def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None = None,
+              cluster: ClusterPort | None = None) -> Checkout:
     return plan_checkout(repo_folder(args), find_tools(args.helm, args.kustomize), now,
-                         bundle_glob=bundle_glob)
+                         bundle_glob=bundle_glob,
+                         scope_of=cluster.scope_of if cluster is not None else None)
 
 
 def _at(args: argparse.Namespace) -> datetime:
@@ -129,11 +130,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    plan = _checkout(args, _at(args), args.bundle).plan
+    cluster = cluster_from(args) if args.kubeconfig or args.context else None
+    plan = _checkout(args, _at(args), args.bundle, cluster).plan
     warn_if_empty(Path(args.path), plan)
     changes = None
-    if args.kubeconfig or args.context:
-        cluster = cluster_from(args)
+    if cluster is not None:
         options = ApplyOptions(now=plan.at, instance=args.instance)
         # where each rollout and each sync with hooks is, and what is next
         plan = hooked(rolled_out(plan, cluster, options), cluster, options)

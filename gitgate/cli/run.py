@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gitgate.apply.engine import ApplyOptions
 from gitgate.apply.inventory import NAMESPACE, system_namespace
+from gitgate.apply.kubeerrors import display_url
 from gitgate.cli.flags import (
     HelpFormatter,
     kube_flags,
@@ -129,7 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
     if tls_verification_off(api):
         log.warning("TLS verification is off for %s (insecure-skip-tls-verify)",
-                    api.configuration.host)
+                    display_url(api.configuration.host))
     cluster = KubeCluster(api, timeouts=timeouts)
     source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth)
     settings = LoopSettings(

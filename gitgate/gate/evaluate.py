@@ -96,7 +96,7 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
     states = gate_states(gates, bundles, now)
     verdicts: dict[str, BundleVerdict] = {}
     for bundle in bundles:
-        digest = bundle.digest or bundle_digest(bundle.objects)
+        digest = bundle.digest or bundle_digest(bundle.objects, bundle.source.options)
         if bundle.failed:
             reasons = tuple(HoldReason(ReasonKind.RENDER, p.reason, p.file or p.source, p.message)
                             for p in bundle.problems)

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import CroniterBadDateError, CroniterError, croniter
 
 from gitgate.errors import ConfigError, GateSpecError
+from gitgate.gate.cron import cron_problem
 from gitgate.model import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
 from gitgate.timespec import parse_duration, parse_time
 from gitgate.yamlio import YamlSyntaxError, load_documents
@@ -55,8 +56,10 @@ def _window(value: Any, index: int) -> Window:
     data = _mapping(value, where)
     _unknown(data, _WINDOW_KEYS, where + ".")
     cron = data.get("cron")
-    if not isinstance(cron, str) or not croniter.is_valid(cron):
-        raise GateSpecError(f"{where}.cron {cron!r} is not a valid cron expression")
+    problem = cron_problem(cron)
+    if problem or not croniter.is_valid(cron):
+        raise GateSpecError(f"{where}.cron {cron!r} is not a standard cron expression: "
+                            f"{problem or 'croniter cannot read it'}")
     try:  # a valid expression may still never fire (the 30th of February)
         croniter(cron, datetime(2026, 1, 1), max_years_between_matches=8).get_next(datetime)
     except (CroniterBadDateError, CroniterError, ValueError, OverflowError):
@@ -69,7 +72,7 @@ def _window(value: Any, index: int) -> Window:
         raise GateSpecError(f"{where}.timeZone {zone!r} is not an IANA time zone") from None
     if "duration" not in data:
         raise GateSpecError(f"{where}.duration is required")
-    return Window(cron, parse_duration(data["duration"]), str(zone))
+    return Window(str(cron), parse_duration(data["duration"]), str(zone))
 
 
 def _approvals(value: Any) -> tuple[Approval, ...]:

@@ -18,17 +18,43 @@ class Activity:
     next_change: datetime | None  # when `active` flips next, None if never
 
 
+FOLD_REACH = timedelta(hours=3)  # more than any zone's clock change (at most 2 hours)
+
+
+def _latest_start(window: Window, zone: ZoneInfo, now: datetime) -> datetime:
+    """The real time of the latest start at or before `now`.
+
+    Off a clock change, one cron step back from the local time is it. Near one, local times
+    no longer run with real time (in the autumn an hour repeats: 02:30 CEST comes after
+    02:10 CET on the wall), so the starts from before the change up to `now` are walked in
+    real time: a bounded walk over at most a few hours of starts."""
+    local_now = now.astimezone(zone)
+    before, after = now - FOLD_REACH, now + FOLD_REACH
+    if before.astimezone(zone).utcoffset() == after.astimezone(zone).utcoffset():
+        back = croniter(window.cron, local_now + timedelta(seconds=1))  # a start at `now`
+        return back.get_prev(datetime).astimezone(UTC)
+    walk = croniter(window.cron, (before - FOLD_REACH).astimezone(zone))
+    latest = walk.get_prev(datetime).astimezone(UTC)
+    walk = croniter(window.cron, latest.astimezone(zone))
+    while True:
+        start = walk.get_next(datetime).astimezone(UTC)
+        if start > now:
+            return latest
+        latest = max(latest, start)
+
+
 def _window_cover(window: Window, now: datetime) -> tuple[datetime | None, datetime]:
     """(end of the occurrences covering `now` or None, start of the next occurrence).
 
     Every occurrence lasts the same real time, so of those that started by `now` the latest
-    ends last: one step back is enough, whatever the cron's frequency or the duration."""
+    ends last: one step back is enough, whatever the cron's frequency or the duration (a
+    started window always lasts its duration, across a clock change too)."""
     zone = ZoneInfo(window.time_zone)
-    local_now = now.astimezone(zone)
-    back = croniter(window.cron, local_now + timedelta(seconds=1))  # a start at `now` counts
-    start = back.get_prev(datetime).astimezone(UTC)
-    end = start + window.duration
-    nxt = croniter(window.cron, local_now).get_next(datetime).astimezone(UTC)
+    end = _latest_start(window, zone, now) + window.duration
+    ahead = croniter(window.cron, now.astimezone(zone))
+    nxt = ahead.get_next(datetime).astimezone(UTC)
+    while nxt <= now:  # in a repeated hour the wall clock's next may lie in the real past
+        nxt = ahead.get_next(datetime).astimezone(UTC)
     return (end if end > now else None), nxt
 
 

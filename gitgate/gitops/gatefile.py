@@ -9,7 +9,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from gitgate.errors import ConfigError
 from gitgate.gate.spec import API_VERSION, KIND, PAUSED_FOR
+from gitgate.model import Gate
 from gitgate.timespec import rfc3339
 
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
@@ -27,9 +29,32 @@ def gate_name_for(selector: str, taken: set[str]) -> str:
 def parse_selector(selector: str) -> dict[str, Any]:
     """`shop/*` is a bundle glob; `team=payments,tier=db` is a label selector."""
     if "=" in selector:
-        labels = dict(part.split("=", 1) for part in selector.split(",") if part)
+        parts = [part for part in selector.split(",") if part.strip()]
+        odd = [part for part in parts if "=" not in part or not part.split("=", 1)[0].strip()]
+        if odd or not parts:
+            raise ConfigError(
+                f"selector {selector!r} mixes a bundle name and labels ({', '.join(odd)}): give "
+                "either a bundle glob (`shop/*`) or labels only (`team=payments,tier=db`)")
+        labels = dict(part.split("=", 1) for part in parts)
         return {"selector": {"matchLabels": {k.strip(): v.strip() for k, v in labels.items()}}}
+    if not selector.strip() or any(c in selector for c in ",\n\r\t"):
+        raise ConfigError(f"selector {selector!r} is not a bundle glob (`shop`, `shop/*`) or "
+                          "labels (`team=payments,tier=db`)")
     return {"bundles": [selector]}
+
+
+def written_for(gate: Gate, selector: str) -> bool:
+    """The gate is exactly what `gitgate pause SELECTOR` writes: it says so and selects what
+    that selector selects, nothing more (the annotation alone proves nothing: anyone can
+    write it on any gate)."""
+    if gate.paused_for != selector or gate.windows:
+        return False
+    try:
+        spec = parse_selector(selector)
+    except ConfigError:
+        return False
+    labels = spec.get("selector", {}).get("matchLabels", {})
+    return gate.bundles == tuple(spec.get("bundles", ())) and dict(gate.match_labels) == labels
 
 
 def new_gate(name: str, selector: str, reason: str, *, action: str = "hold",

@@ -64,6 +64,27 @@ def _push_once(repo: git.Repo, branch: str, remote: str) -> str | None:
     return None
 
 
+def unpushed(repo: git.Repo, branch: str, remote: str = "origin") -> list[str]:
+    """The one-line summaries of the local commits of `branch` that `remote` does not have
+    (fetched first): a push would send them along with a gate."""
+    try:
+        repo.git.fetch("--quiet", remote, branch)
+    except git.GitCommandError as exc:
+        detail = (exc.stderr or str(exc)).strip()
+        if "couldn't find remote ref" not in detail:
+            raise GitOpError(f"could not fetch {branch} from {remote} before pushing "
+                             f"({detail.splitlines()[-1] if detail else 'no answer'}); nothing "
+                             "was written") from None
+        return [_summary(c) for c in repo.iter_commits(branch)]
+    return [_summary(c) for c in repo.iter_commits(f"{remote}/{branch}..{branch}")]
+
+
+def _summary(commit: git.Commit) -> str:
+    subject = commit.summary
+    return f"{commit.hexsha[:8]} " + (subject.decode("utf-8", "replace")
+                                      if isinstance(subject, bytes) else subject)
+
+
 def push(repo: git.Repo, branch: str, remote: str = "origin", attempts: int = 3) -> int:
     """Push `branch`; when the remote moved on, fetch, rebase the local commit onto it and push
     again (at most `attempts` times). Returns how many rebases it took."""

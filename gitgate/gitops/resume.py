@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gitgate.gate.evaluate import GateState, gate_covers
+from gitgate.gitops.gatefile import written_for
 from gitgate.model import Bundle
 
 
@@ -57,7 +58,7 @@ def resume_edits(selector: str, gates: tuple[GateState, ...], selected: list[Bun
         if not state.active or not holding:
             continue
         others = sorted(set(state.covers) - chosen)
-        if gate.paused_for == selector or (not others and not gate.windows):
+        if written_for(gate, selector) or (not others and not gate.windows):
             edits.append(GateEdit(gate.file, gate.name))
             continue
         if gate.windows:

@@ -21,6 +21,7 @@ from gitgate.gitops.gatefile import (
     parse_selector,
     with_approval,
     with_until,
+    written_for,
 )
 from gitgate.gitops.repo import (
     commit_only,
@@ -29,6 +30,7 @@ from gitgate.gitops.repo import (
     head_snapshot,
     open_repo,
     push,
+    unpushed,
 )
 from gitgate.gitops.resume import GateEdit, resume_edits
 from gitgate.model import Bundle, Gate
@@ -77,9 +79,21 @@ def selected_bundles(selector: str, bundles: list[Bundle]) -> list[Bundle]:
 
 
 def _branch(repo: GitRepo) -> tuple[Repo, str]:
-    """The Git repo and its branch, checked before anything is written."""
+    """The Git repo and its branch, checked before anything is written. With `--push`, the
+    branch may hold no commit origin lacks: the push would send it along with the gate (a
+    "WIP, do not push" commit going out with a freeze)."""
     git = open_repo(repo.root)
-    return git, ensure_branch(git)
+    branch = ensure_branch(git)
+    if repo.push:
+        ahead = unpushed(git, branch)
+        if ahead:
+            shown = "; ".join(ahead[:5]) + (f"; and {len(ahead) - 5} more" if len(ahead) > 5
+                                            else "")
+            raise ConfigError(
+                f"{branch} has {len(ahead)} commit(s) origin does not have ({shown}); --push "
+                "would send them with the gate, so nothing was written. Push or drop them "
+                "first, or pause from a clean clone of origin")
+    return git, branch
 
 
 def _commit(repo: GitRepo, checked: tuple[Repo, str], paths: list[Path], message: str,
@@ -115,8 +129,11 @@ def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: s
     if not matched:
         known = ", ".join(b.name for b in _bundles(plan)) or "none"
         raise ConfigError(f"selector {selector!r} matches no bundle (bundles: {known})")
-    same = next((s.gate for s in plan.gates if s.active and s.gate.paused_for == selector
-                 and str(s.gate.action) == action and s.gate.clusters == clusters), None)
+    # the pause's own gate, proven by what it selects and covers now (not by its annotation);
+    # a broader freeze does not count: this pause must outlive its lifting
+    same = next((s.gate for s in plan.gates if s.active and written_for(s.gate, selector)
+                 and str(s.gate.action) == action and s.gate.clusters == clusters
+                 and {b.name for b in matched} <= set(s.covers)), None)
     if same is not None:
         return _already_paused(repo, checked, same, until)
     taken = {s.gate.name for s in plan.gates} | {p.stem for p in (repo.root / gates_path).glob("*")}

@@ -19,3 +19,10 @@ def bundle_label_value(bundle: str) -> str:
 
 def bundle_from_label(value: str) -> str:
     return value.replace("_", "/")
+
+
+def stored_name(bundle: str) -> str:
+    """The form a bundle's name takes in the names gitgate gives objects (inventories,
+    policies: `shop/carts` -> `shop.carts`). Two bundles with the same stored name would
+    write each other's state, so they count as one name."""
+    return bundle.replace("/", ".")

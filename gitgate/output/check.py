@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from gitgate.check import Report
+from gitgate.output.console import single_line
 from gitgate.output.documents import document
 
 
@@ -19,9 +20,10 @@ def check_text(report: Report) -> str:
     lines = []
     for case in report.cases:
         lines.append(f"{'ok' if not case.failures else 'FAIL':4}  {case.classname:14} "
-                     f"{case.name}" + (f"  ({case.note})" if case.note and not case.failures
-                                       else ""))
-        lines += [f"      [{failure.type}] {failure.message}" for failure in case.failures]
+                     f"{single_line(case.name)}" + (f"  ({single_line(case.note)})"
+                                                 if case.note and not case.failures else ""))
+        lines += [f"      [{failure.type}] {single_line(failure.message)}"
+                  for failure in case.failures]
     lines.append(f"{report.passed} of {len(report.cases)} checks ok")
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,7 @@ from gitgate.apply.changeset import Change
 from gitgate.errors import Reason
 from gitgate.karmada.hooks import sync_plan
 from gitgate.model import ObjectRef
+from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, rfc3339, table
 from gitgate.plan import BundlePlan, Plan
@@ -133,11 +134,8 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
     phases = phases_lines(plan)
     if phases:
         lines += ["", "hooks:", *(f"  {line}" for line in phases)]
-    for problem in plan.problems:
-        lines.append(f"error: {problem.location()}: [{problem.reason}] {problem.message}")
-    for bad in plan.invalid_gates:
-        where = f"{bad.file}:{bad.line}" if bad.line else bad.file
-        lines.append(f"error: {where}: [InvalidGate] {bad.message} (every bundle is held)")
+    lines += [problem_line(problem) for problem in plan.problems]
+    lines += [invalid_gate_line(bad.file, bad.line, bad.message) for bad in plan.invalid_gates]
     return "\n".join(lines) + "\n"
 
 

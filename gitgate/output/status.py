@@ -106,7 +106,8 @@ def pass_document(result: PassResult) -> dict[str, Any]:
                 "name": b.bundle, "verdict": b.verdict, "reason": b.reason, "message": b.message,
                 "failed": b.failed, "applied": [str(r) for r in b.applied],
                 "unchanged": b.unchanged, "pruned": [str(r) for r in b.pruned],
-                "kept": [str(r) for r in b.kept], "changes": b.changes.summary(),
+                "kept": [str(r) for r in b.kept], "notOwned": [str(r) for r in b.not_owned],
+                "changes": b.changes.summary(),
                 "pruneFailed": [str(r) for r in b.prune_failed]} for b in result.bundles]})
 
 

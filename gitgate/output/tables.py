@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gitgate.output.console import single_line
 from gitgate.timespec import rfc3339 as format_time
 
 
 def table(rows: list[list[str]]) -> str:
+    """Cells are escaped to one line each: a name with a newline never forges a row."""
+    rows = [[single_line(cell) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                      for r in rows)

@@ -26,6 +26,7 @@ from gitgate.model import (
 from gitgate.render import post
 from gitgate.render.cache import RenderCache, cache_key
 from gitgate.render.helm import make_client, render_helm
+from gitgate.render.helm_schema import check_chart_schemas
 from gitgate.render.kustomize import kustomize_build
 from gitgate.render.kustomize_guard import check_kustomization
 from gitgate.render.rawyaml import render_raw
@@ -59,15 +60,71 @@ def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools |
     if tools is None:
         raise ToolMissing("helm and kustomize are needed to render this source")
     if source.kind is SourceKind.HELM:
+        check_chart_schemas(tree, source.path)  # before helm resolves any $ref
         return render_helm(helm_client(), tree, root, source)  # type: ignore[arg-type]
     folder = join(source.path, source.options.kustomize_dir or ".").removesuffix("/.")
     check_kustomization(tree, folder)
     return kustomize_build(tools.kustomize, root / folder, display=folder)
 
 
+@dataclass(frozen=True)
+class Budget:
+    """How many objects one source, and one pass over the whole repo, may render: a repo
+    that renders more fails where it is largest instead of exhausting gitgate's memory."""
+
+    per_source: int = 20_000  # GITGATE_RENDER_MAX_OBJECTS
+    per_pass: int = 200_000  # GITGATE_PASS_MAX_OBJECTS
+
+    @classmethod
+    def from_env(cls) -> Budget:
+        source = os.environ.get("GITGATE_RENDER_MAX_OBJECTS", "")
+        total = os.environ.get("GITGATE_PASS_MAX_OBJECTS", "")
+        return cls(int(source) if source.isdigit() else cls.per_source,
+                   int(total) if total.isdigit() else cls.per_pass)
+
+
+def _source_budget(rendered: RenderedSource, budget: Budget) -> RenderedSource:
+    if len(rendered.objects) <= budget.per_source:
+        return rendered
+    return RenderedSource(rendered.source, (), (Problem(
+        rendered.source.path, f"{rendered.source.path} renders {len(rendered.objects)} "
+        f"objects, more than the {budget.per_source} one source may "
+        "(GITGATE_RENDER_MAX_OBJECTS raises the limit); nothing of it is applied",
+        rendered.source.path, None, Reason.RENDER_FAILED),))
+
+
+def within_budget(results: list[RenderedSource], limit: int) -> list[RenderedSource]:
+    """Pure: when the repo renders more than `limit` objects in all, its largest sources
+    fail (largest first, ties by path, so every pass decides alike) until the rest fit; each
+    failure names the largest sources."""
+    total = sum(len(r.objects) for r in results)
+    if total <= limit:
+        return results
+    largest = sorted(results, key=lambda r: (-len(r.objects), r.source.path))
+    named = ", ".join(f"{r.source.path} ({len(r.objects)})" for r in largest[:3])
+    dropped: set[str] = set()
+    for result in largest:
+        if total <= limit:
+            break
+        total -= len(result.objects)
+        dropped.add(result.source.path)
+    return [RenderedSource(r.source, (), (Problem(
+        r.source.path, f"the repo renders more objects than the {limit} one pass may "
+        f"(GITGATE_PASS_MAX_OBJECTS raises the limit); the largest sources fail first: "
+        f"{named}", r.source.path, None, Reason.RENDER_FAILED),))
+        if r.source.path in dropped else r for r in results]
+
+
 def render_source(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
-                  helm_client: Callable[[], object]) -> RenderedSource:
+                  helm_client: Callable[[], object],
+                  budget: Budget | None = None) -> RenderedSource:
     """Render one source; any failure becomes a Problem naming the file, never an exception."""
+    return _source_budget(_rendered(source, tree, root, tools, helm_client),
+                          budget or Budget.from_env())
+
+
+def _rendered(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
+              helm_client: Callable[[], object]) -> RenderedSource:
     link = tree.escape_from(source.path)
     if link:
         return RenderedSource(source, (), (Problem(
@@ -106,17 +163,26 @@ def _lazy_helm_client(tools: Tools | None) -> Callable[[], object]:
     return get
 
 
+ScopeOf = Callable[[str, str], "bool | None"]  # (apiVersion, kind) -> namespaced, if known
+
+
 def finish(rendered: list[RenderedSource], memo: Memo | None = None,
-           ) -> tuple[list[RenderedSource], list[Problem]]:
-    """Pure: default namespaces (CRD scopes from the whole repo), then duplicates across sources.
+           scope_of: ScopeOf | None = None) -> tuple[list[RenderedSource], list[Problem]]:
+    """Pure: default namespaces (CRD scopes from the whole repo, then what `scope_of`, the
+    API server's discovery, says of the kinds the repo does not define), then duplicates
+    across sources.
 
     A source holding an object that another source also renders fails, and so does the other:
-    gitgate cannot tell which one is meant. With a `memo`, a source the render cache handed
-    back is finished as it was in the last pass (unless the repo's CRDs changed).
+    gitgate cannot tell which one is meant; so do sources rendering one name of a kind of
+    unknown scope in different namespaces (cluster-scoped, they would be one object). With a
+    `memo`, a source the render cache handed back is finished as it was in the last pass
+    (unless the scopes changed).
     """
     crds: dict[tuple[str, str], bool] = {}
     for result in rendered:
         crds.update(derive(memo, "crds", result, (), partial(post.crd_scopes, result.objects)))
+    if scope_of is not None:
+        crds.update(_discovered(rendered, crds, memo, scope_of))
     scopes = tuple(sorted(crds.items()))
     warnings: list[Problem] = []
     placed: list[RenderedSource] = []
@@ -139,9 +205,58 @@ def finish(rendered: list[RenderedSource], memo: Memo | None = None,
             clashes.setdefault(path, []).append(Problem(
                 path, f"{ref} is also rendered by {others}; an object must come from one source",
                 path, None, Reason.DUPLICATE_OBJECT))
+    for path, problem in _scope_clashes(owners, crds):
+        clashes.setdefault(path, []).append(problem)
     final = [replace(r, objects=(), problems=r.problems + tuple(clashes[r.source.path]))
              if r.source.path in clashes else r for r in placed]
     return final, warnings
+
+
+def _discovered(rendered: list[RenderedSource], crds: dict[tuple[str, str], bool],
+                memo: Memo | None, scope_of: ScopeOf) -> dict[tuple[str, str], bool]:
+    """The API server's answer for each kind the repo uses but neither knows nor defines."""
+    answers: dict[tuple[str, str], bool] = {}
+    asked: set[tuple[str, str]] = set()
+    for result in rendered:
+        for api_version, kind in derive(memo, "kinds", result, (), partial(_kinds, result)):
+            group = api_version.rpartition("/")[0]
+            if (group, kind) in asked or post.is_namespaced(group, kind, crds) is not None:
+                continue
+            asked.add((group, kind))
+            namespaced = scope_of(api_version, kind)
+            if namespaced is not None:
+                answers[(group, kind)] = namespaced
+    return answers
+
+
+def _kinds(result: RenderedSource) -> frozenset[tuple[str, str]]:
+    return frozenset((str(o["apiVersion"]), str(o["kind"])) for o in result.objects)
+
+
+def _scope_clashes(owners: dict[ObjectRef, list[str]], crds: dict[tuple[str, str], bool]
+                   ) -> list[tuple[str, Problem]]:
+    """One name of a kind whose scope nobody knows, in several namespaces: if the kind is
+    cluster-scoped they are one live object that two places own (and one's removal deletes
+    the other's), so every source involved fails until the scope is known."""
+    spread: dict[tuple[str, str, str], dict[str, set[str]]] = {}
+    for ref, paths in owners.items():
+        if post.is_namespaced(ref.group, ref.kind, crds) is None:
+            where = spread.setdefault((ref.group, ref.kind, ref.name), {})
+            for path in paths:
+                where.setdefault(path, set()).add(ref.namespace)
+    found = []
+    for (group, kind, name), where in sorted(spread.items()):
+        namespaces = set().union(*where.values())
+        if len(namespaces) < 2:
+            continue
+        for path in sorted(where):
+            found.append((path, Problem(
+                path, f"{kind} {name} ({group}) is rendered in the namespaces "
+                f"{', '.join(sorted(namespaces))} (by {', '.join(sorted(where))}), and nothing "
+                "says whether the kind is namespaced: if it is cluster-scoped these are one "
+                "object. Add its CustomResourceDefinition to the repo, or run with "
+                "--kubeconfig so that the API server says", path, None, Reason.UNKNOWN_KIND)))
+    return found
 
 
 def _refs(result: RenderedSource) -> frozenset[ObjectRef]:
@@ -151,19 +266,27 @@ def _refs(result: RenderedSource) -> frozenset[ObjectRef]:
 def _placed(result: RenderedSource, crds: dict[tuple[str, str], bool],
             ) -> tuple[RenderedSource, list[Problem]]:
     """The source with generated names and default namespaces, and a warning per unknown
-    kind."""
+    kind. A source with an object it cannot own (`post.ownership_problems`) fails whole."""
     objects, notes = post.default_namespace(post.named_generated(result.objects),
                                             result.source.options.namespace or "default", crds)
     warnings = [Problem(result.source.path, n, result.source.path, None, Reason.UNKNOWN_KIND)
                 for n in notes]
+    refused = post.ownership_problems(objects, result.source.bundle_name)
+    if refused:
+        return replace(result, objects=(), problems=result.problems + tuple(
+            Problem(result.source.path, f"{why}; nothing of this source is applied until it "
+                    "is fixed", result.source.path, None, Reason.NOT_OWNED)
+            for why in refused)), warnings
     return replace(result, objects=tuple(objects)), warnings
 
 
 def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 only: Callable[[Source], bool] | None = None,
-                cache: RenderCache | None = None) -> RepoRender:
+                cache: RenderCache | None = None,
+                scope_of: ScopeOf | None = None) -> RepoRender:
     """Render every source of the repo at `root`. With a `cache`, a source whose inputs did
-    not change since the last call is not rendered again."""
+    not change since the last call is not rendered again. `scope_of` (the API server's
+    discovery) says whether a kind the repo does not define is namespaced."""
     root = root.resolve()
     tree = scan_repo(root)
     discovery = discover(tree)
@@ -173,10 +296,12 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     for problem in discovery.problems:
         config_problems.setdefault(problem.source, []).append(problem)
 
+    budget = Budget.from_env()
+
     def timed_render(source: Source) -> RenderedSource:
         started = time.monotonic()
         try:
-            rendered = render_source(source, tree, root, tools, helm_client)
+            rendered = render_source(source, tree, root, tools, helm_client, budget)
         except Exception as exc:  # a bug must fail this source only, never the whole pass
             rendered = RenderedSource(source, (), (Problem(
                 source.path, f"unexpected {type(exc).__name__} while rendering this source "
@@ -218,5 +343,6 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     if cache is not None:
         cache.end_round()
     memo = cache.memo if cache is not None else None
-    final, warnings = finish([r for r in results if r is not None], memo)
+    final, warnings = finish(within_budget([r for r in results if r is not None],
+                                           budget.per_pass), memo, scope_of)
     return RepoRender(root, tree, discovery, tuple(final), tuple(warnings), memo)

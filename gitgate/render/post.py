@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from gitgate.model import BUNDLE_LABEL, Manifest, bundle_label_value
 from gitgate.model.hooks import generated_name
+from gitgate.model.ownership import claim_problem, identity_problem, reserved_problem
 
 # Built-in kinds that are cluster-scoped, by (group, kind). Everything else built in is namespaced.
 CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset({
@@ -63,7 +64,24 @@ def invalid_reason(document: object) -> str | None:
         missing.append("metadata.name (or metadata.generateName)")
     if missing:
         return f"object is missing {', '.join(missing)}"
+    problem = identity_problem(document)
+    if problem:
+        assert isinstance(meta, dict)
+        return f"{document['kind']} {meta.get('name') or meta.get('generateName')!r}: {problem}"
     return None
+
+
+def ownership_problems(objects: Iterable[Manifest], bundle: str) -> list[str]:
+    """One line per placed object of the source `bundle` that claims what it cannot own:
+    gitgate's or Karmada's own state, gitgate's marks, or another bundle."""
+    problems = []
+    for obj in objects:
+        why = reserved_problem(obj) or claim_problem(obj, bundle)
+        if why:
+            meta = obj["metadata"]
+            where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+            problems.append(f"{obj['kind']} {where}{meta['name']}: {why}")
+    return problems
 
 
 def _text(value: object) -> bool:
@@ -163,8 +181,15 @@ def redact_secret(obj: Manifest) -> Manifest:
         return obj
     out = dict(obj)
     for key in ("data", "stringData"):
-        values = obj.get(key)
+        if key not in obj:
+            continue
+        values = obj[key]
         if isinstance(values, dict):
-            out[key] = {k: "<redacted sha256:" + hashlib.sha256(str(v).encode()).hexdigest()[:12]
-                        + ">" for k, v in values.items()}
+            out[key] = {k: _fingerprint(v) for k, v in values.items()}
+        else:  # not a mapping (the API server refuses it): still never shown
+            out[key] = _fingerprint(values)
     return out
+
+
+def _fingerprint(value: object) -> str:
+    return "<redacted sha256:" + hashlib.sha256(str(value).encode()).hexdigest()[:12] + ">"

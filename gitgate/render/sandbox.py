@@ -1,11 +1,13 @@
 """Run a rendering tool (helm, kustomize) as an untrusted program: an environment without
-credentials, plugins or a usable proxy, its own process group, a time limit, a cap on its
-output, and a way to stop every running one at once (SIGTERM of `gitgate run`)."""
+credentials, plugins or a usable proxy, its own process group, a time limit, caps on its
+output and its memory, and a way to stop every running one at once (SIGTERM of any
+gitgate command)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -18,6 +20,9 @@ from gitgate.errors import RenderError
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT = 64 << 20  # bytes of stdout one render may produce
+# heap one tool process may map (RLIMIT_DATA: Go's heap counts, its address-space reservations
+# do not, so a normal render is unaffected and a runaway template dies at the limit)
+DEFAULT_MAX_MEMORY = 512 << 20
 
 _running: set[subprocess.Popen] = set()
 _running_lock = threading.Lock()
@@ -27,13 +32,16 @@ _running_lock = threading.Lock()
 class Limits:
     timeout: float = DEFAULT_TIMEOUT_S  # GITGATE_RENDER_TIMEOUT (seconds)
     max_output: int = DEFAULT_MAX_OUTPUT  # GITGATE_RENDER_MAX_OUTPUT (bytes)
+    max_memory: int = DEFAULT_MAX_MEMORY  # GITGATE_RENDER_MAX_MEMORY (bytes of heap)
 
     @classmethod
     def from_env(cls) -> Limits:
         timeout = os.environ.get("GITGATE_RENDER_TIMEOUT", "")
         output = os.environ.get("GITGATE_RENDER_MAX_OUTPUT", "")
+        memory = os.environ.get("GITGATE_RENDER_MAX_MEMORY", "")
         return cls(float(timeout) if timeout.replace(".", "", 1).isdigit() else cls.timeout,
-                   int(output) if output.isdigit() else cls.max_output)
+                   int(output) if output.isdigit() else cls.max_output,
+                   int(memory) if memory.isdigit() else cls.max_memory)
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ def run_tool(argv: list[str], *, cwd: Path, display: str, tool: str,
         with _running_lock:
             _running.add(process)
         try:
+            _limit_memory(process, limits.max_memory)
             return _collect(process, stdin, limits, display, tool)
         finally:
             with _running_lock:
@@ -129,11 +138,23 @@ def _collect(process: subprocess.Popen, stdin: bytes | None, limits: Limits, dis
         raise RenderError(f"{tool} wrote more than {limits.max_output} bytes rendering "
                           f"{display} and was stopped (GITGATE_RENDER_MAX_OUTPUT raises the "
                           "limit)", file=display)
+    stderr = b"".join(errors)
+    if process.returncode and b"out of memory" in stderr:
+        raise RenderError(f"{tool} ran out of its {limits.max_memory >> 20} MiB of memory "
+                          f"rendering {display} and was stopped (GITGATE_RENDER_MAX_MEMORY "
+                          "raises the limit)", file=display)
     if process.returncode is not None and process.returncode < 0 and not chunks:
         raise RenderError(f"{tool} was stopped rendering {display} (gitgate is shutting down "
                           "or the process was killed)", file=display)
     return Finished(process.returncode or 0, b"".join(chunks),
-                    b"".join(errors).decode("utf-8", "replace"))
+                    stderr.decode("utf-8", "replace"))
+
+
+def _limit_memory(process: subprocess.Popen, limit: int) -> None:
+    """RLIMIT_DATA on the tool, set from here right after it started (a preexec hook is not
+    safe in a threaded process); limits survive its exec."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError, ValueError):
+        resource.prlimit(process.pid, resource.RLIMIT_DATA, (limit, limit))
 
 
 def _kill(process: subprocess.Popen) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import Problem, Source, SourceKind, is_under, join, parent_dir
+from gitgate.model.labels import stored_name
 from gitgate.source.config import (
     BUNDLE_CONFIG,
     REPO_CONFIG,
@@ -138,13 +139,18 @@ def _kind_of(folder: str, names: set[str], tree: RepoTree) -> SourceKind | None:
 
 
 def _duplicate_names(sources: list[Source]) -> list[Problem]:
-    seen: dict[str, str] = {}
-    problems = []
+    """A bundle name belongs to one source: every claimant fails, naming the others (no
+    folder can take over another's name, whichever sorts first)."""
+    claimants: dict[str, list[Source]] = {}
     for source in sources:
-        other = seen.setdefault(source.bundle_name, source.path)
-        if other != source.path:
+        claimants.setdefault(stored_name(source.bundle_name), []).append(source)
+    problems = []
+    for same in claimants.values():
+        for source in same if len(same) > 1 else ():
+            others = ", ".join(o.path for o in same if o is not source)
             problems.append(Problem(
-                source.path, f"bundle name {source.bundle_name!r} is also used by {other}; "
-                f"set a unique `name` in {join(source.path, BUNDLE_CONFIG)}",
-                join(source.path, BUNDLE_CONFIG), None, Reason.INVALID_CONFIG))
+                source.path, f"bundle name {source.bundle_name!r} is also claimed by {others}; "
+                "a name belongs to one source, so neither is applied until one sets a unique "
+                f"`name` in {join(source.path, BUNDLE_CONFIG)}",
+                join(source.path, BUNDLE_CONFIG), None, Reason.DUPLICATE_BUNDLE))
     return problems

@@ -100,7 +100,9 @@ class _Scan:
     identity: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def walk(self, folder: str, prefix: str) -> None:
-        """One folder, then its sub-folders; links are recorded, never followed."""
+        """One folder, then its sub-folders, dot-folders included (helm's `.Files` and
+        kustomize read them); links are recorded, never followed. Only the checkout's own
+        `.git` is left out."""
         with os.scandir(folder) as entries:
             found = sorted(entries, key=lambda e: e.name)
         for entry in found:
@@ -108,7 +110,7 @@ class _Scan:
             if entry.is_symlink():
                 self.link(entry, rel)
             elif entry.is_dir(follow_symlinks=False):
-                if not entry.name.startswith("."):  # .git and other dot-folders
+                if rel != GIT_DIR:
                     self.walk(entry.path, rel + "/")
             else:
                 info = entry.stat(follow_symlinks=False)
@@ -116,10 +118,11 @@ class _Scan:
                 self.identity[rel] = (info.st_dev, info.st_ino)
 
     def link(self, entry: os.DirEntry[str], rel: str) -> None:
-        if entry.is_dir() and entry.name.startswith("."):
-            return  # a linked dot-folder is skipped like any dot-folder
+        """A link is in the repo when its target is, and is not the checkout's `.git` (its
+        config may hold the credentials the loop fetches with)."""
         target = os.path.realpath(entry.path)
-        if not os.path.exists(target) or not _within(self.root, target):
+        if (not os.path.exists(target) or not _within(self.root, target)
+                or _within(os.path.join(self.root, GIT_DIR), target)):
             self.escaping.add(rel)
         elif os.path.isdir(target):
             self.dir_links[rel] = os.path.relpath(target, self.root).replace(os.sep, "/")
@@ -129,12 +132,19 @@ class _Scan:
             self.identity[rel] = (info.st_dev, info.st_ino)
 
 
+GIT_DIR = ".git"  # the checkout's own Git folder: never a file of the repo
+
+
 def _within(root: str, path: str) -> bool:
     return path == root or path.startswith(root + os.sep)
 
 
+def _readable_path(root: str, real: str) -> bool:
+    return _within(root, real) and not _within(os.path.join(root, GIT_DIR), real)
+
+
 def scan_repo(root: Path) -> RepoTree:
-    """List a repo without following symlinks; dot-directories (.git) are skipped."""
+    """List a repo without following symlinks; only the checkout's `.git` is skipped."""
     scan = _Scan(str(root.resolve()))
     scan.walk(scan.root, "")
     root_text, escaping, identity = scan.root, frozenset(scan.escaping), scan.identity
@@ -154,7 +164,7 @@ def scan_repo(root: Path) -> RepoTree:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
                 return None
-            if identity.get(rel) != (info.st_dev, info.st_ino) and not _within(
+            if identity.get(rel) != (info.st_dev, info.st_ino) and not _readable_path(
                     root_text, os.path.realpath(path)):
                 return None
             return handle.read()
@@ -174,6 +184,13 @@ def scan_repo(root: Path) -> RepoTree:
 
 
 GATE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _hidden_folder(rel: str) -> str | None:
+    """The first dot-folder on a repo-relative path (its last part, the file, excluded)."""
+    parts = rel.split("/")[:-1]
+    hidden = next((i for i, part in enumerate(parts) if part.startswith(".")), None)
+    return None if hidden is None else "/".join(parts[:hidden + 1])
 NOT_GATES = ("README.md", ".gitkeep")  # the only other files a gates folder may hold
 
 
@@ -188,7 +205,14 @@ def gate_texts(tree: RepoTree, gates_path: str, *, configured: bool = False
         if not is_under(file, gates_path):
             continue
         name = file.rsplit("/", 1)[-1]
-        if name.lower().endswith(GATE_SUFFIXES):
+        hidden = _hidden_folder(file[len(gates_path) + 1:])
+        if hidden:
+            files[file] = Unreadable(
+                f"{file} is in the hidden folder {gates_path}/{hidden} of the gates folder: "
+                "gitgate cannot tell whether it is meant to hold, so every bundle is held "
+                "until it is moved "
+                f"into {gates_path}/ or out of the gates folder")
+        elif name.lower().endswith(GATE_SUFFIXES):
             try:
                 files[file] = tree.read(file)
             except GitgateError as exc:

@@ -79,7 +79,9 @@ def test_apply_exit_status_is_1_when_a_bundle_fails(small_repo, kube, tools, cap
     assert code == 1
     bundles = {b["name"]: b for b in doc["bundles"]}
     bad = bundles[f"{kube.run_id}-bad"]
-    assert bad["failed"] and bad["reason"] == "ApplyFailed" and "Not_Valid" in bad["message"]
+    # refused before anything is sent: the name is no DNS-1123 subdomain (issue 24)
+    assert bad["failed"] and bad["reason"] == "RenderFailed" and "Not_Valid" in bad["message"]
+    assert "DNS-1123" in bad["message"]
     assert not bundles[f"{kube.run_id}-app"]["failed"]
 
 

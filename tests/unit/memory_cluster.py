@@ -70,5 +70,8 @@ class MemoryCluster:
                                      f"{kind} {name}"))
         return self.objects.pop(_key(api_version, kind, namespace, name), None) is not None
 
+    def scope_of(self, api_version: str, kind: str) -> bool | None:
+        return None  # no discovery: the repo's own knowledge decides
+
     def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
         return []

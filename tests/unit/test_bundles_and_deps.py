@@ -81,13 +81,21 @@ def test_custom_workload_with_pod_template_is_a_root_and_hpa_pdb_follow():
         "PodDisruptionBudget": "base/web", "ConfigMap": "base"}
 
 
-def test_label_moves_an_object_to_another_bundle():
+def test_label_moves_an_object_to_another_bundle_of_its_source():
     from gitgate.model import RenderedSource
     from tests.unit.helpers import source
-    moved = cm("extra", labels={BUNDLE_LABEL: "special"})
+    moved = cm("extra", labels={BUNDLE_LABEL: "apps-x_special"})
     (a, b) = group_all([RenderedSource(source("apps/x"), (cm("stay"), moved))])
-    assert (a.name, b.name) == ("apps-x", "special")
+    assert (a.name, b.name) == ("apps-x", "apps-x/special")
     assert names(b) == ["ConfigMap/extra"]
+
+
+def test_a_label_naming_another_bundle_never_moves_an_object_there():
+    from gitgate.model import RenderedSource
+    from tests.unit.helpers import source
+    forged = cm("extra", labels={BUNDLE_LABEL: "shop"})
+    (only,) = group_all([RenderedSource(source("apps/x"), (cm("stay"), forged))])
+    assert only.name == "apps-x" and names(only) == ["ConfigMap/extra", "ConfigMap/stay"]
 
 
 def test_digest_ignores_order_and_changes_with_content():

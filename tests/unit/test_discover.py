@@ -90,11 +90,20 @@ def test_pause_file_text_is_the_reason():
     assert reasons == {"a": "INC-42 debugging", "b": "paused by a PAUSE file"}
 
 
-def test_two_sources_with_one_bundle_name_are_reported():
+def test_two_sources_with_one_bundle_name_both_fail_naming_each_other():
     tree = memory_tree({"a/bundle.yaml": "name: same\n", "a/cm.yaml": "kind: ConfigMap\n",
                         "b/bundle.yaml": "name: same\n", "b/cm.yaml": "kind: ConfigMap\n"})
-    problems = discover(tree).problems
-    assert len(problems) == 1 and "also used by a" in problems[0].message
+    problems = sorted(discover(tree).problems, key=lambda p: p.source)
+    assert [(p.source, p.file) for p in problems] == [("a", "a/bundle.yaml"),
+                                                      ("b", "b/bundle.yaml")]
+    assert "also claimed by b" in problems[0].message
+    assert "also claimed by a" in problems[1].message
+
+
+def test_a_dotted_name_and_a_derived_one_that_store_alike_are_one_name():
+    tree = memory_tree({"a/bundle.yaml": "name: x.y\n", "a/cm.yaml": "kind: ConfigMap\n",
+                        "x.y/cm.yaml": "kind: ConfigMap\n"})
+    assert {p.source for p in discover(tree).problems} == {"a", "x.y"}
 
 
 def test_bad_gitgate_yaml_names_the_file_and_line():

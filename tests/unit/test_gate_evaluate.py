@@ -54,8 +54,8 @@ CASES = [
     ("malformed-gate-holds-everything", [], [InvalidGate("gates/bad.yaml", "unknown field")],
      NOW, "shop/carts", Verdict.HELD, [(ReasonKind.INVALID_GATE, "gates/bad.yaml")], None),
     ("right-digest-approved", [gate("g", "payments", approvals=[
-        Approval("payments", bundle_digest(PAY.objects))])], [], NOW, "payments",
-     Verdict.APPLY, [(ReasonKind.APPROVED, "g")], None),
+        Approval("payments", bundle_digest(PAY.objects, PAY.source.options))])], [], NOW,
+     "payments", Verdict.APPLY, [(ReasonKind.APPROVED, "g")], None),
     ("other-digest-not-approved", [gate("g", "payments", approvals=[
         Approval("payments", "0" * 64)])], [], NOW, "payments", Verdict.HELD,
      [(ReasonKind.GATE, "g")], None),
