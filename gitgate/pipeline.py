@@ -5,6 +5,7 @@ bundles a glob selects. The CLI (`plan`, `gates`, `check`, `apply`, `pause`...) 
 from __future__ import annotations
 
 import fnmatch
+import logging
 import threading
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -17,17 +18,25 @@ from gitgate.apply.engine import (
     read_inventories,
     run_pass,
 )
+from gitgate.apply.freezefirst import suspend_first
+from gitgate.apply.inventory import Inventory
 from gitgate.apply.members import member_clusters
 from gitgate.apply.observe import observe, observe_progress
-from gitgate.errors import KubeError
+from gitgate.errors import GitgateError, KubeError
+from gitgate.gate.evaluate import gate_states
+from gitgate.gate.spec import parse_gates
 from gitgate.hookphases import syncing, watched, with_hooks
+from gitgate.model import Action
 from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo
 from gitgate.render.tools import Tools
 from gitgate.rollouts import Members, with_rollouts
+from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.git import revision_of
-from gitgate.source.tree import gate_texts
+from gitgate.source.tree import gate_texts, scan_repo
+
+log = logging.getLogger("gitgate")
 
 
 def matches(name: str, bundle_glob: str | None) -> bool:
@@ -73,11 +82,43 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
               stop: threading.Event | None = None) -> tuple[Plan, PassResult]:
     """One pass: render, plan at `options.now`, apply. Bundles outside `bundle_glob` are
     neither written nor taken for bundles that left Git."""
+    inventories = None
+    if not options.dry_run:
+        inventories = suspend_before_rendering(root, cluster, options, bundle_glob)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of)
     scope = None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
     plan = hooked(rolled_out(checkout.plan, cluster, options), cluster, options)
-    return plan, run_pass(plan, cluster, options, scope=scope, stop=stop)
+    return plan, run_pass(plan, cluster, options, scope=scope, stop=stop,
+                          inventories=inventories)
+
+
+def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOptions,
+                             bundle_glob: str | None = None) -> dict[str, Inventory] | None:
+    """Read the gate files alone (no render) and write each active suspension into the live
+    policies of the known bundles it covers, so that a freeze lands in the first seconds of a
+    pass whatever the renders take (`apply.freezefirst`). Returns the inventories it read
+    (the pass uses them: they are not read twice), None when it read none."""
+    tree = scan_repo(root)
+    try:
+        config = parse_repo_config(tree.read(REPO_CONFIG))
+    except GitgateError:
+        return None  # the pass that follows fails on it, naming the file
+    gates, _ = parse_gates(gate_texts(tree, config.gates_path,
+                                      configured=config.gates_path_configured))
+    states = gate_states([g for g in gates if g.action is Action.SUSPEND], [], options.now)
+    if not any(state.active for state in states):
+        return None  # the usual pass: no request at all
+    inventories = read_inventories(cluster, options.instance)
+    early = suspend_first(cluster, {name: inventory for name, inventory in inventories.items()
+                                    if matches(name, bundle_glob)}, states)
+    for item in early:
+        if item.written or item.error:
+            log.info("suspended %s before rendering (%s): %s%s", item.bundle,
+                     ", ".join(item.gates), ", ".join(str(r) for r in item.written) or "-",
+                     f"; failed: {item.error}" if item.error else "",
+                     extra={"event": "suspend-first", "bundle": item.bundle})
+    return inventories
 
 
 def rolled_out(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:

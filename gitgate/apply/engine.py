@@ -155,11 +155,14 @@ class _Work:
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
              scope: Callable[[str], bool] | None = None,
-             stop: threading.Event | None = None) -> PassResult:
+             stop: threading.Event | None = None,
+             inventories: dict[str, Inventory] | None = None) -> PassResult:
     """Apply `plan`. With `scope`, only bundles it accepts are touched: an inventory outside it
     is never taken for a bundle that left Git. With `stop` set, the pass ends after the object
-    in flight, prunes nothing and records status."""
-    inventories = read_inventories(cluster, options.instance)
+    in flight, prunes nothing and records status. `inventories`: as read earlier in this pass
+    (nothing in between writes them), else read here."""
+    if inventories is None:
+        inventories = read_inventories(cluster, options.instance)
     order, work = _prepare(plan, inventories, options)
     gone = _gone_bundles(plan, inventories, scope)
     prunes = sum(len(w.diff.to_prune) for w in work.values() if w.diff) + sum(

@@ -191,6 +191,8 @@ def _hidden_folder(rel: str) -> str | None:
     parts = rel.split("/")[:-1]
     hidden = next((i for i, part in enumerate(parts) if part.startswith(".")), None)
     return None if hidden is None else "/".join(parts[:hidden + 1])
+
+
 NOT_GATES = ("README.md", ".gitkeep")  # the only other files a gates folder may hold
 
 

@@ -69,13 +69,16 @@ def test_volume_mounts_are_keyed_by_mount_path(kube):
 
     def deployment(*mounts: str) -> dict:
         container = {"name": "web", "image": "nginx",
-                     "volumeMounts": [{"name": f"v{i}", "mountPath": m}
-                                      for i, m in enumerate(mounts)]}
+                     "volumeMounts": [{"name": f"v{m.strip('/')}", "mountPath": m}
+                                      for m in mounts]}
+        # a real API server refuses a mount of a volume the pod does not declare
+        volumes = [{"name": f"v{m.strip('/')}", "emptyDir": {}} for m in mounts]
         return {"apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "web", "namespace": ns},
                 "spec": {"selector": {"matchLabels": {"app": "web"}},
                          "template": {"metadata": {"labels": {"app": "web"}},
-                                      "spec": {"containers": [container]}}}}
+                                      "spec": {"containers": [container],
+                                               "volumes": volumes}}}}
 
     assert apply_as(kube, "gitgate", path, deployment("/data"))[0] == 201
     _, live = apply_as(kube, "sidecar-injector", path, deployment("/certs"))
@@ -207,8 +210,10 @@ def test_custom_resources_are_validated_against_their_crd_schema(kube):
     assert refused.value.status == 422
     assert ('spec.conflictResolution: Unsupported value: "Sometimes": supported values: '
             '"Abort", "Overwrite"') in message
-    assert "spec.resourceSelectors[0].apiVersion: Required value" in message
-    assert "spec.resourceSelectors[0].kind: Required value" in message
+    # No assertion on the selector missing apiVersion and kind: the emulator names them
+    # (`Required value`, as the CRD's schema says), but kube-apiserver 1.36 with Karmada (the
+    # harness, 2026-11-23) accepted such a selector under server-side apply and named only
+    # the enum, so only what both say is held here.
     assert kube.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy", ns, "bad") is None
 
     group = f"{kube.run_id}.example.com"
@@ -218,8 +223,11 @@ def test_custom_resources_are_validated_against_their_crd_schema(kube):
         kube.cluster.apply({"apiVersion": f"{group}/v1", "kind": "Route",
                             "metadata": {"name": "r", "namespace": ns},
                             "spec": {"rules": [{"id": "a", "value": "one"}]}})
-    assert ('spec.rules[0].value: Invalid value: "string": spec.rules[0].value in body must be '
-            'of type integer: "string"') in typed.value.message
+    # server-side apply builds a typed object before validating: a wrong type fails there
+    assert typed.value.status == 500
+    assert ('failed to create typed patch object' in typed.value.message
+            and '.spec.rules[id="a"].value: expected numeric (int or float), got string'
+            in typed.value.message)
     kube.cluster.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
                         f"routes.{group}")
 

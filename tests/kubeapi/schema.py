@@ -131,3 +131,43 @@ def message(kind: str, name: str, causes: list[Cause]) -> str:
     parts = [f"{c['field']}: {c['message']}" for c in causes]
     shown = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     return f'{kind} "{name}" is invalid: {shown}'
+
+
+_SMD_TYPES = {"integer": "numeric (int or float)", "number": "numeric (int or float)",
+              "string": "string", "boolean": "boolean", "object": "map", "array": "list"}
+
+
+def _smd_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "numeric"
+    return {str: "string", dict: "map", list: "list"}.get(type(value), type(value).__name__)
+
+
+def type_mismatch(value: Any, schema: dict, path: str = "") -> str | None:
+    """The first value of the wrong type, in structured-merge-diff's words
+    (`.spec.rules[id="a"].value: expected numeric (int or float), got string`), or None."""
+    if value is None or not schema or schema.get("x-kubernetes-int-or-string") or \
+            schema.get("x-kubernetes-preserve-unknown-fields"):
+        return None
+    wanted = schema.get("type")
+    if wanted and not _fits(value, wanted):
+        return f"{path}: expected {_SMD_TYPES.get(wanted, wanted)}, got {_smd_name(value)}"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            sub = (schema.get("properties") or {}).get(key) or schema.get(
+                "additionalProperties") or {}
+            found = type_mismatch(item, sub if isinstance(sub, dict) else {}, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        keys = schema.get("x-kubernetes-list-map-keys") or []
+        for index, item in enumerate(value):
+            where = f"[{index}]"
+            if keys and isinstance(item, dict):
+                where = "[" + ",".join(f'{k}="{item.get(k)}"' for k in keys) + "]"
+            found = type_mismatch(item, schema.get("items") or {}, path + where)
+            if found:
+                return found
+    return None

@@ -300,6 +300,21 @@ class ApiState:
                     f"spec.suspension.suspension: Invalid value: {shown}: suspension dispatching "
                     "cannot co-exist with dispatchingOnClusters.clusterNames"))
 
+    def _typed_patch(self, target: Target, config: dict) -> None:
+        """Server-side apply turns the patch into a typed object first (structured-merge-diff):
+        a value of the wrong type fails there, as a 500 without a reason, before any schema
+        validation (seen on kube-apiserver 1.36 with Karmada)."""
+        r = target.resource
+        schema = self.schemas.get((r.group, r.version, r.plural))
+        if schema is None:
+            return
+        body = {k: v for k, v in config.items() if k not in ("apiVersion", "kind", "metadata")}
+        mismatch = S.type_mismatch(body, schema)
+        if mismatch:
+            where = f"{target.namespace}/{target.name}" if target.namespace else target.name
+            raise status_error(500, "", f"failed to create typed patch object ({where}; "
+                               f"{r.group}/{r.version}, Kind={r.kind}): {mismatch}")
+
     def _validate_schema(self, target: Target, obj: dict) -> None:
         """A custom resource against its CRD's schema, as the API server validates it."""
         r = target.resource
@@ -399,6 +414,7 @@ class ApiState:
         if body_name != target.name:
             raise status_error(400, "BadRequest", f"the name of the object ({body_name}) does "
                                f"not match the name on the URL ({target.name})")
+        self._typed_patch(target, config)
         self._validate(target, {**config, "metadata": {**config.get("metadata", {}),
                                                        "name": target.name}})
         force = request.query.get("force") == "true"
