@@ -300,16 +300,23 @@ class ApiState:
                     f"spec.suspension.suspension: Invalid value: {shown}: suspension dispatching "
                     "cannot co-exist with dispatchingOnClusters.clusterNames"))
 
+    def _schema_and_body(self, target: Target, obj: dict) -> tuple[dict, dict] | None:
+        """A custom resource's fields below the top (what its CRD's schema describes) and
+        that schema; None for a kind without one."""
+        r = target.resource
+        schema = self.schemas.get((r.group, r.version, r.plural))
+        if schema is None:
+            return None
+        return ({k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")},
+                schema)
+
     def _typed_patch(self, target: Target, config: dict) -> None:
         """Server-side apply turns the patch into a typed object first (structured-merge-diff):
         a value of the wrong type fails there, as a 500 without a reason, before any schema
         validation (seen on kube-apiserver 1.36 with Karmada)."""
         r = target.resource
-        schema = self.schemas.get((r.group, r.version, r.plural))
-        if schema is None:
-            return
-        body = {k: v for k, v in config.items() if k not in ("apiVersion", "kind", "metadata")}
-        mismatch = S.type_mismatch(body, schema)
+        checked = self._schema_and_body(target, config)
+        mismatch = S.type_mismatch(*checked) if checked else None
         if mismatch:
             where = f"{target.namespace}/{target.name}" if target.namespace else target.name
             raise status_error(500, "", f"failed to create typed patch object ({where}; "
@@ -318,11 +325,8 @@ class ApiState:
     def _validate_schema(self, target: Target, obj: dict) -> None:
         """A custom resource against its CRD's schema, as the API server validates it."""
         r = target.resource
-        schema = self.schemas.get((r.group, r.version, r.plural))
-        if schema is None:
-            return
-        body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
-        causes = S.validate(body, schema)
+        checked = self._schema_and_body(target, obj)
+        causes = S.validate(*checked) if checked else None
         if causes:
             name = obj["metadata"]["name"]
             raise status_error(422, "Invalid", S.message(f"{r.kind}.{r.group}", name, causes),
