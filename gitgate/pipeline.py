@@ -99,11 +99,11 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
     policies of the known bundles it covers, so that a freeze lands in the first seconds of a
     pass whatever the renders take (`apply.freezefirst`). Returns the inventories it read
     (the pass uses them: they are not read twice), None when it read none."""
-    tree = scan_repo(root)
-    try:
-        config = parse_repo_config(tree.read(REPO_CONFIG))
+    try:  # two small scans: gitgate.yaml, then the gates folder it names (not the repo)
+        config = parse_repo_config(scan_repo(root, (REPO_CONFIG,)).read(REPO_CONFIG))
     except GitgateError:
         return None  # the pass that follows fails on it, naming the file
+    tree = scan_repo(root, (config.gates_path,))
     gates, _ = parse_gates(gate_texts(tree, config.gates_path,
                                       configured=config.gates_path_configured))
     states = gate_states([g for g in gates if g.action is Action.SUSPEND], [], options.now)

@@ -94,6 +94,7 @@ class _Scan:
     inode) as scanned, of a link's target for an in-repo file link."""
 
     root: str
+    only: tuple[str, ...] = ()  # when set, only these repo paths (and what leads to them)
     files: set[str] = field(default_factory=set)
     escaping: set[str] = field(default_factory=set)
     dir_links: dict[str, str] = field(default_factory=dict)
@@ -107,6 +108,8 @@ class _Scan:
             found = sorted(entries, key=lambda e: e.name)
         for entry in found:
             rel = prefix + entry.name
+            if self.only and not any(is_under(rel, o) or is_under(o, rel) for o in self.only):
+                continue
             if entry.is_symlink():
                 self.link(entry, rel)
             elif entry.is_dir(follow_symlinks=False):
@@ -143,9 +146,11 @@ def _readable_path(root: str, real: str) -> bool:
     return _within(root, real) and not _within(os.path.join(root, GIT_DIR), real)
 
 
-def scan_repo(root: Path) -> RepoTree:
-    """List a repo without following symlinks; only the checkout's `.git` is skipped."""
-    scan = _Scan(str(root.resolve()))
+def scan_repo(root: Path, only: tuple[str, ...] = ()) -> RepoTree:
+    """List a repo without following symlinks; only the checkout's `.git` is skipped. With
+    `only`, just those repo-relative paths (a file, or a folder and everything below it) and
+    the folders and links on the way to them: a quick look at a few files each pass."""
+    scan = _Scan(str(root.resolve()), only)
     scan.walk(scan.root, "")
     root_text, escaping, identity = scan.root, frozenset(scan.escaping), scan.identity
 

@@ -92,3 +92,24 @@ def test_a_suspend_gate_lands_while_a_render_is_still_running(tmp_path, kube, to
     _, third = reconcile(root, slow_tools, kube.cluster, replace(options, now=datetime.now(UTC)))
     assert not any(b.failed for b in third.bundles)
     assert live_suspension() is None
+
+
+@pytest.mark.parametrize("gates_path", ["gates", "ops/gates"])
+def test_the_quick_look_at_the_gates_sees_what_a_full_scan_sees(tmp_path, gates_path):
+    """The step before rendering scans only gitgate.yaml and the gates folder: a gate file, a
+    hidden draft, a link out, a symlinked sub-folder and a non-gate file are found alike (each
+    of the last four holds everything)."""
+    import os
+
+    from gitgate.source.tree import gate_texts, scan_repo
+
+    root = write_files(tmp_path / "repo", {
+        f"{gates_path}/a.yaml": "k: v\n", f"{gates_path}/.drafts/b.yaml": "k: v\n",
+        f"{gates_path}/notes.txt": "x\n", "apps/web/cm.yaml": "k: v\n"})
+    os.symlink("/etc", root / gates_path / "out")
+    os.symlink(root / "apps", root / gates_path / "linked")
+    full = gate_texts(scan_repo(root), gates_path)
+    quick = gate_texts(scan_repo(root, (gates_path,)), gates_path)
+    assert sorted(quick) == sorted(full) and len(full) == 5
+    assert {k: type(v).__name__ for k, v in quick.items()} == {
+        k: type(v).__name__ for k, v in full.items()}
