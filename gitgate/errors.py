@@ -19,6 +19,7 @@ class Reason(StrEnum):
     DUPLICATE_OBJECT = "DuplicateObject"
     NOT_OWNED = "NotOwned"
     DUPLICATE_BUNDLE = "DuplicateBundle"
+    POLICY_TAKEOVER = "PolicyTakeover"
     UNKNOWN_KIND = "UnknownKind"
     TOOL_MISSING = "ToolMissing"
     GIT_FAILED = "GitFailed"

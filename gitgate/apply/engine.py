@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from gitgate.apply import recreate, stages, suspension
+from gitgate.apply import overrides, recreate, stages, suspension
 from gitgate.apply.changeset import WRITES, Action, Applied, ChangeSet, in_place
 from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import (
@@ -75,6 +75,7 @@ class BundleResult:
     # never deleted, no longer tracked
     not_owned: list[ObjectRef] = field(default_factory=list)
     prune_failed: list[ObjectRef] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # deletes that wait for another bundle
     failed: bool = False
 
     @property
@@ -148,6 +149,7 @@ class _Work:
     steps: suspension.SuspensionSteps | None = None  # a suspended bundle's policy-first writes
     resync_only: frozenset[ObjectRef] = frozenset()  # sent only because a resync is due
     live: dict[ObjectRef, Manifest | None] = field(default_factory=dict)  # read for a resync
+    blocked: list[str] = field(default_factory=list)  # overrides left out, and why
 
     def hashed(self, obj: Manifest) -> Hashed:
         return self.plan.hashed(obj) if self.plan is not None else Hashed.of(obj)
@@ -173,8 +175,11 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     if not options.dry_run:
         _record_intent(work, staged, cluster, options)
     _read_live(work, cluster, options)
-    _apply_stages(work, order, cluster, options, staged, stop)
+    unsafe = _apply_stages(work, order, cluster, options, staged, stop)
+    _report_blocked(work)
     interrupted = stop is not None and stop.is_set()
+    guard = overrides.prune_guard((b.bundle for b in plan.bundles),
+                                  {b.bundle.name: b.verdict.verdict for b in plan.bundles}, unsafe)
     if not options.dry_run:
         for unit in work.values():
             if unit.diff is None or unit.result.failed or not unit.diff.to_prune:
@@ -189,13 +194,13 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                                        "objects gitgate manages; run with "
                                        "--allow-mass-prune if that is intended")
             else:
-                _prune(unit, unit.diff.to_prune, cluster)
+                _prune(unit, unit.diff.to_prune, cluster, guard)
         if not (mass or interrupted):
             for name, inventory in gone.items():
                 holds = gone_bundle_holds(name, dict(inventory.labels), plan.gates,
                                           plan.invalid_gates)
                 work[name] = (_held_gone_bundle(name, inventory, holds) if holds
-                              else _prune_gone_bundle(name, inventory, cluster, options))
+                              else _prune_gone_bundle(name, inventory, cluster, options, guard))
     _report_hooks(work)
     written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
     return PassResult(plan.revision, [w.result for w in work.values()], mass, written)
@@ -257,12 +262,12 @@ def _held_gone_bundle(name: str, inventory: Inventory, holds: list) -> _Work:
 
 
 def _prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
-                       options: ApplyOptions) -> _Work:
+                       options: ApplyOptions, guard: overrides.PruneGuard) -> _Work:
     """Delete every object of a bundle that left Git, then its inventory; what could not be
     deleted stays in the inventory."""
     orphan = _Work(None, inventory, None, BundleResult(name, "removed"),
                    dict(inventory.by_ref()))
-    _prune(orphan, inventory.entries, cluster)
+    _prune(orphan, inventory.entries, cluster, guard)
     if not orphan.entries:
         cluster.delete("v1", "ConfigMap", NAMESPACE, configmap_name(name, options.instance))
     else:
@@ -298,12 +303,45 @@ def _needs_confirmation(staged: dict[int, list[Manifest]]) -> bool:
 
 def _confirm_suspensions(work: dict[str, _Work], staged: dict[str, dict[int, list[Manifest]]],
                          cluster: ClusterPort, options: ApplyOptions,
-                         stop: threading.Event | None) -> None:
+                         stop: threading.Event | None) -> dict[str, str]:
+    """Wait for Karmada to show each suspension written in this pass, where templates (or
+    override policies from other bundles) are still to be written. Returns the bundles whose
+    suspension does not hold, and why; overrides aimed at them are left out of the pass."""
+    writes = overrides.override_writes(
+        {n: u.plan.bundle for n, u in work.items() if u.plan is not None},
+        {n: [o for objects in stages_.values() for o in objects]
+         for n, stages_ in staged.items()})
+    aimed = {target for write in writes for target in write.targets}
     wanted = {name: (unit.steps.first, unit.steps.templates) for name, unit in work.items()
               if unit.steps is not None and not unit.result.failed
-              and _needs_confirmation(staged[name])}
-    if not wanted or options.dry_run:
-        return
+              and (_needs_confirmation(staged[name]) or name in aimed)}
+    if not options.dry_run and wanted:
+        _await_suspensions(work, wanted, cluster, options, stop)
+    unsafe = {name: f"its suspension was not confirmed: {work[name].result.reason}"
+              for name in aimed if name in work and work[name].steps is not None
+              and work[name].result.failed}
+    if options.dry_run:
+        return {}
+    for writer, why in overrides.blocked(writes, unsafe).items():
+        left_out = {w.ref for w in writes if w.writer == writer
+                    and any(t in unsafe for t in w.targets)}
+        unit = work[writer]
+        for stage, objects in staged[writer].items():
+            staged[writer][stage] = [o for o in objects if ObjectRef.of(o) not in left_out]
+        for ref in left_out:  # not written: the next pass sends it again
+            known = unit.previous.by_ref().get(ref) if unit.previous else None
+            if known is not None:
+                unit.entries[ref] = known
+            elif ref in unit.entries:
+                unit.entries[ref] = replace(unit.entries[ref], hash="")
+        unit.blocked += why
+    return unsafe
+
+
+def _await_suspensions(work: dict[str, _Work],
+                       wanted: dict[str, tuple[Manifest, tuple[Manifest, ...]]],
+                       cluster: ClusterPort, options: ApplyOptions,
+                       stop: threading.Event | None) -> None:
     timeout = options.suspension_timeout.total_seconds()
     confirmation = suspension.await_suspension(cluster, wanted, timeout, stop)
     for name, lags in confirmation.lagging.items():
@@ -331,7 +369,9 @@ def _record_intent(work: dict[str, _Work], staged: dict[str, dict[int, list[Mani
             continue
         known = unit.previous.by_ref() if unit.previous else {}
         hashed = (unit.hashed(o) for objects in staged[name].values() for o in objects)
-        new = {h.ref: entry_for(h) for h in hashed if h.ref not in known}
+        # no hash yet: a write that fails leaves the entry different from Git, so the next
+        # pass sends the object again instead of taking it for written
+        new = {h.ref: replace(entry_for(h), hash="") for h in hashed if h.ref not in known}
         if not new:
             continue
         base = unit.previous or Inventory(
@@ -383,8 +423,11 @@ _SKIPPED = "skipped"  # an earlier object of the same bundle failed
 
 def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort,
                   options: ApplyOptions, staged: dict[str, dict[int, list[Manifest]]],
-                  stop: threading.Event | None = None) -> None:
+                  stop: threading.Event | None = None) -> dict[str, str]:
+    """Write every stage; returns the bundles whose suspension does not hold (see
+    `_confirm_suspensions`)."""
     groups = _levels(order, work)
+    unsafe: dict[str, str] = {}
     for stage in stages.STAGES:
         crds: list[str] = []
         for group in groups:
@@ -394,7 +437,7 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
             for (unit, obj), answer in zip(batch, answers, strict=True):
                 _record(unit, obj, answer, crds)
         if stage == stages.STAGE_SUSPENSION:
-            _confirm_suspensions(work, staged, cluster, options, stop)
+            unsafe = _confirm_suspensions(work, staged, cluster, options, stop)
         if crds and not options.dry_run:
             late = cluster.wait_established(crds)
             for unit in work.values():
@@ -402,6 +445,15 @@ def _apply_stages(work: dict[str, _Work], order: list[str], cluster: ClusterPort
                         r.name in late for r in unit.result.applied):
                     unit.result.failed, unit.result.reason = True, Reason.APPLY_FAILED
                     unit.result.message = f"CRD(s) not established in time: {', '.join(late)}"
+    return unsafe
+
+
+def _report_blocked(work: dict[str, _Work]) -> None:
+    """A bundle whose overrides were left out fails (its other writes went through)."""
+    for unit in work.values():
+        if unit.blocked and not unit.result.failed:
+            unit.result.failed, unit.result.reason = True, Reason.SUSPENSION_NOT_OBSERVED
+            unit.result.message = "; ".join(unit.blocked)
 
 
 def _send(batch: list[tuple[_Work, Manifest]], cluster: ClusterPort, options: ApplyOptions,
@@ -524,7 +576,7 @@ def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
     return Action.CREATED if answer.created else Action.CONFIGURED
 
 
-def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
+def _prune(unit: _Work, entries, cluster: ClusterPort, guard: overrides.PruneGuard) -> None:
     by_ref = {e.ref: e for e in entries}
     manifests = [{"apiVersion": e.api_version, "kind": e.kind,
                   "metadata": {"name": e.name, **({"namespace": e.namespace}
@@ -544,6 +596,9 @@ def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
                 unit.result.not_owned.append(ref)  # someone else's now: left alone, untracked
             elif live is not None and annotations.get(PRUNE_ANNOTATION) == "disabled":
                 unit.result.kept.append(ref)
+            elif live is not None and (why := guard(live)) is not None:
+                unit.result.held.append(f"{ref}: left Git, kept while {why}")
+                continue  # still recorded: deleted by the pass after the bundle opens
             elif live is not None:
                 cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
                 unit.result.changes.add(ref, Action.DELETED)
@@ -553,6 +608,8 @@ def _prune(unit: _Work, entries, cluster: ClusterPort) -> None:
             unit.result.prune_failed.append(ref)
             unit.result.failed, unit.result.reason = True, Reason.PRUNE_FAILED
             unit.result.message = exc.message
+    if unit.result.held and not unit.result.message:
+        unit.result.message = "; ".join(unit.result.held)
 
 
 def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,

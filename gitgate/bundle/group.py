@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 from gitgate.bundle import deps
+from gitgate.bundle.policies import link_policies
 from gitgate.errors import Reason
 from gitgate.memo import Memo, derive
 from gitgate.model import (
@@ -152,11 +153,12 @@ def name_generated(obj: Manifest, digest: str) -> Manifest:
 
 
 def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None) -> list[Bundle]:
-    """Every source's bundles, by name. With a `memo`, a source finished as in the last pass
-    keeps the bundles it had (the same objects, so what is derived from them is kept too)."""
+    """Every source's bundles, by name, linked by the Karmada policies in the repo (see
+    `bundle.policies`). With a `memo`, a source finished as in the last pass keeps the bundles
+    it had (the same objects, so what is derived from them is kept too)."""
     bundles = [b for r in rendered
                for b in derive(memo, "bundles", r, (), partial(group_source, r))]
-    return sorted(_one_source_per_name(bundles), key=lambda b: b.name)
+    return sorted(link_policies(_one_source_per_name(bundles)), key=lambda b: b.name)
 
 
 def _one_source_per_name(bundles: list[Bundle]) -> list[Bundle]:

@@ -151,7 +151,8 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
 
 def _with_dependency_holds(bundles: list[Bundle],
                            verdicts: dict[str, BundleVerdict]) -> dict[str, BundleVerdict]:
-    """A held workload holds what it uses, even when another bundle defines it."""
+    """A held workload holds what it uses, even when another bundle defines it; a held bundle
+    holds the override policies, wherever they are committed, that act on it."""
     owner = {ObjectRef.of(o): b.name for b in bundles for o in b.objects}
     present = set(owner)
     extra: dict[str, dict[ObjectRef, list[HoldReason]]] = {}
@@ -171,6 +172,7 @@ def _with_dependency_holds(bundles: list[Bundle],
                     ReasonKind.DEPENDENCY, why.gate, why.file,
                     f"{ref} is used by {ObjectRef.of(workload)} of held bundle {bundle.name} "
                     f"({why.reason})", why.action, why.until, target=ref))
+    _override_holds(bundles, verdicts, extra)
     out = dict(verdicts)
     for name, held in extra.items():
         base = verdicts[name]
@@ -179,3 +181,21 @@ def _with_dependency_holds(bundles: list[Bundle],
                                   base.reasons + reasons, base.next_change,
                                   tuple(sorted(held)), base.suspend_clusters)
     return out
+
+
+def _override_holds(bundles: list[Bundle], verdicts: dict[str, BundleVerdict],
+                    extra: dict[str, dict[ObjectRef, list[HoldReason]]]) -> None:
+    """An override policy that acts on a held bundle is held with it (into `extra`)."""
+    for bundle in bundles:
+        if verdicts[bundle.name].verdict in (Verdict.HELD, Verdict.FAILED):
+            continue
+        for ref, targets in bundle.acts_on:
+            for target in targets:
+                held = verdicts.get(target)
+                if held is None or held.verdict is not Verdict.HELD:
+                    continue
+                why = held.reasons[0]
+                extra.setdefault(bundle.name, {}).setdefault(ref, []).append(HoldReason(
+                    ReasonKind.DEPENDENCY, why.gate, why.file,
+                    f"held with {target}: {ref} acts on the held bundle {target} "
+                    f"({why.reason})", why.action, why.until, target=ref))

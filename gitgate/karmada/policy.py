@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import re
 
+from gitgate.bundle.selectors import is_control_plane
 from gitgate.model import (
     BUNDLE_LABEL,
     Bundle,
@@ -20,6 +21,10 @@ API_VERSION = "policy.karmada.io/v1alpha1"
 GROUP = "policy.karmada.io"
 POLICY_KINDS = {"PropagationPolicy", "ClusterPropagationPolicy"}
 _NOT_DNS = re.compile(r"[^a-z0-9.-]+")
+# The highest int32: Karmada lets a policy preempt another (PolicyPreemption feature gate)
+# only with a strictly higher priority, and picks the highest priority among the policies
+# that match a new template; no policy can outrank gitgate's for a bundle's templates.
+PRIORITY = 2**31 - 1
 
 
 def policy_name(bundle: str) -> str:
@@ -54,13 +59,15 @@ def _selector(obj: Manifest) -> Manifest:
 def generated_policies(bundle: Bundle, placement: Manifest | None,
                        verdict: BundleVerdict) -> list[Manifest]:
     """One PropagationPolicy per namespace the bundle touches, one ClusterPropagationPolicy
-    for its cluster-scoped objects; none without a placement or when it ships its own."""
+    for its cluster-scoped objects; none without a placement or when it ships its own.
+    Karmada's own objects (policies, overrides, interpreter customizations, FederatedHPAs,
+    ...) are read on the control plane and never selected."""
     if placement is None or any(is_policy(o) for o in bundle.objects):
         return []
     suspension = suspension_for(verdict)
     name = policy_name(bundle.name)
     by_namespace: dict[str, list[Manifest]] = {}
-    for obj in bundle.objects:
+    for obj in (o for o in bundle.objects if not is_control_plane(o)):
         by_namespace.setdefault(obj["metadata"].get("namespace") or "", []).append(obj)
     policies = []
     for namespace, objects in sorted(by_namespace.items()):
@@ -73,6 +80,8 @@ def generated_policies(bundle: Bundle, placement: Manifest | None,
             "resourceSelectors": [_selector(o) for o in sorted(objects, key=ObjectRef.of)],
             "propagateDeps": True,
             "placement": copy.deepcopy(placement),
+            "priority": PRIORITY,
+            "preemption": "Always",
         }
         if suspension:
             spec["suspension"] = suspension

@@ -16,6 +16,9 @@ class Bundle:
     labels: dict[str, str] = field(default_factory=dict)
     skipped: tuple[tuple[ObjectRef, str], ...] = ()  # hooks never applied (Helm tests), and why
     digest: str = ""  # of `objects` (bundle.group.bundle_digest), when bundling computed it
+    # its override policies that act on other bundles, with those bundles' names
+    acts_on: tuple[tuple[ObjectRef, tuple[str, ...]], ...] = ()
+    overridden_by: tuple[ObjectRef, ...] = ()  # override policies of other bundles acting on it
 
     @property
     def failed(self) -> bool:

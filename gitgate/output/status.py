@@ -107,6 +107,7 @@ def pass_document(result: PassResult) -> dict[str, Any]:
                 "failed": b.failed, "applied": [str(r) for r in b.applied],
                 "unchanged": b.unchanged, "pruned": [str(r) for r in b.pruned],
                 "kept": [str(r) for r in b.kept], "notOwned": [str(r) for r in b.not_owned],
+                "pruneHeld": list(b.held),
                 "changes": b.changes.summary(),
                 "pruneFailed": [str(r) for r in b.prune_failed]} for b in result.bundles]})
 

@@ -1,0 +1,114 @@
+"""Karmada's resource selector rules, as its override manager and resource detector apply them
+(karmada `pkg/util/selector.go`, `pkg/util/overridemanager`). Pure functions over manifests.
+
+A selector names apiVersion and kind (both must be equal), optionally a namespace, then a
+name (which wins over a label selector when both are given), else a label selector (none:
+every object of that kind). A namespaced policy acts only in its own namespace; an override
+policy without selectors acts on every object it can reach.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitgate.model import Manifest
+
+GROUP = "policy.karmada.io"
+OVERRIDE_KINDS = frozenset({"OverridePolicy", "ClusterOverridePolicy"})
+PROPAGATION_KINDS = frozenset({"PropagationPolicy", "ClusterPropagationPolicy"})
+CLUSTER_WIDE_KINDS = frozenset({"ClusterOverridePolicy", "ClusterPropagationPolicy"})
+
+
+def _group(obj: Manifest) -> str:
+    return str(obj.get("apiVersion", "")).rpartition("/")[0]
+
+
+def is_control_plane(obj: Manifest) -> bool:
+    """An object of one of Karmada's own API groups (`karmada.io` and its subgroups): read by
+    Karmada's controllers on the control plane, never a template to send to members."""
+    group = _group(obj)
+    return group == "karmada.io" or group.endswith(".karmada.io")
+
+
+def is_override(obj: Manifest) -> bool:
+    return _group(obj) == GROUP and obj.get("kind") in OVERRIDE_KINDS
+
+
+def is_propagation(obj: Manifest) -> bool:
+    return _group(obj) == GROUP and obj.get("kind") in PROPAGATION_KINDS
+
+
+def _requirement_matches(requirement: Any, labels: dict[str, str]) -> bool:
+    if not isinstance(requirement, dict):
+        return False
+    key, operator = requirement.get("key"), requirement.get("operator")
+    values = requirement.get("values") or []
+    if not isinstance(key, str) or not isinstance(values, list):
+        return False
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return False  # an operator the API server refuses: matches nothing (as Karmada does)
+
+
+def label_selector_matches(selector: Any, labels: dict[str, str]) -> bool:
+    """metav1.LabelSelector semantics: every matchLabels pair and every matchExpressions
+    requirement holds; an empty selector matches everything; a malformed one nothing."""
+    if not isinstance(selector, dict):
+        return False
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    if not isinstance(match_labels, dict) or not isinstance(expressions, list):
+        return False
+    return (all(labels.get(str(k)) == str(v) for k, v in match_labels.items())
+            and all(_requirement_matches(r, labels) for r in expressions))
+
+
+def _meta(obj: Manifest) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def resource_matches(obj: Manifest, selector: Any) -> bool:
+    """One ResourceSelector against one object (Karmada's ResourceSelectorPriority > 0)."""
+    if not isinstance(selector, dict):
+        return False
+    meta = _meta(obj)
+    if (selector.get("apiVersion") != obj.get("apiVersion")
+            or selector.get("kind") != obj.get("kind")):
+        return False
+    if selector.get("namespace") and selector["namespace"] != (meta.get("namespace") or ""):
+        return False
+    if selector.get("name"):
+        return bool(selector["name"] == meta.get("name"))
+    if selector.get("labelSelector") is None:
+        return True
+    labels = meta.get("labels") or {}
+    return label_selector_matches(selector["labelSelector"],
+                                  {str(k): str(v) for k, v in labels.items()})
+
+
+def selectors_of(policy: Manifest) -> list[Any]:
+    spec = policy.get("spec")
+    selectors = spec.get("resourceSelectors") if isinstance(spec, dict) else None
+    return selectors if isinstance(selectors, list) else []
+
+
+def policy_selects(policy: Manifest, obj: Manifest) -> bool:
+    """Whether Karmada applies `policy` (an override or propagation policy) to `obj`. Karmada's
+    own objects are never selected: gitgate never sends them to members."""
+    if is_control_plane(obj):
+        return False
+    if policy.get("kind") not in CLUSTER_WIDE_KINDS:
+        namespace = _meta(policy).get("namespace") or ""
+        if not namespace or namespace != (_meta(obj).get("namespace") or ""):
+            return False
+    selectors = selectors_of(policy)
+    if not selectors:
+        return is_override(policy)  # an override without selectors acts on all it reaches
+    return any(resource_matches(obj, s) for s in selectors)

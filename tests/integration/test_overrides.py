@@ -1,0 +1,164 @@
+"""Override policies committed in another folder act with the bundle they select (over real
+HTTP against the emulator, or a real Karmada with GITGATE_TEST_KUBECONFIG): held with it,
+written only after its suspension is confirmed, kept while it is held when removed from Git;
+a repo propagation policy cannot take over another bundle's templates."""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import timedelta
+
+import pytest
+
+from tests.integration.test_apply import NOW, Repo, result_of
+
+pytestmark = pytest.mark.integration
+OVERRIDES = "/overridepolicies/"
+API = "policy.karmada.io/v1alpha1"
+
+
+@pytest.fixture
+def repo(tmp_path, kube) -> Repo:
+    repo = Repo(tmp_path / "repo", kube)
+    repo.write({"platform/bundle.yaml": f"name: {repo.run}-platform\n",
+                **override(repo, "db:2"),
+                "platform/shared.yaml": textwrap.dedent(f"""\
+                    apiVersion: v1
+                    kind: ConfigMap
+                    metadata: {{name: platform-shared, namespace: {repo.db_ns}}}
+                    data: {{value: v1}}
+                    """)})
+    return repo
+
+
+def override(repo: Repo, image: str) -> dict[str, str]:
+    return {"platform/override.yaml": textwrap.dedent(f"""\
+        apiVersion: {API}
+        kind: OverridePolicy
+        metadata: {{name: db-image, namespace: {repo.db_ns}}}
+        spec:
+          resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: db}}]
+          overrideRules:
+            - targetCluster: {{clusterNames: [member2]}}
+              overriders:
+                plaintext:
+                  - {{path: /spec/template/spec/containers/0/image, operator: replace,
+                      value: "{image}"}}
+        """)}
+
+
+def gate(repo: Repo, action: str, clusters: str = "") -> dict[str, str]:
+    where = f", clusters: [{clusters}]" if clusters else ""
+    return {"gates/db.yaml": f"""
+        apiVersion: gitgate.io/v1alpha1
+        kind: Gate
+        metadata: {{name: db-freeze}}
+        spec: {{bundles: ["{repo.run}-db"], action: {action}, reason: edits in progress{where}}}
+    """}
+
+
+def live_image(repo: Repo) -> str | None:
+    policy = repo.live(API, "OverridePolicy", repo.db_ns, "db-image")
+    if policy is None:
+        return None
+    return policy["spec"]["overrideRules"][0]["overriders"]["plaintext"][0]["value"]
+
+
+def override_writes(kube) -> list[str]:
+    return [path for _, path in kube.bundle_writes() if OVERRIDES in path]
+
+
+def test_an_override_is_written_to_the_karmada_api_and_never_propagated(repo, tools, kube):
+    result = repo.apply(tools)
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
+    assert live_image(repo) == "db:2"
+    policy = repo.live(API, "PropagationPolicy", repo.db_ns, f"gitgate-{repo.run}-platform")
+    kinds = {s["kind"] for s in policy["spec"]["resourceSelectors"]}
+    assert kinds == {"ConfigMap"}  # the platform's ConfigMap, never its OverridePolicy
+
+
+def test_a_hold_on_the_selected_bundle_holds_the_override_committed_elsewhere(
+        repo, tools, kube):
+    repo.apply(tools)
+    repo.write({**gate(repo, "hold"), **override(repo, "db:3"),
+                "platform/shared.yaml": (repo.root / "platform/shared.yaml").read_text()
+                .replace("value: v1", "value: v2")})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    platform = result_of(result, "-platform")
+    assert not platform.failed and platform.verdict == "apply", platform.message
+    assert override_writes(kube) == [] and live_image(repo) == "db:2"
+    shared = repo.live("v1", "ConfigMap", repo.db_ns, "platform-shared")
+    assert shared["data"]["value"] == "v2"  # the rest of the platform bundle went on
+
+    (repo.root / "gates/db.yaml").unlink()
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result.ok and live_image(repo) == "db:3"
+
+
+def test_an_override_removed_from_git_stays_while_its_bundle_is_held(repo, tools, kube):
+    repo.apply(tools)
+    repo.write(gate(repo, "hold"))
+    repo.remove("platform/override.yaml")
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    platform = result_of(result, "-platform")
+    assert live_image(repo) == "db:2" and not platform.pruned
+    assert "held bundle" in platform.message and "db-image" in platform.message
+
+    (repo.root / "gates/db.yaml").unlink()
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result.ok and live_image(repo) is None
+
+
+def test_a_suspension_and_an_override_edit_in_one_commit_write_the_suspension_first(
+        repo, tools, kube):
+    repo.apply(tools)
+    repo.write({**gate(repo, "suspend", "member2"), **override(repo, "db:3")})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
+    writes = [path for _, path in kube.bundle_writes()]
+    db_policy = f"/propagationpolicies/gitgate-{repo.run}-db"
+    last_suspension = max(i for i, p in enumerate(writes) if p.endswith(db_policy))
+    [override_write] = [i for i, p in enumerate(writes) if OVERRIDES in p][-1:]
+    assert last_suspension < override_write
+    assert live_image(repo) == "db:3"
+
+
+def test_no_override_is_written_while_karmada_does_not_show_the_suspension(repo, tools, kube):
+    if kube.emulator is None:
+        pytest.skip("needs the emulator's binding lag")
+    repo.apply(tools)
+    kube.emulator.state.binding_lag = float("inf")
+    repo.write({**gate(repo, "suspend", "member2"), **override(repo, "db:3")})
+    result = repo.apply(tools, NOW + timedelta(minutes=1),
+                        suspension_timeout=timedelta(seconds=0.5))
+    platform = result_of(result, "-platform")
+    assert platform.failed and platform.reason == "SuspensionNotObserved"
+    assert "db-image" in platform.message and f"{repo.run}-db" in platform.message
+    assert live_image(repo) == "db:2"
+
+    kube.emulator.state.binding_lag = 0.0
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
+    assert live_image(repo) == "db:3"  # the next pass sends what was left out
+
+
+def test_a_repo_propagation_policy_cannot_take_over_another_bundle(repo, tools, kube):
+    repo.apply(tools)
+    repo.write({**gate(repo, "suspend"), "platform/grab.yaml": textwrap.dedent(f"""\
+        apiVersion: {API}
+        kind: PropagationPolicy
+        metadata: {{name: grab, namespace: {repo.db_ns}}}
+        spec:
+          priority: 1000
+          preemption: Always
+          resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment}}]
+          placement: {{clusterAffinity: {{clusterNames: [member1, member2]}}}}
+        """)})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    platform = result_of(result, "-platform")
+    assert platform.failed and platform.reason == "RenderFailed"
+    assert "take over" in platform.message and f"{repo.run}-db" in platform.message
+    assert repo.live(API, "PropagationPolicy", repo.db_ns, "grab") is None
+    db = repo.live(API, "PropagationPolicy", repo.db_ns, f"gitgate-{repo.run}-db")
+    assert db["spec"]["suspension"] == {"dispatching": True}
+    assert db["spec"]["priority"] == 2**31 - 1
