@@ -11,7 +11,7 @@ from gitgate.bundle.group import group_all
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.karmada.hooks import HookStep
-from gitgate.karmada.policy import generated_policies, with_suspension
+from gitgate.karmada.policy import generated_overrides, generated_policies, with_suspension
 from gitgate.karmada.rollout import Step
 from gitgate.memo import Memo, derive
 from gitgate.model import (
@@ -95,6 +95,7 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
 def bundle_plan(bundle: Bundle, verdict: BundleVerdict) -> BundlePlan:
     """What the bundle writes under `verdict`: its objects (suspended as the verdict says) and
     its generated policies."""
-    policies = generated_policies(bundle, bundle.source.options.placement, verdict)
+    policies = [*generated_policies(bundle, bundle.source.options.placement, verdict),
+                *generated_overrides(bundle)]
     desired = with_suspension(bundle.objects, verdict)
     return BundlePlan(bundle, verdict, tuple(desired), tuple(policies))

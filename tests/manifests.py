@@ -54,3 +54,60 @@ def pre_sync_job(ns: str, prefix: str = "migrate-") -> str:
               restartPolicy: Never
               containers: [{{name: migrate, image: "busybox:1.36", command: ["true"]}}]
         """)
+
+
+# a Deployment reading a ConfigMap, for per-cluster customizations (`clusters:` patches)
+CUSTOMIZED_WEB = textwrap.dedent("""\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers:
+            - {name: web, image: "nginx:1.0", envFrom: [{configMapRef: {name: web-config}}]}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: web-config}
+    data: {mode: green, size: "1"}
+    """)
+
+
+def api_chart(folder: str, tag: str) -> dict[str, str]:
+    """A Helm chart with `replicas` and `image.tag` values, for per-cluster values."""
+    return {
+        f"{folder}/Chart.yaml": "apiVersion: v2\nname: api\nversion: 0.1.0\n",
+        f"{folder}/values.yaml": f"replicas: 1\nimage: {{tag: '{tag}'}}\n",
+        f"{folder}/templates/api.yaml": textwrap.dedent("""\
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: api}
+            spec:
+              replicas: {{ .Values.replicas }}
+              selector: {matchLabels: {app: api}}
+              template:
+                metadata: {labels: {app: api}}
+                spec:
+                  containers: [{name: api, image: "nginx:{{ .Values.image.tag }}"}]
+            """)}
+
+
+def web_patches(replicas: int) -> str:
+    """A `clusters:` entry patching CUSTOMIZED_WEB for member2: JSON 6902 on the Deployment,
+    strategic merge on the ConfigMap."""
+    return textwrap.dedent(f"""\
+        clusters:
+          - clusters: [member2]
+            patches:
+              - target: {{kind: Deployment, name: web}}
+                patch: [{{op: replace, path: /spec/replicas, value: {replicas}}}]
+              - patch:
+                  apiVersion: v1
+                  kind: ConfigMap
+                  metadata: {{name: web-config}}
+                  data: {{mode: blue}}
+        """)

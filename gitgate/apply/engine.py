@@ -30,6 +30,7 @@ from gitgate.apply.inventory import (
     system_namespace,
     to_configmap,
 )
+from gitgate.bundle.selectors import OVERRIDE_KINDS
 from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
@@ -202,7 +203,8 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                 work[name] = (_held_gone_bundle(name, inventory, holds) if holds
                               else _prune_gone_bundle(name, inventory, cluster, options, guard))
     _report_hooks(work)
-    written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options)
+    written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options,
+                                                           _overrides_written(work))
     return PassResult(plan.revision, [w.result for w in work.values()], mass, written)
 
 
@@ -612,8 +614,39 @@ def _prune(unit: _Work, entries, cluster: ClusterPort, guard: overrides.PruneGua
         unit.result.message = "; ".join(unit.result.held)
 
 
+def _suspended(unit: _Work) -> tuple[str, ...] | None:
+    """The clusters the unit's verdict suspends ("*": all), None when none."""
+    wanted = suspension_for(unit.plan.verdict) if unit.plan is not None else None
+    if wanted is None:
+        return None
+    if wanted.get("dispatching"):
+        return ("*",)
+    return tuple(wanted["dispatchingOnClusters"]["clusterNames"])
+
+
+def _overrides_written(work: dict[str, _Work]) -> dict[str, tuple[str, ...]]:
+    """Per bundle, the clusters it kept suspended while this pass wrote an override acting
+    on it (its own generated ones, or one from another folder): they run the old one."""
+    out: dict[str, set[str]] = {}
+    for unit in work.values():
+        if unit.plan is None:
+            continue
+        written = set(unit.result.applied)
+        acts_on = dict(unit.plan.bundle.acts_on)
+        for ref in written:
+            targets = acts_on.get(ref, ())
+            if ref.group == "policy.karmada.io" and ref.kind in OVERRIDE_KINDS:
+                targets = (*targets, unit.result.bundle)
+            for target in targets:
+                clusters = _suspended(work[target]) if target in work else None
+                if clusters:
+                    out.setdefault(target, set()).update(clusters)
+    return {name: tuple(sorted(clusters)) for name, clusters in out.items()}
+
+
 def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
-                       options: ApplyOptions) -> int:
+                       options: ApplyOptions,
+                       behind: dict[str, tuple[str, ...]] | None = None) -> int:
     now = rfc3339(options.now)
     changed: list[Inventory] = []
     for name, unit in work.items():
@@ -636,7 +669,8 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
                                                      if previous else ""),
             instance=options.instance, source=unit.plan.bundle.source.path,
             labels=tuple(sorted(unit.plan.bundle.labels.items())),
-            rollout=_rollout_record(unit, options), hooks=_hooks_record(unit, options))
+            rollout=_rollout_record(unit, options), hooks=_hooks_record(unit, options),
+            overrides_behind=_behind_record(unit, (behind or {}).get(name)))
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place
@@ -649,6 +683,15 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
         if isinstance(answer, GitgateError):
             raise answer
     return len(changed)
+
+
+def _behind_record(unit: _Work, written_while: tuple[str, ...] | None) -> tuple[str, ...]:
+    """Which clusters still run old overrides: those kept suspended while one changed, until
+    a pass lifts their suspension (a held or failed pass changes no suspension)."""
+    previous = unit.previous.overrides_behind if unit.previous else ()
+    if unit.result.failed or unit.diff is None:
+        return tuple(sorted(set(previous) | set(written_while or ())))
+    return overrides.still_behind(previous, written_while, _suspended(unit))
 
 
 def _report_hooks(work: dict[str, _Work]) -> None:

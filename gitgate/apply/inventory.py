@@ -54,6 +54,9 @@ class Inventory:
     rollout: str = ""  # the rollout's state (karmada.rollout.RolloutState as JSON)
     hooks: str = ""  # the sync of a bundle with hooks (karmada.hooks.HookState as JSON)
     retry: str = ""  # when `gitgate resume` last asked for a halted rollout to retry (RFC 3339)
+    # member clusters that were suspended when an override acting on the bundle changed:
+    # they run the old overrides until their suspension lifts ("*": every cluster)
+    overrides_behind: tuple[str, ...] = ()
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
         """The entries by object (worked out once: do not change the dict)."""
@@ -67,7 +70,7 @@ class Inventory:
         """What a status write would change (times excluded)."""
         return (self.entries, self.revision, self.digest, self.verdict,
                 json.dumps(self.reasons, sort_keys=True), self.message, self.labels,
-                self.rollout, self.hooks)
+                self.rollout, self.hooks, self.overrides_behind)
 
 
 def entry_for(written: Hashed) -> Entry:
@@ -99,6 +102,8 @@ def to_configmap(inventory: Inventory) -> Manifest:
         data["rollout"] = inventory.rollout
     if inventory.hooks:
         data["hooks"] = inventory.hooks
+    if inventory.overrides_behind:
+        data["overridesBehind"] = json.dumps(list(inventory.overrides_behind))
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
                          "namespace": NAMESPACE,
@@ -120,8 +125,17 @@ def from_configmap(configmap: Manifest) -> Inventory:
         last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),
         labels=tuple(sorted(json.loads(data.get("labels") or "{}").items())),
         rollout=data.get("rollout", ""), hooks=data.get("hooks", ""), retry=data.get(RETRY_KEY, ""),
+        overrides_behind=tuple(_str_list(data.get("overridesBehind"))),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))
+
+
+def _str_list(text: str | None) -> list[str]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return ["*"]  # unreadable: every cluster may be behind (fail closed)
+    return [str(v) for v in value] if isinstance(value, list) else ["*"]
 
 
 def retry_request(inventory: Inventory, moment: str) -> Manifest:

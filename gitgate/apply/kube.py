@@ -239,10 +239,10 @@ class KubeCluster:
             raise KubeError(f"apiVersion {api_version!r}: {api_version_problem(api_version)}")
         resource = self.resource_for(api_version, kind)
         base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-        if resource.namespaced:
-            if not namespace:
-                raise KubeError(f"{kind} {name} needs a namespace")
+        if resource.namespaced and namespace:
             base += f"/namespaces/{quote(namespace, safe='')}"
+        elif resource.namespaced and name:
+            raise KubeError(f"{kind} {name} needs a namespace")
         base += f"/{resource.plural}"
         return base + (f"/{quote(name, safe='')}" if name else "")
 
@@ -294,6 +294,8 @@ class KubeCluster:
 
     def list_objects(self, api_version: str, kind: str, namespace: str = "",
              label_selector: str = "") -> list[Manifest]:
+        """The objects of a kind in `namespace` (a namespaced kind without one: in every
+        namespace, one request)."""
         query = {"labelSelector": label_selector} if label_selector else {}
         status, body = self.request("GET", self.path_for(api_version, kind, namespace),
                                     query=query)

@@ -10,12 +10,24 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from gitgate.apply.inventory import Inventory
+from gitgate.bundle.selectors import policy_selects
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.binding import WORK_API_VERSION
-from gitgate.karmada.dispatch import BindingKey, Dispatch, dispatch_of, propagated
+from gitgate.karmada.dispatch import (
+    BindingKey,
+    Dispatch,
+    binding_key,
+    dispatch_of,
+    propagated,
+    scheduled_clusters,
+    with_overrides_behind,
+)
 from gitgate.karmada.hooks import Progress
+from gitgate.karmada.overridden import BINDING_ID_LABEL, lag
+from gitgate.karmada.policy import API_VERSION as POLICY_API_VERSION
 from gitgate.karmada.progress import progress_of
 from gitgate.model import Manifest, ObjectRef
+from gitgate.model.ownership import EXECUTION_SPACE_PREFIX
 
 
 class Lister(Protocol):
@@ -33,9 +45,10 @@ class Observation:
     requests: int = 0
 
 
-def _list(cluster: Lister, api_version: str, kind: str, namespace: str) -> list[Manifest]:
+def _list(cluster: Lister, api_version: str, kind: str, namespace: str,
+          label_selector: str = "") -> list[Manifest]:
     try:
-        return cluster.list_objects(api_version, kind, namespace)
+        return cluster.list_objects(api_version, kind, namespace, label_selector)
     except KubeError as exc:
         if exc.status != 404:
             raise
@@ -77,10 +90,56 @@ def observe(cluster: Lister, inventories: Iterable[Inventory]) -> Observation:
     refs = {ref: api_version for _, pairs in wanted for api_version, ref in pairs}
     try:
         bindings, templates, requests = _read(cluster, refs)
+        lags, more = _override_lags(cluster, bindings, templates)
     except GitgateError as exc:
         return Observation(error=f"cannot read Karmada's bindings: {exc.message}")
-    return Observation({inv.bundle: dispatch_of([ref for _, ref in pairs], bindings, templates)
-                        for inv, pairs in wanted}, requests=requests)
+    return Observation({inv.bundle: with_overrides_behind(
+        dispatch_of([ref for _, ref in pairs], bindings, templates, lags), inv.overrides_behind)
+        for inv, pairs in wanted}, requests=requests + more)
+
+
+def _override_lags(cluster: Lister, bindings: dict[BindingKey, Manifest],
+                   templates: dict[ObjectRef, Manifest]
+                   ) -> tuple[dict[tuple[ObjectRef, str], str], int]:
+    """Per (object, cluster), why that cluster does not run the object's current overrides
+    yet: the live override policies that select the object, against what its Work on the
+    cluster records. Works are read only for objects some override acts on."""
+    lags: dict[tuple[ObjectRef, str], str] = {}
+    if not templates:
+        return lags, 0
+    policies = _list(cluster, POLICY_API_VERSION, "ClusterOverridePolicy", "")
+    policies += _list(cluster, POLICY_API_VERSION, "OverridePolicy", "")  # every namespace
+    requests = 2
+    if not policies:
+        return lags, requests
+    labels: dict[str, dict[str, str]] | None = None
+    for ref, template in sorted(templates.items()):
+        acting = [p for p in policies if policy_selects(p, template)]
+        binding = bindings.get(binding_key(ref))
+        if not acting or binding is None:
+            continue
+        binding_id = ((binding.get("metadata") or {}).get("labels") or {}).get(
+            BINDING_ID_LABEL)
+        if not binding_id:
+            continue
+        if labels is None:
+            labels = _cluster_labels(cluster)
+            requests += 1
+        for member in scheduled_clusters(binding):
+            works = _list(cluster, "work.karmada.io/v1alpha1", "Work",
+                          f"{EXECUTION_SPACE_PREFIX}{member}", f"{BINDING_ID_LABEL}={binding_id}")
+            requests += 1
+            if works:
+                why = lag(template, acting, member, labels.get(member), works[0])
+                if why is not None:
+                    lags[(ref, member)] = why
+    return lags, requests
+
+
+def _cluster_labels(cluster: Lister) -> dict[str, dict[str, str]]:
+    return {str((c.get("metadata") or {}).get("name", "")):
+            dict((c.get("metadata") or {}).get("labels") or {})
+            for c in _list(cluster, "cluster.karmada.io/v1alpha1", "Cluster", "")}
 
 
 def observe_progress(cluster: Lister, objects: Iterable[tuple[Manifest, bool]]

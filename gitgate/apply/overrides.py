@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gitgate.bundle.policies import ObjectIndex
-from gitgate.bundle.selectors import is_override
+from gitgate.bundle.selectors import is_acting
 from gitgate.model import Bundle, Manifest, ObjectRef, Verdict
 
 PruneGuard = Callable[[Manifest], str | None]
@@ -64,7 +64,7 @@ def prune_guard(bundles: Iterable[Bundle], verdicts: Mapping[str, Verdict],
 
     def guard(live: Manifest) -> str | None:
         nonlocal index
-        if not is_override(live):
+        if not is_acting(live):
             return None
         if index is None:
             index = ObjectIndex(kept)
@@ -76,3 +76,19 @@ def prune_guard(bundles: Iterable[Bundle], verdicts: Mapping[str, Verdict],
         return None
 
     return guard
+
+
+def still_behind(previous: tuple[str, ...], written_while: tuple[str, ...] | None,
+                 suspended: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The clusters of a bundle that run old overrides after this pass. `written_while`: the
+    clusters suspended when an override acting on it was written in this pass (None: none
+    written; ("*",): every cluster); `suspended`: what its verdict suspends now (None: none
+    suspended; ("*",): all). A cluster whose suspension lifted gets the current overrides."""
+    behind = set(previous) | set(written_while or ())
+    if suspended is None:
+        return ()
+    if "*" in suspended:
+        return tuple(sorted(behind))
+    if "*" in behind:
+        behind = (behind - {"*"}) | set(suspended)
+    return tuple(sorted(behind & set(suspended)))

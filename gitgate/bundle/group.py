@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from gitgate.bundle import deps
-from gitgate.bundle.policies import link_policies
+from gitgate.bundle.policies import link_policies, with_overrides
 from gitgate.errors import Reason
 from gitgate.memo import Memo, derive
 from gitgate.model import (
@@ -107,7 +107,18 @@ def group_source(rendered: RenderedSource) -> list[Bundle]:
         members.setdefault(name, []).append(with_bundle_label(obj, name))
     if not members:
         members[base] = []
-    return [_bundle(name, source, objs, labels) for name, objs in sorted(members.items())]
+    bundles = [_bundle(name, source, objs, labels) for name, objs in sorted(members.items())]
+    return [_customized(b, rendered) for b in bundles] if rendered.overrides else bundles
+
+
+def _customized(bundle: Bundle, rendered: RenderedSource) -> Bundle:
+    """The bundle with the per-cluster changes of its objects, which its digest covers."""
+    refs = {ObjectRef.of(o) for o in bundle.objects}
+    mine = tuple(o for o in rendered.overrides if o.ref in refs)
+    if not mine or bundle.failed:
+        return bundle
+    return replace(bundle, customized=mine,
+                   digest=with_overrides(bundle.digest, [o.as_dict() for o in mine]))
 
 
 def _bundle(name: str, source, objects: list[Manifest], labels: dict[str, str]) -> Bundle:

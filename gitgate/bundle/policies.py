@@ -1,7 +1,9 @@
 """Karmada policies committed in the repo, across bundles. Pure: bundles in, bundles out.
 
 - An OverridePolicy or ClusterOverridePolicy changes what the bundles it selects run, so it
-  belongs to each of them, wherever it is committed: it is recorded on the bundle that ships
+  belongs to each of them, wherever it is committed (so do the other Karmada objects that
+  act on named objects: (Cron)FederatedHPAs, WorkloadRebalancers, interpreter
+  customizations; see `selectors.is_acting`): it is recorded on the bundle that ships
   it (`acts_on`: which other bundles it acts on, for holds and suspensions) and folded into
   the digest of every bundle it acts on (an approval, or a rollout, covers it).
 - A PropagationPolicy or ClusterPropagationPolicy decides where, and whether, templates are
@@ -18,8 +20,8 @@ from dataclasses import dataclass, replace
 
 from gitgate.bundle.selectors import (
     CLUSTER_WIDE_KINDS,
+    is_acting,
     is_control_plane,
-    is_override,
     is_propagation,
     policy_selects,
     selectors_of,
@@ -56,6 +58,8 @@ class ObjectIndex:
         namespace = (None if policy.get("kind") in CLUSTER_WIDE_KINDS
                      else str((policy.get("metadata") or {}).get("namespace") or ""))
         if not selectors:  # an override without selectors: everything in reach
+            if not is_acting(policy):
+                return
             groups: Iterable[list[_Owned]] = (
                 self._by_kind.values() if namespace is None else
                 (v for k, v in self._by_namespace.items() if k[2] == namespace))
@@ -82,7 +86,7 @@ def link_policies(bundles: list[Bundle]) -> list[Bundle]:
     """`bundles` with what repo-authored Karmada policies do across them: override links and
     digests, and sources failed for a propagation policy that takes over another bundle."""
     shipping = [b for b in bundles if not b.failed
-                and any(is_override(o) or is_propagation(o) for o in b.objects)]
+                and any(is_acting(o) or is_propagation(o) for o in b.objects)]
     if not shipping:
         return bundles
     index = ObjectIndex(b for b in bundles if not b.failed)
@@ -90,7 +94,7 @@ def link_policies(bundles: list[Bundle]) -> list[Bundle]:
     foreign: dict[str, list[Manifest]] = {}
     takeovers: dict[str, list[str]] = {}  # source path -> why it fails
     for bundle in shipping:
-        for policy in (o for o in bundle.objects if is_override(o) or is_propagation(o)):
+        for policy in (o for o in bundle.objects if is_acting(o) or is_propagation(o)):
             selected = index.selected(policy)
             others = tuple(sorted({b for b in selected.values() if b != bundle.name}))
             if is_propagation(policy):

@@ -16,7 +16,15 @@ from gitgate.model import Manifest
 GROUP = "policy.karmada.io"
 OVERRIDE_KINDS = frozenset({"OverridePolicy", "ClusterOverridePolicy"})
 PROPAGATION_KINDS = frozenset({"PropagationPolicy", "ClusterPropagationPolicy"})
-CLUSTER_WIDE_KINDS = frozenset({"ClusterOverridePolicy", "ClusterPropagationPolicy"})
+CLUSTER_WIDE_KINDS = frozenset({"ClusterOverridePolicy", "ClusterPropagationPolicy",
+                                "WorkloadRebalancer", "ResourceInterpreterCustomization"})
+# Karmada objects that change what members run for the objects they name, as overrides do:
+# autoscalers set replicas, a rebalancer reschedules, an interpreter customization changes
+# how Karmada reads replicas, health and status of a kind
+SCALERS = frozenset({("autoscaling.karmada.io", "FederatedHPA"),
+                     ("autoscaling.karmada.io", "CronFederatedHPA")})
+REBALANCER = ("apps.karmada.io", "WorkloadRebalancer")
+INTERPRETER = ("config.karmada.io", "ResourceInterpreterCustomization")
 
 
 def _group(obj: Manifest) -> str:
@@ -32,6 +40,13 @@ def is_control_plane(obj: Manifest) -> bool:
 
 def is_override(obj: Manifest) -> bool:
     return _group(obj) == GROUP and obj.get("kind") in OVERRIDE_KINDS
+
+
+def is_acting(obj: Manifest) -> bool:
+    """A Karmada object that belongs to the bundles of the objects it acts on: an override
+    policy, a (Cron)FederatedHPA, a WorkloadRebalancer, a ResourceInterpreterCustomization."""
+    kind = (_group(obj), obj.get("kind"))
+    return is_override(obj) or kind in SCALERS or kind in (REBALANCER, INTERPRETER)
 
 
 def is_propagation(obj: Manifest) -> bool:
@@ -94,9 +109,33 @@ def resource_matches(obj: Manifest, selector: Any) -> bool:
 
 
 def selectors_of(policy: Manifest) -> list[Any]:
+    """The ResourceSelectors of a policy, or what another acting object names, as selectors:
+    an autoscaler's scaleTargetRef, a rebalancer's workloads, an interpreter's target kind."""
     spec = policy.get("spec")
-    selectors = spec.get("resourceSelectors") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return []
+    kind = (_group(policy), policy.get("kind"))
+    if kind in SCALERS:
+        target = spec.get("scaleTargetRef")
+        return [_named(target)] if isinstance(target, dict) else [{}]
+    if kind == REBALANCER:
+        workloads = spec.get("workloads")
+        return ([_named(w, namespaced=True) for w in workloads if isinstance(w, dict)]
+                if isinstance(workloads, list) else [{}])
+    if kind == INTERPRETER:
+        target = spec.get("target")
+        return ([{"apiVersion": target.get("apiVersion"), "kind": target.get("kind")}]
+                if isinstance(target, dict) else [{}])
+    selectors = spec.get("resourceSelectors")
     return selectors if isinstance(selectors, list) else []
+
+
+def _named(ref: dict[str, Any], namespaced: bool = False) -> dict[str, Any]:
+    out = {"apiVersion": ref.get("apiVersion"), "kind": ref.get("kind"),
+           "name": ref.get("name") or "\0"}  # a reference without a name names nothing
+    if namespaced and ref.get("namespace"):
+        out["namespace"] = ref["namespace"]
+    return out
 
 
 def policy_selects(policy: Manifest, obj: Manifest) -> bool:
@@ -112,3 +151,8 @@ def policy_selects(policy: Manifest, obj: Manifest) -> bool:
     if not selectors:
         return is_override(policy)  # an override without selectors acts on all it reaches
     return any(resource_matches(obj, s) for s in selectors)
+
+
+def acts_on(actor: Manifest, obj: Manifest) -> bool:
+    """Whether an acting object (`is_acting`) changes what members run for `obj`."""
+    return is_acting(actor) and policy_selects(actor, obj)

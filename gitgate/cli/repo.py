@@ -15,6 +15,7 @@ from gitgate.check import check_report
 from gitgate.cli.flags import at_flag, bundle_flag, kube_flags, output_flag, path_arg, tool_flags
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError
+from gitgate.karmada.effective import member_view
 from gitgate.output import console
 from gitgate.output.check import check_document, check_text, junit_xml
 from gitgate.output.plan import (
@@ -22,6 +23,8 @@ from gitgate.output.plan import (
     changes_table,
     gates_document,
     gates_table,
+    member_document,
+    member_lines,
     plan_document,
     plan_table,
 )
@@ -41,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bundle_flag(render)
     render.add_argument("--show-secrets", action="store_true",
                         help="print Secret values (redacted by default)")
+    cluster_flag(render)
     tool_flags(render)
     render.set_defaults(func=cmd_render)
 
@@ -53,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     output_flag(plan, "table", "wide", "json")
     bundle_flag(plan)
     at_flag(plan)
+    cluster_flag(plan)
     tool_flags(plan)
     kube_flags(plan, required=False)
     plan.set_defaults(func=cmd_plan)
@@ -113,9 +118,22 @@ def _at(args: argparse.Namespace) -> datetime:
     return parse_time(args.at, "--at") if args.at else datetime.now(UTC)
 
 
+def cluster_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", metavar="MEMBER",
+                        help="what this member cluster runs: the objects with the overrides "
+                             "Karmada applies for it (`clusters:` customizations and the "
+                             "repo's override policies)")
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize))
     bundles = [b for b in group_all(result.rendered) if matches(b.name, args.bundle)]
+    if args.cluster:
+        view = member_view(bundles, args.cluster)
+        bundles = [replace(b, objects=tuple(view.objects.get(b.name, ()))) for b in bundles
+                   if b.name in view.objects or b.failed]
+        for note in dict.fromkeys(view.notes):
+            console.warn(note)
     if not args.show_secrets:
         bundles = [replace(b, objects=tuple(redact_secret(o) for o in b.objects))
                    for b in bundles]
@@ -139,18 +157,34 @@ def cmd_plan(args: argparse.Namespace) -> int:
         # where each rollout and each sync with hooks is, and what is next
         plan = hooked(rolled_out(plan, cluster, options), cluster, options)
         changes = live_diff(plan, cluster, options)
+    view = None
+    if args.cluster:
+        labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
+        view = member_view([b.bundle for b in plan.bundles], args.cluster, labels)
     if args.output == "json":
         doc = plan_document(plan)
         if changes is not None:
             for bundle in doc["bundles"]:
                 bundle["changes"] = changes_document(changes, bundle["name"])
+        if view is not None:
+            doc["cluster"] = member_document(view)
         console.out_json(doc)
     else:
         console.out(plan_table(plan, wide=args.output == "wide"))
         if changes is not None:
             console.out("\n" + changes_table(changes))
+        if view is not None:
+            console.out("\n" + member_lines(view))
     failed = changes is not None and any(c.action is Action.FAILED for c in changes)
     return 1 if plan.problems or plan.invalid_gates or failed else 0
+
+
+def _cluster_labels(cluster: ClusterPort, name: str) -> dict[str, str] | None:
+    """The member's labels from its Karmada Cluster object (None when it is not there)."""
+    found = cluster.get("cluster.karmada.io/v1alpha1", "Cluster", "", name)
+    if found is None:
+        raise ConfigError(f"--cluster {name}: Karmada has no Cluster {name!r}")
+    return dict((found.get("metadata") or {}).get("labels") or {})
 
 
 def cmd_gates(args: argparse.Namespace) -> int:

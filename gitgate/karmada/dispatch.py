@@ -14,7 +14,8 @@ Where Karmada records it (observed on a real control plane, see ../shared/karmad
   interpreter as healthy). gitgate takes Karmada's word and does not second-guess it.
 
 Version: a cluster runs the `current` template when Karmada reports a template generation at
-least the template's own; `behind` when lower. Kinds without a reported generation are
+least the template's own; `behind` when lower, or when its Work does not carry the current
+override policies of the object yet (`karmada.overridden`). Kinds without a reported generation are
 `current` on a cluster that is applied, not suspended, and whose binding has seen the
 template's latest resourceVersion; on a suspended cluster Karmada does not say which content
 it holds, so they are `unknown` there.
@@ -23,7 +24,7 @@ it holds, so they are `unknown` there.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -182,7 +183,7 @@ def _version(item: Manifest, template: Manifest | None, binding: Manifest,
 
 
 def _seen_on(ref: ObjectRef, cluster: str, binding: Manifest, template: Manifest | None,
-             suspended: set[str]) -> _Seen:
+             suspended: set[str], lag: str | None = None) -> _Seen:
     is_suspended = cluster in suspended
     scheduled = _condition(binding, "Scheduled")
     if cluster not in scheduled_clusters(binding) or (
@@ -206,9 +207,13 @@ def _seen_on(ref: ObjectRef, cluster: str, binding: Manifest, template: Manifest
                      apply_failed=bool(item is not None and item.get("appliedMessage")))
     health = Health(item["health"]) if item.get("health") in _HEALTHS else Health.UNKNOWN
     version = _version(item, template, binding, is_suspended)
+    if lag is not None:  # the template is current, but an override change is not there yet
+        version = Version.BEHIND
     problem = ""
     if health is not Health.HEALTHY:
         problem = f"{ref} is {health} on {cluster}"
+    elif lag is not None:
+        problem = f"{ref}: {lag}"
     elif version is Version.BEHIND:
         generation = (item.get("status") or {}).get("resourceTemplateGeneration")
         latest = ((template or {}).get("metadata") or {}).get("generation")
@@ -219,7 +224,8 @@ def _seen_on(ref: ObjectRef, cluster: str, binding: Manifest, template: Manifest
 
 
 def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Manifest],
-                templates: Mapping[ObjectRef, Manifest]) -> Dispatch:
+                templates: Mapping[ObjectRef, Manifest],
+                lags: Mapping[tuple[ObjectRef, str], str] | None = None) -> Dispatch:
     """Per cluster, the worst over the bundle's propagated objects. The clusters are those
     any of its bindings is scheduled on; an object without a binding is named in the message
     (nothing propagates it, or Karmada has not picked it up yet)."""
@@ -237,7 +243,8 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Mani
     clusters = []
     for cluster in names:
         seen = [_seen_on(ref, cluster, binding, templates.get(ref),
-                         suspended_clusters(binding, names)) for ref, binding in bound]
+                         suspended_clusters(binding, names), (lags or {}).get((ref, cluster)))
+                for ref, binding in bound]
         problems = [s.problem for s in sorted(seen, key=lambda s: s.rank) if s.problem]
         clusters.append(ClusterState(
             name=cluster,
@@ -251,3 +258,19 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Mani
             message=problems[0] if problems else (message if unbound else ""),
             apply_failed=any(s.apply_failed for s in seen)))
     return Dispatch(tuple(clusters), message, len(refs))
+
+
+def with_overrides_behind(dispatch: Dispatch, behind: Iterable[str]) -> Dispatch:
+    """`dispatch` with the clusters that run old overrides (`behind`; "*": all) marked
+    `behind`, while their dispatch is suspended: Karmada renders the change into their Works
+    but sends it only when the suspension lifts."""
+    names = set(behind)
+    if not names:
+        return dispatch
+    clusters = tuple(
+        replace(c, version=Version.BEHIND, message=c.message or (
+            f"an override change acting on it is not dispatched to {c.name}: dispatch there "
+            "is suspended; it goes with the resume"))
+        if c.suspended and (c.name in names or "*" in names) else c
+        for c in dispatch.clusters)
+    return replace(dispatch, clusters=clusters)

@@ -4,6 +4,7 @@ bundle. Pure: bundle + placement + verdict -> policy manifests."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 
 from gitgate.bundle.selectors import is_control_plane
@@ -87,6 +88,39 @@ def generated_policies(bundle: Bundle, placement: Manifest | None,
             spec["suspension"] = suspension
         policies.append({"apiVersion": API_VERSION, "kind": kind, "metadata": meta, "spec": spec})
     return policies
+
+
+def override_name(bundle: str, ref: ObjectRef) -> str:
+    """`gitgate-<bundle>.<kind>.<name>`, cut with a hash when longer than a name may be."""
+    name = _NOT_DNS.sub("-", f"{policy_name(bundle)}.{ref.kind}.{ref.name}".lower()).strip("-.")
+    if len(name) <= 253:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[:242].rstrip('-.')}-{digest}"
+
+
+def generated_overrides(bundle: Bundle) -> list[Manifest]:
+    """One OverridePolicy (ClusterOverridePolicy for a cluster-scoped object) per object the
+    bundle's `clusters:` customizations change. Karmada applies every rule of a policy to
+    every object it selects, so a policy selects one object: its rules are that object's
+    JSON-patch operations, one rule per customization, each for its clusters."""
+    out = []
+    for found in bundle.customized:
+        ref = found.ref
+        selector: Manifest = {"apiVersion": found.api_version, "kind": ref.kind,
+                              "name": ref.name}
+        meta: Manifest = {"name": override_name(bundle.name, ref),
+                          "labels": {BUNDLE_LABEL: bundle_label_value(bundle.name)}}
+        kind = "ClusterOverridePolicy"
+        if ref.namespace:
+            meta["namespace"] = selector["namespace"] = ref.namespace
+            kind = "OverridePolicy"
+        rules = [{"targetCluster": copy.deepcopy(rule.target_cluster),
+                  "overriders": {"plaintext": copy.deepcopy(list(rule.operations))}}
+                 for rule in found.rules]
+        out.append({"apiVersion": API_VERSION, "kind": kind, "metadata": meta,
+                    "spec": {"resourceSelectors": [selector], "overrideRules": rules}})
+    return out
 
 
 def with_suspension(objects: tuple[Manifest, ...], verdict: BundleVerdict) -> list[Manifest]:

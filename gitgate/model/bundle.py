@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gitgate.model.customize import ObjectOverride
 from gitgate.model.objects import Manifest, ObjectRef, Problem, Source
 
 
@@ -19,6 +20,7 @@ class Bundle:
     # its override policies that act on other bundles, with those bundles' names
     acts_on: tuple[tuple[ObjectRef, tuple[str, ...]], ...] = ()
     overridden_by: tuple[ObjectRef, ...] = ()  # override policies of other bundles acting on it
+    customized: tuple[ObjectOverride, ...] = ()  # per-cluster changes (`clusters:`), per object
 
     @property
     def failed(self) -> bool:

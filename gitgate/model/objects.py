@@ -6,10 +6,13 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitgate.errors import Reason
 from gitgate.model.rollout import RolloutSpec
+
+if TYPE_CHECKING:
+    from gitgate.model.customize import Customization, ObjectOverride
 
 Manifest = dict[str, Any]
 
@@ -94,6 +97,7 @@ class BundleOptions:
     depends_on: tuple[str, ...] = ()
     split: str | None = None
     rollout: RolloutSpec | None = None
+    clusters: tuple[Customization, ...] = ()  # per set of member clusters
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,10 @@ class RenderedSource:
     objects: tuple[Manifest, ...]
     problems: tuple[Problem, ...] = ()
     seconds: float = 0.0  # how long rendering took
+    # per `clusters:` customization, what the source renders for those clusters (until
+    # `finish` compiles them into `overrides`)
+    variants: tuple[tuple[Manifest, ...], ...] = ()
+    overrides: tuple[ObjectOverride, ...] = ()  # per customized object
 
     @property
     def failed(self) -> bool:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gitgate.apply.changeset import Change
 from gitgate.errors import Reason
+from gitgate.karmada.effective import MemberView
 from gitgate.karmada.hooks import sync_plan
 from gitgate.model import ObjectRef
 from gitgate.output.console import invalid_gate_line, problem_line
@@ -169,3 +171,32 @@ def changes_table(changes: list[Change]) -> str:
         [c.bundle, c.action, str(c.ref), ", ".join(c.fields) or c.message or "-"]
         for c in changes]
     return table(rows) + "\n"
+
+
+def _shown(ref: ObjectRef, op: dict[str, Any]) -> dict[str, Any]:
+    """An override operation as printed: never a Secret's value."""
+    if (ref.group, ref.kind) == ("", "Secret") and "value" in op:
+        return {**op, "value": "<redacted>"}
+    return op
+
+
+def member_document(view: MemberView) -> dict[str, Any]:
+    """`plan --cluster`: per bundle, each field Karmada overrides on that member."""
+    return {"name": view.cluster, "notes": list(dict.fromkeys(view.notes)), "bundles": [
+        {"name": bundle, "overrides": [{"object": str(ref), "policy": policy, **_shown(ref, op)}
+                                       for ref, policy, op in changes]}
+        for bundle, changes in sorted(view.changes.items())]}
+
+
+def member_lines(view: MemberView) -> str:
+    lines = [f"on {view.cluster}:"]
+    for bundle, changes in sorted(view.changes.items()):
+        for ref, policy, op in changes:
+            shown = _shown(ref, op)
+            value = "" if op.get("operator") == "remove" else f" = {json.dumps(shown.get('value'))}"
+            lines.append(f"  {bundle}: {ref} {op.get('operator')} {op.get('path')}{value} "
+                         f"({policy})")
+    if len(lines) == 1:
+        lines.append("  no overrides: it runs every bundle as rendered")
+    lines += [f"  note: {note}" for note in dict.fromkeys(view.notes)]
+    return "\n".join(lines) + "\n"

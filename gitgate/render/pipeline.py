@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from gitgate.errors import GitgateError, Reason, ToolMissing
+from gitgate.errors import GitgateError, Reason, RenderError, ToolMissing
 from gitgate.memo import Memo, derive
 from gitgate.model import (
     Manifest,
@@ -25,10 +25,12 @@ from gitgate.model import (
 )
 from gitgate.render import post
 from gitgate.render.cache import RenderCache, cache_key
-from gitgate.render.helm import make_client, render_helm
+from gitgate.render.customize import compile_overrides
+from gitgate.render.helm import helm_values_merge, make_client, render_helm
 from gitgate.render.helm_schema import check_chart_schemas
 from gitgate.render.kustomize import kustomize_build
 from gitgate.render.kustomize_guard import check_kustomization
+from gitgate.render.patches import patched
 from gitgate.render.rawyaml import render_raw
 from gitgate.render.tools import Tools
 from gitgate.source.discover import Discovery, discover
@@ -119,8 +121,46 @@ def render_source(source: Source, tree: RepoTree, root: Path, tools: Tools | Non
                   helm_client: Callable[[], object],
                   budget: Budget | None = None) -> RenderedSource:
     """Render one source; any failure becomes a Problem naming the file, never an exception."""
-    return _source_budget(_rendered(source, tree, root, tools, helm_client),
-                          budget or Budget.from_env())
+    rendered = _rendered(source, tree, root, tools, helm_client)
+    if source.options.clusters and not rendered.failed:
+        rendered = _with_variants(rendered, tree, root, tools, helm_client)
+    return _source_budget(rendered, budget or Budget.from_env())
+
+
+def _with_variants(rendered: RenderedSource, tree: RepoTree, root: Path, tools: Tools | None,
+                   helm_client: Callable[[], object]) -> RenderedSource:
+    """What the source renders for each `clusters:` customization: Helm values merged over
+    the bundle's (the chart rendered again), then the patches, applied by kustomize."""
+    source = rendered.source
+    config = join(source.path, "bundle.yaml")
+    variants: list[tuple[Manifest, ...]] = []
+    for index, customization in enumerate(source.options.clusters, 1):
+        where = f"clusters[{index}] ({customization.describe()})"
+        objects: tuple[Manifest, ...] = rendered.objects
+        try:
+            if customization.values:
+                if source.kind is not SourceKind.HELM:
+                    raise RenderError(f"values are for Helm charts; this {source.kind} "
+                                      "source takes patches", file=config)
+                merged = helm_values_merge(source.options.values, customization.values)
+                again = replace(source, options=replace(source.options, values=merged))
+                result = _rendered(again, tree, root, tools, helm_client)
+                if result.failed:
+                    return replace(result, problems=tuple(
+                        replace(p, message=f"{config}: {where}: {p.message}")
+                        for p in result.problems))
+                objects = result.objects
+            if customization.patches:
+                if tools is None:
+                    raise ToolMissing("kustomize is needed to apply the patches", file=config)
+                documents = patched(objects, customization.patches, tools.kustomize, config)
+                objects = tuple(d for d in documents if isinstance(d, dict))
+        except GitgateError as exc:
+            return RenderedSource(source, (), (Problem(
+                source.path, f"{where}: {exc.message}", exc.file or config, exc.line,
+                exc.reason),))
+        variants.append(objects)
+    return replace(rendered, variants=tuple(variants))
 
 
 def _rendered(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
@@ -272,12 +312,25 @@ def _placed(result: RenderedSource, crds: dict[tuple[str, str], bool],
     warnings = [Problem(result.source.path, n, result.source.path, None, Reason.UNKNOWN_KIND)
                 for n in notes]
     refused = post.ownership_problems(objects, result.source.bundle_name)
+    variants = [(customization, tuple(post.default_namespace(
+        post.named_generated(variant), result.source.options.namespace or "default", crds)[0]))
+        for customization, variant in zip(result.source.options.clusters, result.variants,
+                                          strict=False)]
+    for _, variant in variants:
+        refused += [why for why in post.ownership_problems(list(variant),
+                                                           result.source.bundle_name)
+                    if why not in refused]
     if refused:
-        return replace(result, objects=(), problems=result.problems + tuple(
+        return replace(result, objects=(), variants=(), problems=result.problems + tuple(
             Problem(result.source.path, f"{why}; nothing of this source is applied until it "
                     "is fixed", result.source.path, None, Reason.NOT_OWNED)
             for why in refused)), warnings
-    return replace(result, objects=tuple(objects)), warnings
+    overrides, problems = compile_overrides(tuple(objects), variants)
+    if problems:
+        config = join(result.source.path, "bundle.yaml")
+        return replace(result, objects=(), variants=(), problems=result.problems + tuple(
+            Problem(result.source.path, problem, config) for problem in problems)), warnings
+    return replace(result, objects=tuple(objects), variants=(), overrides=overrides), warnings
 
 
 def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,

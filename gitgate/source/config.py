@@ -8,6 +8,7 @@ from typing import Any
 
 from gitgate.errors import ConfigError
 from gitgate.model import BundleOptions, Manifest, RolloutSpec
+from gitgate.model.customize import Customization
 from gitgate.model.rollout import (
     ON_FAILURE,
     OPERATORS,
@@ -25,7 +26,11 @@ _DEFAULT_KEYS = {"namespace", "placement", "labels", "rollout"}
 _ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure"}
 _REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
-                "placement", "labels", "dependsOn", "split", "rollout"}
+                "placement", "labels", "dependsOn", "split", "rollout", "clusters"}
+_CUSTOMIZATION_KEYS = {"clusters", "labelSelector", "values", "patches"}
+_PATCH_KEYS = {"patch", "target"}
+_TARGET_KEYS = {"group", "version", "kind", "name", "namespace", "labelSelector",
+                "annotationSelector"}
 SPLIT_MODES = {"app"}
 _BUNDLE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,50}[a-z0-9])?$")
 
@@ -234,4 +239,69 @@ def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> Bundl
         depends_on=_str_list(data.get("dependsOn"), file, "dependsOn"),
         rollout=parse_rollout(data.get("rollout"), file, "rollout") or repo.default_rollout,
         split=split,
+        clusters=parse_customizations(data.get("clusters"), file),
     )
+
+
+def parse_customizations(value: Any, file: str) -> tuple[Customization, ...]:
+    """`clusters: [{clusters: [member2] | labelSelector: {...}, values: {...},
+    patches: [{target: {kind, name, ...}, patch: <JSON 6902 list or strategic merge>}]}]`."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise ConfigError("clusters must be a non-empty list of {clusters: [names] or "
+                          "labelSelector: {...}, values: {...}, patches: [...]}", file=file)
+    out = []
+    named: set[str] = set()
+    for index, item in enumerate(value, 1):
+        where = f"clusters[{index}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where} must be a mapping", file=file)
+        _reject_unknown(item, _CUSTOMIZATION_KEYS, file, f"{where}.")
+        chosen = _wave({k: v for k, v in item.items() if k in ("clusters", "labelSelector")},
+                       file, where)
+        twice = sorted(named & set(chosen.clusters))
+        if twice:
+            raise ConfigError(f"{where}: cluster(s) {', '.join(twice)} already customized by "
+                              "an earlier entry; merge the two entries", file=file)
+        named |= set(chosen.clusters)
+        values = _optional_mapping(item.get("values"), file, f"{where}.values") or {}
+        patches = _patches(item.get("patches"), file, f"{where}.patches")
+        if not values and not patches:
+            raise ConfigError(f"{where} changes nothing: give values (Helm sources) or "
+                              "patches", file=file)
+        out.append(Customization(chosen.clusters, chosen.selector, values, patches))
+    return tuple(out)
+
+
+def _patches(value: Any, file: str, where: str) -> tuple[Manifest, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConfigError(f"{where} must be a list of {{target: {{kind, name}}, patch: ...}}",
+                          file=file)
+    out = []
+    for index, item in enumerate(value, 1):
+        at = f"{where}[{index}]"
+        if not isinstance(item, dict) or "patch" not in item:
+            raise ConfigError(f"{at} must be {{target: {{kind, name, ...}}, patch: a JSON 6902 "
+                              "list or a strategic-merge mapping}}", file=file)
+        _reject_unknown(item, _PATCH_KEYS, file, f"{at}.")
+        patch = item["patch"]
+        target = _optional_mapping(item.get("target"), file, f"{at}.target")
+        if target is not None:
+            _reject_unknown(target, _TARGET_KEYS, file, f"{at}.target.")
+        if isinstance(patch, list):
+            if target is None:
+                raise ConfigError(f"{at}: a JSON 6902 patch needs a target", file=file)
+            for op_index, op in enumerate(patch, 1):
+                if not isinstance(op, dict) or not isinstance(op.get("path"), str) or (
+                        op.get("op") not in ("add", "remove", "replace", "move", "copy",
+                                             "test")):
+                    raise ConfigError(f"{at}.patch[{op_index}] must be {{op, path, value}} "
+                                      "(RFC 6902)", file=file)
+        elif not isinstance(patch, dict):
+            raise ConfigError(f"{at}.patch must be a JSON 6902 list or a strategic-merge "
+                              "mapping", file=file)
+        out.append({"patch": patch, **({"target": target} if target is not None else {})})
+    return tuple(out)

@@ -86,6 +86,8 @@ def test_suspend_member2_with_an_override_edit_five_times_never_leaks(run, karma
         document = run.apply()
         assert run.result(document, "web")["verdict"] == "suspended"
         assert live_override(karmada, ns) == new  # written, after the suspension held
+        wait_for(lambda: run.clusters("web")["member2"]["version"] == "behind",
+                 message="status says member2 has not got the override change")
         leaks += [f"round {round_}: member2 at {karmada.image('member2', ns, 'web')} ({t})"
                   for t in stays(lambda o=old: karmada.image("member2", ns, "web") == o,
                                  ROUND_WATCH)]
@@ -93,6 +95,8 @@ def test_suspend_member2_with_an_override_edit_five_times_never_leaks(run, karma
         run.apply()
         wait_for(lambda n=new: karmada.image("member2", ns, "web") == n,
                  message=f"member2 converges to {new} on resume")
+        wait_for(lambda: run.clusters("web")["member2"]["version"] == "current",
+                 message="once dispatched, member2 is current again")
     assert leaks == []
     assert karmada.image("member1", ns, "web") == "nginx:1.0"
 
@@ -126,3 +130,33 @@ def test_a_repo_propagation_policy_cannot_take_over_a_suspended_bundle(run, karm
     assert claimed == f"gitgate-{run.bundle('web')}"
     assert karmada.binding_suspension(ns, "Deployment", "web") == {"dispatching": True}
     on_both(karmada, lambda m: karmada.image(m, ns, "web"), None)  # nothing dispatched
+
+
+def test_an_override_change_is_rolled_out_wave_by_wave(run, karmada, tmp_path):
+    ns = run.ns("web")
+    image = lambda member: karmada.image(member, ns, "web")  # noqa: E731
+    app = app_files(run, "web", "nginx:1.0", "a")
+    app["web/bundle.yaml"] += ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}],"
+                               " bake: 5s, progressDeadline: 120s}\n")
+    run.repo.commit({**with_namespaces(run, "web"), **app,
+                     **platform(run, "nginx:2.0", clusters="member1, member2")},
+                    "web, its override on both members, in waves")
+    loop = run.start_loop(tmp_path / "cache")
+    try:
+        wait_for(lambda: image("member1") == "nginx:2.0", message="wave 1 gets the override")
+        karmada.make_healthy("member1", ns, "web")
+        wait_for(lambda: image("member2") == "nginx:2.0", timeout=60, message="then wave 2")
+        karmada.make_healthy("member2", ns, "web")
+
+        run.repo.commit(platform(run, "nginx:2.1", clusters="member1, member2"),
+                        "edit the override only")
+        wait_for(lambda: image("member1") == "nginx:2.1", timeout=60,
+                 message="wave 1 gets the override change first")
+        assert stays(lambda: image("member2") == "nginx:2.0", 15) == [], \
+            "member2 got the override change before member1 was healthy"
+        karmada.make_healthy("member1", ns, "web")
+        wait_for(lambda: image("member2") == "nginx:2.1", timeout=60,
+                 message="member2 gets it once member1 is healthy and baked")
+    finally:
+        log = run.stop_loop(loop)
+    assert "Traceback" not in log

@@ -35,6 +35,9 @@ def printed(capsys, *argv: str) -> dict:
 
 def test_offline_documents(tools, capsys):
     validate(printed(capsys, "plan", str(EXAMPLES), "-o", "json"), "Plan")
+    per_cluster = printed(capsys, "plan", str(EXAMPLES), "-o", "json", "--cluster", "member2")
+    validate(per_cluster, "Plan")
+    assert {b["name"] for b in per_cluster["cluster"]["bundles"]} == {"podinfo", "shop/carts"}
     validate(printed(capsys, "gates", str(EXAMPLES), "-o", "json"), "GateList")
     validate(printed(capsys, "check", str(EXAMPLES), "-o", "json"), "CheckReport")
 

@@ -101,3 +101,24 @@ def test_a_fault_at_any_request_orphans_nothing_and_prunes_nothing_wrongly(tools
                                for r in gitgate_objects(emulator)), f"db left behind (#{k})"
             finally:
                 write_files(root, {k_: v for k_, v in FILES.items() if k_.startswith("db/")})
+
+
+def test_a_new_object_whose_write_failed_is_sent_by_the_next_pass(tools, tmp_path):
+    """The write-ahead entry of a new object carries no content hash: when its write fails,
+    the next pass (no resync due) does not take it for written."""
+    root = write_files(tmp_path / "repo", FILES)
+    with KubeApiEmulator() as emulator:
+        cluster = KubeCluster(load_client(str(emulator.write_kubeconfig(tmp_path / "k"))))
+        assert one_pass(root, tools, cluster, 0).ok
+        write_files(root, {"db/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: "
+                                            "{name: db-extra, namespace: shop}\n"})
+        emulator.state.faults.append(
+            lambda request: (500, INTERNAL) if request.method == "PATCH"
+            and request.path.endswith("/configmaps/db-extra") else None)
+        assert not one_pass(root, tools, cluster, 1).ok
+        emulator.state.faults.clear()
+        extra = ObjectRef("", "ConfigMap", "shop", "db-extra")
+        assert extra in recorded(cluster)  # recorded before the write: never orphaned
+        assert extra not in gitgate_objects(emulator)
+        assert one_pass(root, tools, cluster, 2).ok  # two minutes on: no resync due
+        assert extra in gitgate_objects(emulator)

@@ -6,10 +6,13 @@ a repo propagation policy cannot take over another bundle's templates."""
 from __future__ import annotations
 
 import textwrap
+import time
 from datetime import timedelta
 
 import pytest
 
+from gitgate.apply.engine import read_inventories
+from gitgate.apply.observe import observe
 from tests.integration.test_apply import NOW, Repo, result_of
 
 pytestmark = pytest.mark.integration
@@ -162,3 +165,34 @@ def test_a_repo_propagation_policy_cannot_take_over_another_bundle(repo, tools, 
     db = repo.live(API, "PropagationPolicy", repo.db_ns, f"gitgate-{repo.run}-db")
     assert db["spec"]["suspension"] == {"dispatching": True}
     assert db["spec"]["priority"] == 2**31 - 1
+
+
+def cluster_versions(repo: Repo) -> dict[str, str]:
+    inventories = read_inventories(repo.kube.cluster, repo.run)
+    found = observe(repo.kube.cluster, [inventories[f"{repo.run}-db"]])
+    assert not found.error, found.error
+    return {c.name: str(c.version) for c in found.bundles[f"{repo.run}-db"].clusters}
+
+
+def eventually(what, timeout: float = 60.0):
+    """Poll a real control plane (the emulator answers at once)."""
+    deadline = time.monotonic() + timeout
+    while not (value := what()):
+        assert time.monotonic() < deadline, f"not within {timeout:g}s"
+        time.sleep(0.5)
+    return value
+
+
+def test_a_suspended_member_is_behind_until_the_override_change_reaches_it(repo, tools, kube):
+    if kube.cluster.scope_of("work.karmada.io/v1alpha1", "Work") is None:
+        pytest.skip("a plain kube-apiserver: Karmada's bindings and Works are not there")
+    repo.apply(tools)
+    eventually(lambda: cluster_versions(repo).get("member2") == "current")
+    repo.write({**gate(repo, "suspend", "member2"), **override(repo, "db:3")})
+    assert repo.apply(tools, NOW + timedelta(minutes=1)).ok
+    versions = eventually(lambda: (v := cluster_versions(repo)).get("member2") == "behind"
+                          and v)
+    assert versions["member1"] == "current"  # not targeted: nothing to wait for there
+    (repo.root / "gates/db.yaml").unlink()
+    assert repo.apply(tools, NOW + timedelta(minutes=2)).ok
+    eventually(lambda: cluster_versions(repo).get("member2") == "current")

@@ -10,6 +10,7 @@ a health interpreter."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -95,3 +96,54 @@ def binding_status(members: dict[str, Member], clusters: list[str]) -> dict:
                "Failed to apply all works, see status.aggregatedStatus for details",
                "lastTransitionTime": when}
     return {"aggregatedStatus": items, "conditions": [scheduled, applied]}
+
+
+OVERRIDE_KINDS = {("policy.karmada.io", "OverridePolicy"),
+                  ("policy.karmada.io", "ClusterOverridePolicy")}
+BINDING_ID_LABEL = "resourcebinding.karmada.io/permanent-id"
+
+
+def _selects(policy: dict, template: dict) -> bool:
+    """Karmada's ResourceMatches, as far as the tests use it: apiVersion, kind, namespace,
+    name, matchLabels; no selectors: everything the policy reaches."""
+    meta, t_meta = policy.get("metadata") or {}, template.get("metadata") or {}
+    if policy.get("kind") == "OverridePolicy" and meta.get("namespace") != t_meta.get(
+            "namespace"):
+        return False
+    selectors = (policy.get("spec") or {}).get("resourceSelectors") or []
+    if not selectors:
+        return True
+    for selector in selectors:
+        if (selector.get("apiVersion"), selector.get("kind")) != (
+                template.get("apiVersion"), template.get("kind")):
+            continue
+        if selector.get("namespace") and selector["namespace"] != t_meta.get("namespace"):
+            continue
+        if selector.get("name"):
+            if selector["name"] == t_meta.get("name"):
+                return True
+            continue
+        wanted = (selector.get("labelSelector") or {}).get("matchLabels") or {}
+        labels = t_meta.get("labels") or {}
+        if all(labels.get(k) == v for k, v in wanted.items()):
+            return True
+    return False
+
+
+def applied_overrides(template: dict, policies: list[dict], cluster: str) -> dict[str, str]:
+    """The annotations Karmada writes on a Work: the override rules applied for `cluster`
+    (targets by cluster name only: the emulator's Clusters carry no labels)."""
+    out: dict[str, list] = {}
+    for policy in sorted(policies, key=lambda p: p["metadata"]["name"]):
+        if not _selects(policy, template):
+            continue
+        key = ("policy.karmada.io/applied-cluster-overrides"
+               if policy.get("kind") == "ClusterOverridePolicy"
+               else "policy.karmada.io/applied-overrides")
+        for rule in (policy.get("spec") or {}).get("overrideRules") or []:
+            names = (rule.get("targetCluster") or {}).get("clusterNames") or []
+            if names and cluster not in names:
+                continue
+            out.setdefault(key, []).append({"policyName": policy["metadata"]["name"],
+                                            "overriders": rule.get("overriders") or {}})
+    return {key: json.dumps(items) for key, items in out.items()}

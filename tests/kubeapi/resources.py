@@ -87,6 +87,9 @@ KARMADA_WORK: tuple[Resource, ...] = (
              ("rb",), True),
     Resource("work.karmada.io", "v1alpha2", "ClusterResourceBinding", "clusterresourcebindings",
              False, ("crb",), True),
+    # per binding and member cluster, what Karmada dispatches there (namespace
+    # karmada-es-<cluster>), with the overrides it applied in its annotations
+    Resource("work.karmada.io", "v1alpha1", "Work", "works", True, (), True),
     # the member clusters (karmada-aggregated-apiserver serves them on a real Karmada)
     Resource("cluster.karmada.io", "v1alpha1", "Cluster", "clusters", False, (), True),
 )

@@ -137,6 +137,7 @@ class ApiState:
         # seconds after its policy changed (float("inf"): not until lowered again), as a busy
         # controller lags
         self.binding_lag = 0.0
+        self.overrides_seen = False  # an override policy was written: Works are kept
         self.pending_bindings: dict[tuple[str, str, str, str], tuple[float, Any]] = {}
         # what each member cluster runs of each bound template (tests/kubeapi/dispatch.py)
         self.members: dict[tuple[str, str, str, str], dict[str, D.Member]] = {}
@@ -498,6 +499,9 @@ class ApiState:
         meta["resourceVersion"] = self._bump()
         self.objects[key] = stored
         self._karmada_claim(target, key)
+        if (target.resource.group, target.resource.kind) in D.OVERRIDE_KINDS:
+            self.overrides_seen = True
+            self._redispatch_all()
         if target.resource.kind == "CustomResourceDefinition" and created:
             self.pending_crds[meta["name"]] = time.monotonic() + self.crd_establish_delay
         return (201 if created else 200), self._render(stored)
@@ -591,6 +595,8 @@ class ApiState:
             return 200, self._render(stored)
         rendered = self._render(stored)
         self._remove(key, kind)
+        if (target.resource.group, kind) in D.OVERRIDE_KINDS:
+            self._redispatch_all()
         options = request.body if isinstance(request.body, dict) else {}
         if kind == "CustomResourceDefinition":
             self._forget_crd(stored.obj)
@@ -766,10 +772,53 @@ class ApiState:
         members = D.dispatch(self.members.get(key, {}), template, clusters,
                              binding["spec"].get("suspension"))
         self.members[key] = members
+        self._write_works(key, template, clusters, binding["spec"].get("suspension"))
         status = D.binding_status(members, clusters)
         if binding.get("status") != status:
             binding["status"] = status
             binding["metadata"]["resourceVersion"] = self._bump()
+
+    def _write_works(self, key: tuple[str, str, str, str], template: dict,
+                     clusters: list[str], suspension: Any) -> None:
+        """Karmada's binding controller: a Work per cluster in `karmada-es-<cluster>`,
+        labelled with the binding's permanent id, annotated with the overrides applied to
+        the template for that cluster. A suspended cluster's Work keeps what it had."""
+        if not self.overrides_seen:  # nothing to record: Works cost nothing until then
+            return
+        binding_meta = self.objects[key].obj["metadata"]
+        binding_id = binding_meta.setdefault("labels", {}).setdefault(
+            D.BINDING_ID_LABEL, str(uuid.uuid4()))
+        held = D.suspended_on(suspension, clusters)
+        policies = [stored.obj for k, stored in self.objects.items()
+                    if k[:2] in (("policy.karmada.io", "overridepolicies"),
+                                 ("policy.karmada.io", "clusteroverridepolicies"))]
+        for cluster in clusters:
+            work_key = ("work.karmada.io", "works", f"karmada-es-{cluster}",
+                        f"{binding_meta['name']}-{binding_id[:8]}")
+            if cluster in held and work_key in self.objects:
+                continue
+            annotations = D.applied_overrides(template, policies, cluster)
+            stored = self.objects.get(work_key)
+            if stored is not None and stored.obj["metadata"].get("annotations") == annotations:
+                continue
+            meta = {"name": work_key[3], "namespace": work_key[2], "uid": str(uuid.uuid4()),
+                    "generation": 1, "creationTimestamp": _now(),
+                    "labels": {D.BINDING_ID_LABEL: binding_id}, "annotations": annotations}
+            if stored is not None:
+                meta["generation"] = stored.obj["metadata"].get("generation", 1) + 1
+            meta["resourceVersion"] = self._bump()
+            self.objects[work_key] = Stored(
+                {"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work", "metadata": meta,
+                 "spec": {"suspendDispatching": False}},
+                {"karmada-controller-manager": Manager("Update", "work.karmada.io/v1alpha1",
+                                                       _now(), set())})
+
+    def _redispatch_all(self) -> None:
+        """An override policy changed: Karmada's binding controller renders every Work
+        again (each then carries the overrides now in force)."""
+        for key in list(self.members):
+            if key in self.objects:
+                self._dispatch(key)
 
     def report(self, namespace: str, kind: str, name: str, cluster: str, *,
                health: str | None = None, applied: bool | None = None,

@@ -246,3 +246,40 @@ def test_generated_policies_never_select_karmadas_objects_and_cannot_be_outranke
     assert policy["spec"]["priority"] == PRIORITY == 2**31 - 1
     only_karmada = bundle("platform", override("o", select(name="web")))
     assert generated_policies(only_karmada, PLACEMENT, verdict) == []
+
+
+# -- other Karmada objects that act on named objects ----------------------------------------
+
+FHPA = {"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA",
+        "metadata": {"name": "web", "namespace": "ns"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                    "name": "web"}, "minReplicas": 1, "maxReplicas": 9}}
+REBALANCER = {"apiVersion": "apps.karmada.io/v1alpha1", "kind": "WorkloadRebalancer",
+              "metadata": {"name": "move"},
+              "spec": {"workloads": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                      "name": "web", "namespace": "ns"}]}}
+INTERPRETER = {"apiVersion": "config.karmada.io/v1alpha1",
+               "kind": "ResourceInterpreterCustomization", "metadata": {"name": "deploy"},
+               "spec": {"target": {"apiVersion": "apps/v1", "kind": "Deployment"},
+                        "customizations": {}}}
+
+
+@pytest.mark.parametrize(("actor", "acted_on"), [
+    (FHPA, ("web",)),
+    ({**FHPA, "metadata": {"name": "web", "namespace": "other"}}, ()),  # its own namespace
+    ({**FHPA, "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment"}}},
+     ()),  # no name: names nothing
+    ({**FHPA, "kind": "CronFederatedHPA"}, ("web",)),
+    (REBALANCER, ("web",)),
+    (INTERPRETER, ("api", "web")),  # every Deployment: how Karmada reads the kind
+    ({**INTERPRETER, "spec": "broken"}, ()),
+])
+def test_scalers_rebalancers_and_interpreters_belong_to_what_they_act_on(actor, acted_on):
+    bundles = by_name(link_policies([
+        bundle("web", deployment("web")), bundle("api", deployment("api")),
+        bundle("platform", actor)]))
+    found = bundles["platform"].acts_on
+    assert (found[0][1] if found else ()) == acted_on
+    verdicts = evaluate(list(bundles.values()), [hold("freeze", "web")], [], NOW)
+    held = bool(verdicts["platform"].held_objects)
+    assert held is ("web" in acted_on)
