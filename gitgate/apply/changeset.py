@@ -17,6 +17,7 @@ class Action(StrEnum):
     DELETED = "deleted"  # pruned
     RECREATED = "recreated"  # deleted and created again (an immutable field changed)
     HELD = "held"  # live diff: a held bundle's object, never written
+    SKIPPED = "skipped"  # a delete not done: prune disabled, not the bundle's, or the brake
     FAILED = "failed"  # live diff: the object could not be compared
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from gitgate.apply import overrides, recreate, stages, suspension
+from gitgate.apply import overrides, prunes, recreate, stages, suspension
 from gitgate.apply.changeset import WRITES, Action, Applied, ChangeSet, in_place
 from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import (
@@ -18,7 +18,6 @@ from gitgate.apply.inventory import (
     INSTANCE_LABEL,
     INVENTORY_LABEL,
     NAMESPACE,
-    PRUNE_ANNOTATION,
     Diff,
     Entry,
     Inventory,
@@ -26,16 +25,13 @@ from gitgate.apply.inventory import (
     diff,
     entry_for,
     from_configmap,
-    mass_prune,
     system_namespace,
     to_configmap,
 )
 from gitgate.bundle.selectors import OVERRIDE_KINDS
 from gitgate.errors import GitgateError, KubeError, Reason
-from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import FIELD_MANAGER, Hashed, Manifest, ObjectRef, Verdict
-from gitgate.model.ownership import identity_problem, owned_by, state_problem
 from gitgate.plan import BundlePlan, Plan
 from gitgate.timespec import rfc3339
 
@@ -117,17 +113,6 @@ def read_inventories(cluster: ClusterPort,
     return {inv.bundle: inv for inv in inventories}
 
 
-def _from_failed_source(name: str, inventory: Inventory, plan: Plan) -> bool:
-    """A bundle missing from the plan because its source failed to render (the apps of a
-    split source, say) has not left Git: it must not be pruned."""
-    for item in plan.bundles:
-        if item.verdict.verdict is Verdict.FAILED and (
-                inventory.source == item.bundle.source.path
-                or name.startswith(item.bundle.name + "/")):
-            return True
-    return False
-
-
 def _resync_due(previous: Inventory | None, options: ApplyOptions) -> bool:
     if previous is None or not previous.last_full_apply:
         return True
@@ -167,11 +152,10 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     if inventories is None:
         inventories = read_inventories(cluster, options.instance)
     order, work = _prepare(plan, inventories, options)
-    gone = _gone_bundles(plan, inventories, scope)
-    prunes = sum(len(w.diff.to_prune) for w in work.values() if w.diff) + sum(
-        len(inv.entries) for inv in gone.values())
-    managed = sum(len(inv.entries) for inv in inventories.values())
-    mass = mass_prune(prunes, managed) and not options.allow_mass_prune
+    decision = prunes.decide(plan, inventories,
+                             {n: w.diff.to_prune for n, w in work.items() if w.diff}, scope,
+                             options.allow_mass_prune)
+    mass = decision.blocked
     staged = {name: _staged(w, cluster) for name, w in work.items() if w.diff}
     if not options.dry_run:
         _record_intent(work, staged, cluster, options)
@@ -190,18 +174,14 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                 unit.result.message = "stopping: pruning left for the next pass"
             elif mass:
                 unit.result.reason = Reason.PRUNE_BLOCKED
-                unit.result.message = (f"{len(unit.diff.to_prune)} object(s) left Git, but "
-                                       f"this pass would delete {prunes} of the {managed} "
-                                       "objects gitgate manages; run with "
-                                       "--allow-mass-prune if that is intended")
+                unit.result.message = decision.brake_message(len(unit.diff.to_prune))
             else:
                 _prune(unit, unit.diff.to_prune, cluster, guard)
         if not (mass or interrupted):
-            for name, inventory in gone.items():
-                holds = gone_bundle_holds(name, dict(inventory.labels), plan.gates,
-                                          plan.invalid_gates)
-                work[name] = (_held_gone_bundle(name, inventory, holds) if holds
-                              else _prune_gone_bundle(name, inventory, cluster, options, guard))
+            for name, gone in decision.gone.items():
+                work[name] = (_held_gone_bundle(name, gone.inventory, list(gone.holds))
+                              if gone.held else
+                              _prune_gone_bundle(name, gone.inventory, cluster, options, guard))
     _report_hooks(work)
     written = 0 if options.dry_run else _write_inventories(work, plan, cluster, options,
                                                            _overrides_written(work))
@@ -215,6 +195,7 @@ def _prepare(plan: Plan, inventories: dict[str, Inventory],
     order, order_problems = stages.bundle_order(
         {b.bundle.name: b.bundle.source.options.depends_on for b in plan.bundles})
     plans = {b.bundle.name: b for b in plan.bundles}
+    failed = prunes.failed_inventories(plan, inventories)
     work: dict[str, _Work] = {}
     for name in order:
         item = plans[name]
@@ -234,25 +215,18 @@ def _prepare(plan: Plan, inventories: dict[str, Inventory],
             result.message = order_problems[name]
         else:
             unit.resync = _resync_due(previous, options)
-            unit.diff = diff(item.written, previous, resync=unit.resync,
-                             keep=frozenset((*item.verdict.held_objects, *item.kept)))
+            kept = prunes.kept_back(item, failed)
+            unit.diff = diff(item.written, previous, resync=unit.resync, keep=frozenset(kept))
+            waiting = sorted((ref, names) for ref, names in kept.items() if names)
+            if waiting:
+                result.message = "; ".join(
+                    f"{ref} is held with {', '.join(names)}: that bundle failed to render, "
+                    "so what it would change there cannot be checked"
+                    for ref, names in waiting)
             unit.resync_only = unit.diff.same_as_inventory
             for ref in unit.diff.unchanged:
                 result.changes.add(ref, Action.UNCHANGED)
     return order, work
-
-
-def _gone_bundles(plan: Plan, inventories: dict[str, Inventory],
-                  scope: Callable[[str], bool] | None) -> dict[str, Inventory]:
-    """Inventories of bundles that left Git. None when a problem no bundle owns (an unreadable
-    gitgate.yaml) says the repo was not fully understood."""
-    sources = {b.bundle.source.path for b in plan.bundles}
-    if any(p.source not in sources for p in plan.problems):
-        return {}
-    names = {b.bundle.name for b in plan.bundles}
-    return {name: inv for name, inv in inventories.items()
-            if name not in names and (scope is None or scope(name))
-            and not _from_failed_source(name, inv, plan)}
 
 
 def _held_gone_bundle(name: str, inventory: Inventory, holds: list) -> _Work:
@@ -325,19 +299,23 @@ def _confirm_suspensions(work: dict[str, _Work], staged: dict[str, dict[int, lis
     if options.dry_run:
         return {}
     for writer, why in overrides.blocked(writes, unsafe).items():
-        left_out = {w.ref for w in writes if w.writer == writer
-                    and any(t in unsafe for t in w.targets)}
-        unit = work[writer]
-        for stage, objects in staged[writer].items():
-            staged[writer][stage] = [o for o in objects if ObjectRef.of(o) not in left_out]
-        for ref in left_out:  # not written: the next pass sends it again
-            known = unit.previous.by_ref().get(ref) if unit.previous else None
-            if known is not None:
-                unit.entries[ref] = known
-            elif ref in unit.entries:
-                unit.entries[ref] = replace(unit.entries[ref], hash="")
-        unit.blocked += why
+        _leave_out(work[writer], staged[writer], {
+            w.ref for w in writes if w.writer == writer and any(t in unsafe for t in w.targets)})
+        work[writer].blocked += why
     return unsafe
+
+
+def _leave_out(unit: _Work, staged: dict[int, list[Manifest]], refs: set[ObjectRef]) -> None:
+    """Take `refs` out of the unit's writes; their inventory entries say "not written", so
+    that the next pass sends them again."""
+    for stage, objects in staged.items():
+        staged[stage] = [o for o in objects if ObjectRef.of(o) not in refs]
+    for ref in refs:
+        known = unit.previous.by_ref().get(ref) if unit.previous else None
+        if known is not None:
+            unit.entries[ref] = known
+        elif ref in unit.entries:
+            unit.entries[ref] = replace(unit.entries[ref], hash="")
 
 
 def _await_suspensions(work: dict[str, _Work],
@@ -579,29 +557,24 @@ def _apply_one(unit: _Work, obj: Manifest, cluster: ClusterPort,
 
 
 def _prune(unit: _Work, entries, cluster: ClusterPort, guard: overrides.PruneGuard) -> None:
+    """Carry out the prune decision for `entries`, reading each live object first (see
+    `prunes.check_live`)."""
     by_ref = {e.ref: e for e in entries}
-    manifests = [{"apiVersion": e.api_version, "kind": e.kind,
-                  "metadata": {"name": e.name, **({"namespace": e.namespace}
-                                                  if e.namespace else {})}}
-                 for e in by_ref.values()]
-    for obj in stages.prune_order(manifests):
+    for obj in stages.prune_order([prunes.entry_manifest(e) for e in by_ref.values()]):
         ref = ObjectRef.of(obj)
         entry = by_ref[ref]
         try:
-            if state_problem(obj) or identity_problem(obj):
-                unit.result.not_owned.append(ref)  # never gitgate's own state, never a path
-                unit.entries.pop(ref, None)
-                continue
-            live = cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name)
-            annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
-            if live is not None and not owned_by(live, unit.result.bundle):
-                unit.result.not_owned.append(ref)  # someone else's now: left alone, untracked
-            elif live is not None and annotations.get(PRUNE_ANNOTATION) == "disabled":
-                unit.result.kept.append(ref)
-            elif live is not None and (why := guard(live)) is not None:
-                unit.result.held.append(f"{ref}: left Git, kept while {why}")
+            check = prunes.precheck(entry) or prunes.check_live(
+                cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
+                unit.result.bundle, guard)
+            if check.outcome is prunes.Outcome.WAITS:
+                unit.result.held.append(f"{ref}: {check.why}")
                 continue  # still recorded: deleted by the pass after the bundle opens
-            elif live is not None:
+            if check.outcome is prunes.Outcome.NOT_OWNED:
+                unit.result.not_owned.append(ref)
+            elif check.outcome is prunes.Outcome.DISABLED:
+                unit.result.kept.append(ref)
+            elif check.outcome is prunes.Outcome.DELETE:
                 cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
                 unit.result.changes.add(ref, Action.DELETED)
             unit.entries.pop(ref, None)

@@ -1,14 +1,17 @@
 """`plan --kubeconfig`: what a pass would change, object by object, found with server-side
 dry-run applies, in the ChangeSet's vocabulary (created, configured, unchanged, deleted, held,
-failed). Only field paths are reported, never values (Secret data stays unseen)."""
+skipped, failed). Only field paths are reported, never values (Secret data stays unseen)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from gitgate.apply import overrides, prunes
 from gitgate.apply.changeset import Action, Change
 from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
-from gitgate.errors import GitgateError
+from gitgate.apply.inventory import Entry, diff
+from gitgate.errors import GitgateError, Reason
 from gitgate.model import Manifest, ObjectRef, Verdict
 from gitgate.plan import Plan
 
@@ -31,9 +34,15 @@ def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
     return [prefix or "."] if before != after else []
 
 
-def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> list[Change]:
+def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
+              scope: Callable[[str], bool] | None = None) -> list[Change]:
+    """Every object's change, then what the pass would delete: the prune decision the engine
+    carries out (`apply.prunes`), each delete checked against the live object as the engine
+    checks it. `scope`: as `apply --bundle` (no bundle outside it is taken for gone)."""
     inventories = read_inventories(cluster, options.instance)
+    failed = prunes.failed_inventories(plan, inventories)
     changes: list[Change] = []
+    leftovers: dict[str, tuple[Entry, ...]] = {}
     for item in plan.bundles:
         name = item.bundle.name
         verdict = item.verdict.verdict
@@ -42,20 +51,53 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> list[C
             action = Action.HELD if verdict is Verdict.HELD else Action.FAILED
             changes += [Change(ObjectRef.of(o), action, bundle=name) for o in desired]
             continue
-        held = set(item.verdict.held_objects)
+        kept = prunes.kept_back(item, failed)
         for obj in desired:
             ref = ObjectRef.of(obj)
-            if ref in held:
-                changes.append(Change(ref, Action.HELD, message="held through a dependency",
-                                      bundle=name))
+            if ref in kept:
+                why = (f"held with {', '.join(kept[ref])} (failed to render)" if kept[ref]
+                       else "held through a dependency")
+                changes.append(Change(ref, Action.HELD, message=why, bundle=name))
                 continue
             changes.append(_object_change(name, obj, cluster, options))
-        wanted = {ObjectRef.of(o) for o in desired} | held | set(item.kept)
-        previous = inventories.get(name)
-        for entry in previous.entries if previous else ():
-            if entry.ref not in wanted:
-                changes.append(Change(entry.ref, Action.DELETED, bundle=name))
+        leftovers[name] = diff(item.written, inventories.get(name), resync=False,
+                               keep=frozenset(kept)).to_prune
+    decision = prunes.decide(plan, inventories, leftovers, scope, options.allow_mass_prune)
+    guard = overrides.prune_guard((b.bundle for b in plan.bundles),
+                                  {b.bundle.name: b.verdict.verdict for b in plan.bundles}, {})
+    for name, entries in decision.leftovers.items():
+        changes += _deletes(name, entries, decision, cluster, guard)
+    for name, gone in decision.gone.items():
+        if gone.held:
+            why = "; ".join(f"{r.file}: {r.reason}" for r in gone.holds)
+            changes += [Change(e.ref, Action.HELD, message=f"left Git, held: {why}",
+                               bundle=name) for e in gone.inventory.entries]
+        else:
+            changes += _deletes(name, gone.inventory.entries, decision, cluster, guard)
     return changes
+
+
+def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunes.PruneDecision,
+             cluster: ClusterPort, guard: overrides.PruneGuard) -> list[Change]:
+    if decision.blocked:
+        message = f"{Reason.PRUNE_BLOCKED}: {decision.brake_message(len(entries))}"
+        return [Change(e.ref, Action.SKIPPED, message=message, bundle=bundle) for e in entries]
+    out = []
+    for entry in entries:
+        try:
+            check = prunes.precheck(entry) or prunes.check_live(
+                cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
+                bundle, guard)
+        except GitgateError as exc:
+            out.append(Change(entry.ref, Action.FAILED, message=exc.message, bundle=bundle))
+            continue
+        if check.outcome is prunes.Outcome.DELETE:
+            out.append(Change(entry.ref, Action.DELETED, bundle=bundle))
+        elif check.outcome is prunes.Outcome.WAITS:
+            out.append(Change(entry.ref, Action.HELD, message=check.why, bundle=bundle))
+        elif check.outcome is not prunes.Outcome.GONE:
+            out.append(Change(entry.ref, Action.SKIPPED, message=check.why, bundle=bundle))
+    return out
 
 
 def _object_change(bundle: str, obj: Manifest, cluster: ClusterPort,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gitgate.bundle.policies import ObjectIndex
-from gitgate.bundle.selectors import is_acting
+from gitgate.bundle.selectors import is_acting, may_act_on
 from gitgate.model import Bundle, Manifest, ObjectRef, Verdict
 
 PruneGuard = Callable[[Manifest], str | None]
@@ -92,3 +92,20 @@ def still_behind(previous: tuple[str, ...], written_while: tuple[str, ...] | Non
     if "*" in behind:
         behind = (behind - {"*"}) | set(suspended)
     return tuple(sorted(behind & set(suspended)))
+
+
+def held_with_failed(objects: Iterable[Manifest],
+                     failed: Mapping[str, Iterable[tuple[str, ObjectRef]]]
+                     ) -> dict[ObjectRef, list[str]]:
+    """The acting objects (overrides, ...) among `objects` that could act on what a bundle
+    that failed to render last applied (`failed`: bundle -> (apiVersion, ref) of its
+    inventory): what they would change cannot be checked, so they wait with it."""
+    out: dict[ObjectRef, list[str]] = {}
+    for obj in objects:
+        if not is_acting(obj):
+            continue
+        for bundle, entries in failed.items():
+            if any(may_act_on(obj, api_version, ref.namespace, ref.kind, ref.name)
+                   for api_version, ref in entries):
+                out.setdefault(ObjectRef.of(obj), []).append(bundle)
+    return out

@@ -156,3 +156,20 @@ def policy_selects(policy: Manifest, obj: Manifest) -> bool:
 def acts_on(actor: Manifest, obj: Manifest) -> bool:
     """Whether an acting object (`is_acting`) changes what members run for `obj`."""
     return is_acting(actor) and policy_selects(actor, obj)
+
+
+def may_act_on(actor: Manifest, api_version: str, namespace: str, kind: str,
+               name: str) -> bool:
+    """Whether `actor` could act on an object known only by its identity (an inventory
+    entry of a bundle that failed to render): its labels are unknown, so a label selector is
+    taken to match (fail closed)."""
+    if not is_acting(actor):
+        return False
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": meta}
+    spec = actor.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("resourceSelectors"), list):
+        loose = [{k: v for k, v in s.items() if k != "labelSelector"} if isinstance(s, dict)
+                 else s for s in spec["resourceSelectors"]]
+        actor = {**actor, "spec": {**spec, "resourceSelectors": loose}}
+    return policy_selects(actor, obj)

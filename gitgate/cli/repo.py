@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     bundle_flag(plan)
     at_flag(plan)
     cluster_flag(plan)
+    plan.add_argument("--allow-mass-prune", action="store_true",
+                      help="with --kubeconfig: show the deletes a pass run with "
+                           "--allow-mass-prune would do")
     tool_flags(plan)
     kube_flags(plan, required=False)
     plan.set_defaults(func=cmd_plan)
@@ -153,10 +156,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     warn_if_empty(Path(args.path), plan)
     changes = None
     if cluster is not None:
-        options = ApplyOptions(now=plan.at, instance=args.instance)
+        options = ApplyOptions(now=plan.at, instance=args.instance,
+                               allow_mass_prune=args.allow_mass_prune)
         # where each rollout and each sync with hooks is, and what is next
         plan = hooked(rolled_out(plan, cluster, options), cluster, options)
-        changes = live_diff(plan, cluster, options)
+        changes = live_diff(plan, cluster, options,
+                            None if args.bundle is None else
+                            (lambda name: matches(name, args.bundle)))
     view = None
     if args.cluster:
         labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
@@ -166,6 +172,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if changes is not None:
             for bundle in doc["bundles"]:
                 bundle["changes"] = changes_document(changes, bundle["name"])
+            planned = {item.bundle.name for item in plan.bundles}
+            doc["removedBundles"] = [
+                {"name": name, "changes": changes_document(changes, name)}
+                for name in sorted({c.bundle for c in changes} - planned)]
         if view is not None:
             doc["cluster"] = member_document(view)
         console.out_json(doc)

@@ -103,3 +103,46 @@ def test_live_plan_shows_create_prune_and_held(small_repo, kube, tools, capsys):
     assert app[f"Secret {ns}/creds"] == "deleted"
     assert set(bundles[f"{kube.run_id}-base"].values()) == {"held"}
     assert code == 0
+
+
+def test_live_plan_shows_the_deletes_of_a_removed_bundle_and_honours_prune(small_repo, kube,
+                                                                           tools, capsys):
+    """The prune decision `plan --kubeconfig` prints is the one `apply` carries out: a bundle
+    removed from Git is deleted object by object, an object marked `gitgate.io/prune:
+    disabled` is skipped, and the mass-prune brake skips every delete until allowed."""
+    root, ns = small_repo
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    gone = f"{kube.run_id}-gone"
+    write_files(root, {
+        "gone/bundle.yaml": f"name: {gone}\ndependsOn: [{kube.run_id}-base]\n",
+        "gone/cm.yaml": "".join(
+            f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {ns}"
+            f"{extra}}}\n" for name, extra in (
+                ("g1", ""), ("g2", ", annotations: {gitgate.io/prune: disabled}")))})
+    assert run(capsys, "apply", str(root), *flags, "-o", "json")[0] == 0
+
+    for rel in ("gone/bundle.yaml", "gone/cm.yaml"):
+        (root / rel).unlink()
+    code, doc = run(capsys, "plan", str(root), *flags, "-o", "json")
+    assert code == 0
+    [removed] = doc["removedBundles"]
+    actions = {c["name"]: c["action"] for c in removed["changes"]}
+    assert removed["name"] == gone
+    assert actions["g1"] == "deleted" and actions["g2"] == "skipped"
+    assert actions[f"gitgate-{gone}"] == "deleted"  # its generated policy
+    code, result = run(capsys, "apply", str(root), *flags, "-o", "json")
+    [done] = [b for b in result["bundles"] if b["name"] == gone]
+    assert sorted(done["pruned"]) == sorted(
+        [f"ConfigMap {ns}/g1", f"PropagationPolicy.policy.karmada.io {ns}/gitgate-{gone}"])
+    assert done["kept"] == [f"ConfigMap {ns}/g2"]
+
+    # the brake: removing the app too would delete more than half of what gitgate manages
+    for rel in ("app/bundle.yaml", "app/cm.yaml"):
+        (root / rel).unlink()
+    code, doc = run(capsys, "plan", str(root), *flags, "-o", "json")
+    [removed] = doc["removedBundles"]
+    assert {c["action"] for c in removed["changes"]} == {"skipped"}
+    assert all("PruneBlocked" in c["message"] for c in removed["changes"])
+    code, doc = run(capsys, "plan", str(root), *flags, "-o", "json", "--allow-mass-prune")
+    [removed] = doc["removedBundles"]
+    assert {c["action"] for c in removed["changes"]} == {"deleted"}

@@ -14,6 +14,7 @@ import pytest
 from gitgate.apply.engine import read_inventories
 from gitgate.apply.observe import observe
 from tests.integration.test_apply import NOW, Repo, result_of
+from tests.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
 OVERRIDES = "/overridepolicies/"
@@ -196,3 +197,21 @@ def test_a_suspended_member_is_behind_until_the_override_change_reaches_it(repo,
     (repo.root / "gates/db.yaml").unlink()
     assert repo.apply(tools, NOW + timedelta(minutes=2)).ok
     eventually(lambda: cluster_versions(repo).get("member2") == "current")
+
+
+def test_an_override_that_could_act_on_a_bundle_that_failed_to_render_waits(repo, tools,
+                                                                             kube):
+    """The failed bundle's objects are unknown this pass; its inventory says what it last
+    applied, and an override that could act on any of it (labels unknown: a label selector
+    counts) is not written until the bundle renders again."""
+    repo.apply(tools)
+    repo.write({**override(repo, "db:3"),
+                "db/app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [broken\n"})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    platform = result_of(result, "-platform")
+    assert not platform.failed, platform.message
+    assert "held with" in platform.message and "failed to render" in platform.message
+    assert live_image(repo) == "db:2"
+    repo.write({"db/app.yaml": cm("db-config", repo.db_ns) + deployment("db", repo.db_ns)})
+    result = repo.apply(tools, NOW + timedelta(minutes=2))
+    assert result.ok and live_image(repo) == "db:3"

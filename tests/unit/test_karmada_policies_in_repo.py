@@ -283,3 +283,14 @@ def test_scalers_rebalancers_and_interpreters_belong_to_what_they_act_on(actor, 
     verdicts = evaluate(list(bundles.values()), [hold("freeze", "web")], [], NOW)
     held = bool(verdicts["platform"].held_objects)
     assert held is ("web" in acted_on)
+
+
+def test_against_a_failed_bundles_inventory_unknown_labels_count_as_a_match():
+    from gitgate.apply.overrides import held_with_failed
+    by_label = override("o", select(labelSelector={"matchLabels": {"app": "web"}}))
+    by_name = override("o2", select(name="api"))
+    entries = {"web": [("apps/v1", ObjectRef("apps", "Deployment", "ns", "web"))]}
+    waiting = held_with_failed([by_label, by_name, cm("plain")], entries)
+    assert waiting == {ObjectRef("policy.karmada.io", "OverridePolicy", "ns", "o"): ["web"]}
+    elsewhere = {"web": [("apps/v1", ObjectRef("apps", "Deployment", "other", "web"))]}
+    assert held_with_failed([by_label], elsewhere) == {}  # its namespace rules still hold
