@@ -26,12 +26,12 @@ from gitgate.errors import GitgateError, KubeError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.hookphases import syncing, watched, with_hooks
-from gitgate.model import Action
+from gitgate.model import Action, ReasonKind
 from gitgate.plan import Plan, make_plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo
 from gitgate.render.tools import Tools
-from gitgate.rollouts import Members, with_rollouts
+from gitgate.rollouts import Members, hold_for, with_rollouts
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.git import revision_of
 from gitgate.source.tree import gate_texts, scan_repo
@@ -129,8 +129,9 @@ def rolled_out(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
     inventories = read_inventories(cluster, options.instance)
     rolling = [inventories[b.bundle.name] for b in plan.bundles
                if b.bundle.source.options.rollout and b.bundle.name in inventories]
-    return with_rollouts(plan, inventories, observe(cluster, rolling).bundles, options.now,
-                         _members(cluster))
+    observation = observe(cluster, rolling)
+    return with_rollouts(plan, inventories, observation.bundles, options.now,
+                         _members(cluster), observation.error)
 
 
 def hooked(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
@@ -140,9 +141,14 @@ def hooked(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
     if not steps:
         return plan
     progress = observe_progress(cluster, watched(plan, steps))
-    return with_hooks(plan, steps, read_inventories(cluster, options.instance),
-                      progress if isinstance(progress, dict) else {}, options.now,
-                      options.hook_timeout)
+    if isinstance(progress, str):  # a step cannot be decided on what cannot be read
+        return replace(plan, bundles=tuple(
+            hold_for(item, ReasonKind.UNREADABLE, "hooks",
+                     f"cannot read how far the bundle's sync got ({progress}); its hooks "
+                     "wait and nothing is written until it can be read")
+            if item.bundle.name in steps else item for item in plan.bundles))
+    return with_hooks(plan, steps, read_inventories(cluster, options.instance), progress,
+                      options.now, options.hook_timeout)
 
 
 def _members(cluster: ClusterPort) -> Members:

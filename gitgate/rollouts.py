@@ -33,11 +33,22 @@ class Members:
 
 def with_rollouts(plan: Plan, inventories: Mapping[str, Inventory],
                   seen: Mapping[str, Dispatch], now: datetime,
-                  members: Members | None = None) -> Plan:
+                  members: Members | None = None, unreadable: str = "") -> Plan:
+    """`unreadable`: why Karmada's bindings could not be read; a rollout then neither
+    releases nor halts a wave on what it cannot see, and its bundle writes nothing."""
     known = members or Members()
-    bundles = tuple(_rolled(item, inventories.get(item.bundle.name),
-                            seen.get(item.bundle.name), now, known) for item in plan.bundles)
+    bundles = tuple(
+        _held_unread(item, unreadable) if unreadable and item.bundle.source.options.rollout
+        and item.verdict.verdict is not Verdict.FAILED else
+        _rolled(item, inventories.get(item.bundle.name), seen.get(item.bundle.name), now,
+                known) for item in plan.bundles)
     return replace(plan, bundles=bundles)
+
+
+def _held_unread(item: BundlePlan, error: str) -> BundlePlan:
+    return hold_for(item, ReasonKind.UNREADABLE, "rollout",
+                    f"cannot read what Karmada did with the bundle ({error}); its rollout waits "
+                    "and nothing is written until it can be read")
 
 
 def _rolled(item: BundlePlan, previous: Inventory | None, dispatch: Dispatch | None,
@@ -70,11 +81,15 @@ def _retry(previous: Inventory | None) -> datetime | None:
 def _unresolved(item: BundlePlan, error: str) -> BundlePlan:
     """A wave chooses clusters by label and Karmada's Clusters could not be read: which
     clusters may get the new version is unknown, so nothing is written (fail closed)."""
+    return hold_for(item, ReasonKind.ROLLOUT, "rollout",
+                    f"cannot tell which member clusters the rollout's label selectors choose "
+                    f"({error}); nothing is written until Karmada's Clusters can be read")
+
+
+def hold_for(item: BundlePlan, kind: ReasonKind, gate: str, why: str) -> BundlePlan:
+    """The bundle held for this pass (nothing written), saying why."""
     verdict = item.verdict
-    note = HoldReason(ReasonKind.ROLLOUT, "rollout", join(verdict.bundle, "bundle.yaml"),
-                      f"cannot tell which member clusters the rollout's label selectors "
-                      f"choose ({error}); nothing is written until Karmada's Clusters can be "
-                      "read", Action.HOLD)
+    note = HoldReason(kind, gate, join(verdict.bundle, "bundle.yaml"), why, Action.HOLD)
     return replace(item, verdict=replace(verdict, verdict=Verdict.HELD,
                                          reasons=(*verdict.reasons, note)))
 

@@ -27,6 +27,7 @@ class ReasonKind(StrEnum):
     APPROVED = "approved"
     RENDER = "render"
     ROLLOUT = "rollout"
+    UNREADABLE = "unreadable"  # what Karmada did could not be read: a step cannot be decided
 
 
 @dataclass(frozen=True)

@@ -212,3 +212,23 @@ def test_apply_wait_fails_when_a_sync_has_not_finished_by_the_timeout(setup, emu
     assert code == 1, err
     assert "web: hooks not finished within --timeout 2s: step 1 of 2: PreSync wave 0" in err
     assert image(emulator) is None  # the templates wait for the hook
+
+
+def test_a_sync_never_moves_on_what_karmada_could_not_say(setup, emulator, capsys):
+    """How far the hook got cannot be read (500 on the bindings): the sync neither goes on
+    nor times out, the bundle writes nothing this pass and says why."""
+    root, flags = setup
+    apply(capsys, root, flags)
+    (job,) = jobs(emulator)
+    complete(emulator, job)
+    emulator.state.faults.append(lambda request: (500, {
+        "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500,
+        "message": "etcdserver: request timed out"}) if request.method == "GET"
+        and "/resourcebindings" in request.path else None)
+    mark = len(emulator.state.writes())
+    held = apply(capsys, root, flags)
+    emulator.state.faults.clear()
+    assert held["verdict"] == "held" and "cannot read how far" in held["message"]
+    assert image(emulator) is None and written(emulator, mark) == [
+        p for p in written(emulator, mark) if "/gitgate-system/" in p]
+    assert apply(capsys, root, flags)["failed"] is False and image(emulator) == "web:1"

@@ -288,3 +288,30 @@ def test_a_running_loop_retries_a_halted_wave_when_resume_asks(setup, emulator, 
     assert web.rollout.state.started == clock()  # the wave's deadline starts again
     loop.refresh_status()
     assert loop.tick() is None  # the request is spent
+
+
+def test_a_rollout_never_moves_on_what_karmada_could_not_say(setup, emulator, capsys):
+    """The bindings cannot be read (500): the rollout neither releases nor halts a wave, the
+    bundle writes nothing this pass and says why; once they can be read it goes on."""
+    root, flags = setup
+    apply(capsys, root, flags)
+    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
+    before = inventory["data"]["rollout"]
+    write_files(root, {"web/app.yaml": app("web:2")})
+    emulator.state.faults.append(lambda request: (500, {
+        "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500,
+        "message": "etcdserver: request timed out"}) if request.method == "GET"
+        and "/resourcebindings" in request.path else None)
+    capsys.readouterr()
+    main(["apply", str(root), *flags, "-o", "json"])
+    web = next(b for b in json.loads(capsys.readouterr().out)["bundles"] if b["name"] == "web")
+    emulator.state.faults.clear()
+    assert web["verdict"] == "held" and not web["applied"], web
+    assert "cannot read what Karmada did" in web["message"]
+    live = emulator.state.object("apps", "deployments", NS, "web")
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
+    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
+    assert inventory["data"]["rollout"] == before  # the rollout did not move
+    assert apply(capsys, root, flags)["verdict"] == "suspended"  # readable again: wave 1
+    live = emulator.state.object("apps", "deployments", NS, "web")
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "web:2"
