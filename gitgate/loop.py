@@ -20,6 +20,7 @@ from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, read_inv
 from gitgate.apply.observe import Observation, observe
 from gitgate.errors import GitgateError, Reason
 from gitgate.gitops.workflow import GitRepo, pause
+from gitgate.model import Verdict
 from gitgate.pipeline import reconcile
 from gitgate.plan import Plan
 from gitgate.render.cache import RenderCache
@@ -179,12 +180,13 @@ class Reconciler:
             self._commit_halts(plan, now)
         self.state.last_pass, self.state.last_reason = now, reason
         self.state.next_transition = next_transition(plan, now)
-        verdicts = {b.bundle: ("failed" if b.failed else b.verdict) for b in result.bundles
-                    if b.verdict != "removed"}
+        verdicts = {b.bundle: (str(Verdict.FAILED) if b.failed else b.verdict)
+                    for b in result.bundles if b.verdict != Verdict.REMOVED}
         self.metrics.record_verdicts(verdicts)
         self.metrics.record_gates({g.gate.name: g.active for g in plan.gates})
         self.metrics.record_applied([b.bundle for b in result.bundles
-                                     if b.verdict == "apply" and not b.failed], now.timestamp())
+                                     if b.verdict == Verdict.APPLY and not b.failed],
+                                    now.timestamp())
         self.metrics.forget_bundles(set(verdicts))
         self.metrics.record_revision(revision)
         self.metrics.applied.inc(sum(len(b.applied) for b in result.bundles))
@@ -193,10 +195,12 @@ class Reconciler:
             if bundle.failed:
                 self.metrics.errors.labels(bundle.reason or Reason.FAILED).inc()
         counts = {v: sum(1 for x in verdicts.values() if x == v)
-                  for v in ("apply", "held", "suspended", "halted", "failed")}
+                  for v in (Verdict.APPLY, Verdict.HELD, Verdict.SUSPENDED, Verdict.HALTED,
+                            Verdict.FAILED)}
         log.info("pass revision=%s reason=%s applied=%d held=%d suspended=%d halted=%d "
-                 "failed=%d duration=%.2fs", revision[:12], reason, counts["apply"],
-                 counts["held"], counts["suspended"], counts["halted"], counts["failed"],
+                 "failed=%d duration=%.2fs", revision[:12], reason, counts[Verdict.APPLY],
+                 counts[Verdict.HELD], counts[Verdict.SUSPENDED], counts[Verdict.HALTED],
+                 counts[Verdict.FAILED],
                  duration,
                  extra={"event": "pass", "revision": revision, "reason": reason,
                         "bundles": counts, "duration": duration})

@@ -241,7 +241,7 @@ def _prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
                        options: ApplyOptions, guard: overrides.PruneGuard) -> _Work:
     """Delete every object of a bundle that left Git, then its inventory; what could not be
     deleted stays in the inventory."""
-    orphan = _Work(None, inventory, None, BundleResult(name, "removed"),
+    orphan = _Work(None, inventory, None, BundleResult(name, str(Verdict.REMOVED)),
                    dict(inventory.by_ref()))
     _prune(orphan, inventory.entries, cluster, guard)
     if not orphan.entries:
@@ -355,7 +355,7 @@ def _record_intent(work: dict[str, _Work], staged: dict[str, dict[int, list[Mani
         if not new:
             continue
         base = unit.previous or Inventory(
-            bundle=name, verdict="pending", message="first pass in progress",
+            bundle=name, verdict=str(Verdict.PENDING), message="first pass in progress",
             instance=options.instance,
             source=unit.plan.bundle.source.path if unit.plan else "",
             labels=tuple(sorted(unit.plan.bundle.labels.items())) if unit.plan else ())
@@ -627,7 +627,7 @@ def _write_inventories(work: dict[str, _Work], plan: Plan, cluster: ClusterPort,
             continue
         verdict = unit.plan.verdict
         previous = unit.previous
-        state = "failed" if unit.result.failed else str(verdict.verdict)
+        state = str(Verdict.FAILED if unit.result.failed else verdict.verdict)
         all_applied = (unit.diff is not None and unit.resync and not unit.result.failed)
         inventory = Inventory(
             bundle=name,

@@ -16,6 +16,9 @@ class Verdict(StrEnum):
     SUSPENDED = "suspended"
     HALTED = "halted"  # a rollout stopped: the clusters after the failed wave stay suspended
     FAILED = "failed"
+    # what a pass reports, never what a plan decides:
+    REMOVED = "removed"  # the bundle left Git and was pruned
+    PENDING = "pending"  # an inventory written ahead of a bundle's first pass
 
 
 class ReasonKind(StrEnum):

@@ -19,8 +19,11 @@ from prometheus_client import (
 
 from gitgate import __version__
 from gitgate.karmada.dispatch import Dispatch, Health, Version
+from gitgate.model import Verdict
 
-VERDICTS = ("apply", "held", "suspended", "halted", "failed")
+# the verdicts a bundle's gauge takes (a removed bundle's series are dropped instead)
+VERDICTS = tuple(str(v) for v in (Verdict.APPLY, Verdict.HELD, Verdict.SUSPENDED,
+                                  Verdict.HALTED, Verdict.FAILED))
 
 
 class LoopMetrics:
