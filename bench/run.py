@@ -202,9 +202,11 @@ def settle(cluster, emulated: bool, quiet: float = 5.0, limit: float = 300.0) ->
 
 
 def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) -> dict:
-    from gitgate.apply.engine import ApplyOptions, run_pass
-    from gitgate.apply.kube import KubeCluster, load_client
-    from gitgate.pipeline import plan_rendered, reconcile
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apiserver.verbs import KubeCluster
+    from gitgate.apply.engine import run_pass
+    from gitgate.apply.work import ApplyOptions
+    from gitgate.passes.onepass import plan_rendered, reconcile
     from gitgate.render.cache import RenderCache
     from gitgate.render.pipeline import render_repo
     from gitgate.render.tools import find_tools
@@ -250,8 +252,8 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
                 """A whole pass (render, plan, apply): seconds, result, renders, requests."""
                 requests_before = counter.requests
                 began = time.perf_counter()
-                _, passed = reconcile(root, tools, cluster, replace(options, now=at),
-                                      cache=cache)
+                passed = reconcile(root, tools, cluster, replace(options, now=at),
+                                   cache=cache).result
                 seconds = time.perf_counter() - began
                 return seconds, passed, cache.misses, counter.requests - requests_before
 
@@ -332,7 +334,8 @@ def machine() -> str:
 
 
 def server_of(kubeconfig: str) -> str:
-    from gitgate.apply.kube import KubeCluster, load_client
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apiserver.verbs import KubeCluster
     cluster = KubeCluster(load_client(kubeconfig))
     status, body = cluster.request("GET", "/version")
     version = body.get("gitVersion", "?") if status == 200 else "?"

@@ -11,22 +11,25 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gitgate.apply.engine import ApplyOptions, ClusterPort, PassResult, read_inventories
+from gitgate.apply.inventory import Inventory
+from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import Observation, observe
+from gitgate.apply.ports import ClusterPort
+from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.errors import GitgateError, Reason
 from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.model import Verdict
-from gitgate.pipeline import reconcile
+from gitgate.passes.onepass import reconcile
 from gitgate.plan import Plan
+from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
-from gitgate.rollouts import retries_requested
-from gitgate.source.git import GitSource
+from gitgate.source.git import GitSource, LocalCheckout
 from gitgate.status.metrics import LoopMetrics
 
 log = logging.getLogger("gitgate")
@@ -44,6 +47,7 @@ class LoopSettings:
     backoff_cap: timedelta = timedelta(minutes=5)
     status_interval: timedelta = timedelta(seconds=30)  # re-read Karmada's bindings this often
     commit_halts: bool = False  # commit a hold gate for each rollout that halts, and push it
+    bundles: str | None = None  # a glob: only these bundles (`apply --bundle`)
     apply: ApplyOptions = field(default_factory=lambda: ApplyOptions(now=datetime.now(UTC)))
 
 
@@ -63,6 +67,7 @@ class LoopState:
     leading: bool = False
     last_reason: str = ""
     last_error: str = ""
+    failure: GitgateError | None = None  # why the last pass could not run (None: it ran)
     last_result: PassResult | None = None
     last_plan: Plan | None = None
     observation: Observation | None = None  # what Karmada last reported of each bundle
@@ -75,7 +80,8 @@ class LoopState:
 
 
 def backoff(failures: int, base: timedelta, cap: timedelta) -> timedelta:
-    return min(cap, base * (2 ** max(0, failures - 1)))
+    grown: timedelta = base * (2 ** max(0, failures - 1))
+    return min(cap, grown)
 
 
 def pass_reason(state: LoopState, revision: str, now: datetime,
@@ -118,10 +124,13 @@ def next_transition(plan: Plan, now: datetime) -> datetime | None:
 
 
 class Reconciler:
-    def __init__(self, source: GitSource, cluster: ClusterPort, tools: Tools,
+    def __init__(self, source: GitSource | LocalCheckout, cluster: ClusterPort, tools: Tools,
                  settings: LoopSettings, *, clock: Callable[[], datetime] | None = None,
                  metrics: LoopMetrics | None = None,
                  api_probe: Callable[[], object] | None = None):
+        if settings.commit_halts and not isinstance(source, GitSource):
+            raise ValueError("commit_halts pushes to the remote the loop follows: it needs "
+                             "a GitSource")
         self.source = source
         self.cluster = cluster
         # a cheap read that proves the API server answers gitgate (raises GitgateError if not)
@@ -166,12 +175,17 @@ class Reconciler:
         root = self.source.cache_dir / self.settings.path
         try:
             options = replace(self.settings.apply, now=now, resync=self.settings.resync)
-            plan, result = reconcile(root, self.tools, self.cluster, options,
-                                     revision=revision, cache=self.render_cache, stop=self.stop)
+            done = reconcile(root, self.tools, self.cluster, options,
+                             bundle_glob=self.settings.bundles, revision=revision,
+                             cache=self.render_cache, stop=self.stop)
         except GitgateError as exc:
             self.state.api_reachable = exc.reason not in API_DOWN
+            self.state.failure = exc
             self._failed(now, exc.reason, exc.message)
             return
+        self.state.failure = None
+        plan, result = done.plan, done.result
+        assert result is not None  # a pass that ran has a result
         self.state.api_reachable = not any(b.reason in API_DOWN for b in result.bundles)
         duration = time.monotonic() - started
         self.metrics.pass_duration.observe(duration)
@@ -220,14 +234,16 @@ class Reconciler:
         """A halted rollout becomes a hold gate committed to the repo and pushed (the
         commit-to-pause workflow, done by gitgate): the halt is seen, reviewed and lifted in
         Git like any pause. Lifting that gate continues the wave."""
+        source = self.source
+        assert isinstance(source, GitSource)  # checked when the loop was made
         for item in plan.bundles:
             if item.rollout is None or not item.rollout.halted:
                 continue
             name = item.bundle.name
-            repo = GitRepo(self.source.cache_dir / self.settings.path, self.tools, push=True,
-                           env=tuple(self.source.auth.env().items()))
+            repo = GitRepo(source.cache_dir / self.settings.path, self.tools, push=True,
+                           env=tuple(source.auth.env().items()))
             try:
-                self.source.ensure_identity()
+                source.ensure_identity()
                 done = pause(repo, name, f"rollout {item.rollout.waiting_for}", now)
             except GitgateError as exc:
                 log.warning("cannot commit the halt of %s: %s", name, exc.message,
@@ -255,14 +271,16 @@ class Reconciler:
         last = self.state.last_observed
         return last is None or now - last >= self.settings.status_interval
 
-    def refresh_status(self) -> None:
+    def refresh_status(self, inventories: Mapping[str, Inventory] | None = None) -> None:
         """Read what Karmada did with each bundle (after every pass, and every
         `status_interval` when no pass runs), for /status and /metrics; a `gitgate resume`
-        retry request found in an inventory makes the next tick a pass."""
+        retry request found in an inventory makes the next tick a pass. `inventories`: as
+        the pass just left them (not read again), else read here."""
         now = self.clock()
         self.state.last_observed = now
         try:
-            inventories = read_inventories(self.cluster, self.settings.apply.instance)
+            if inventories is None:
+                inventories = read_inventories(self.cluster, self.settings.apply.instance)
             observation = observe(self.cluster, inventories.values())
             if retries_requested(inventories):
                 self.state.rollout_retry = True
@@ -310,7 +328,10 @@ class Reconciler:
                             extra={"event": "probe", "reason": exc.reason})
             self.state.last_probe = self.clock()
 
-    def run(self, is_leader: Callable[[], bool] = lambda: True) -> None:
+    def run(self, is_leader: Callable[[], bool] = lambda: True,
+            until: Callable[[], bool] | None = None) -> None:
+        """Reconcile while leading, stand by otherwise, until stopped or until `until` says
+        the loop is done (`apply --wait`: settled)."""
         was_leader: bool | None = None
         while not self.stop.is_set():
             leading = self.state.leading = is_leader()
@@ -321,11 +342,18 @@ class Reconciler:
                 was_leader = leading
             if leading:
                 try:
-                    if self.tick() is not None or self.status_due(self.clock()):
-                        self.refresh_status()
+                    passed = self.tick() is not None
+                    if passed or self.status_due(self.clock()):
+                        result = self.state.last_result
+                        self.refresh_status(result.inventories if passed and result
+                                            and self.state.failure is None else None)
                 except Exception as exc:  # keep the loop alive; the error is logged once
+                    if until is not None:
+                        raise  # run until settled (`apply --wait`): a bug surfaces, as in apply
                     log.exception("unexpected error in a pass: %s", exc)
                     self._failed(self.clock(), Reason.INTERNAL_ERROR, str(exc))
+                if until is not None and until():
+                    break
             elif (self.state.last_probe is None
                   or self.clock() - self.state.last_probe >= self.settings.interval):
                 self.probe()

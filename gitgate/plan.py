@@ -10,9 +10,9 @@ from functools import cached_property, partial
 from gitgate.bundle.group import group_all
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
 from gitgate.gate.spec import parse_gates
-from gitgate.karmada.hooks import HookStep
 from gitgate.karmada.policy import generated_overrides, generated_policies, with_suspension
-from gitgate.karmada.rollout import Step
+from gitgate.karmada.syncsteps import HookStep
+from gitgate.karmada.waves import Step
 from gitgate.memo import Memo, derive
 from gitgate.model import (
     Bundle,

@@ -71,9 +71,9 @@ def tools() -> Tools:
 def kube(tmp_path: Path):
     import uuid
 
-    from gitgate.apply.kube import load_client
+    from gitgate.apiserver.transport import load_client
     from tests.kubeapi.server import KubeApiEmulator
-    from tests.kubetarget import KubeTarget, RecordingKube, install_karmada_crds
+    from tests.support.kubetarget import KubeTarget, RecordingKube, install_karmada_crds
 
     run_id = "gg" + uuid.uuid4().hex[:8]
     real = os.environ.get("GITGATE_TEST_KUBECONFIG")

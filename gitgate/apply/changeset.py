@@ -10,7 +10,7 @@ from typing import Any
 from gitgate.model import Manifest, ObjectRef
 
 
-class Action(StrEnum):
+class ChangeKind(StrEnum):
     CREATED = "created"  # the server answered 201
     CONFIGURED = "configured"  # the server took a change (200)
     UNCHANGED = "unchanged"  # not sent (same as last applied), or read back and in place
@@ -21,7 +21,7 @@ class Action(StrEnum):
     FAILED = "failed"  # live diff: the object could not be compared
 
 
-WRITES = (Action.CREATED, Action.CONFIGURED, Action.RECREATED)
+WRITES = (ChangeKind.CREATED, ChangeKind.CONFIGURED, ChangeKind.RECREATED)
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,14 @@ class Applied:
 @dataclass(frozen=True)
 class Change:
     ref: ObjectRef
-    action: Action
+    action: ChangeKind
     fields: tuple[str, ...] = ()  # live diff: the changed field paths (never values)
     message: str = ""
     bundle: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.action is ChangeKind.FAILED
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"object": str(self.ref), "group": self.ref.group,
@@ -55,17 +59,17 @@ class Change:
 class ChangeSet:
     changes: list[Change] = field(default_factory=list)
 
-    def add(self, ref: ObjectRef, action: Action) -> None:
+    def add(self, ref: ObjectRef, action: ChangeKind) -> None:
         self.changes.append(Change(ref, action))
 
-    def refs(self, *actions: Action) -> list[ObjectRef]:
+    def refs(self, *actions: ChangeKind) -> list[ObjectRef]:
         return [c.ref for c in self.changes if c.action in actions]
 
-    def count(self, *actions: Action) -> int:
+    def count(self, *actions: ChangeKind) -> int:
         return sum(1 for c in self.changes if c.action in actions)
 
     def summary(self) -> dict[str, list[str]]:
-        return {str(a): [str(r) for r in self.refs(a)] for a in Action if self.count(a)}
+        return {str(a): [str(r) for r in self.refs(a)] for a in ChangeKind if self.count(a)}
 
 
 def in_place(wanted: Any, live: Any) -> bool:

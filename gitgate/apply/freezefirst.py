@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from gitgate.apply.changeset import Applied
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.ports import PolicyPort
 from gitgate.errors import GitgateError
 from gitgate.gate.evaluate import GateState, covers_name
 from gitgate.karmada.binding import same_suspension, suspension_of, widest
@@ -33,12 +33,6 @@ from gitgate.model import FIELD_MANAGER, Action, Gate, Manifest, ObjectRef, Verd
 # halted, failed: its earlier templates are still in Karmada) takes the suspension
 NOT_WRITTEN = str(Verdict.HELD)
 SUSPENDED = (str(Verdict.SUSPENDED), str(Verdict.HALTED))
-
-
-class PolicyPort(Protocol):
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
-              manager: str = FIELD_MANAGER) -> Applied: ...
 
 
 @dataclass(frozen=True)

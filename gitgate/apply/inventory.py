@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
 from gitgate.model.ownership import SYSTEM_NAMESPACE as NAMESPACE
+
+__all__ = ["DEFAULT_INSTANCE", "NAMESPACE", "PRUNE_ANNOTATION", "RETRY_KEY", "Diff", "Entry",
+           "Inventory", "configmap_name", "diff", "entry_for", "from_configmap", "mass_prune",
+           "retry_request", "system_namespace", "to_configmap"]
+from gitgate.progression.record import Progression
 
 DEFAULT_INSTANCE = "default"
 SKIP_PROPAGATION = "namespace.karmada.io/skip-auto-propagation"
@@ -51,9 +56,7 @@ class Inventory:
     instance: str = DEFAULT_INSTANCE
     source: str = ""  # the repo folder the bundle comes from
     labels: tuple[tuple[str, str], ...] = ()  # the bundle's labels, for gates once it left Git
-    rollout: str = ""  # the rollout's state (karmada.rollout.RolloutState as JSON)
-    hooks: str = ""  # the sync of a bundle with hooks (karmada.hooks.HookState as JSON)
-    retry: str = ""  # when `gitgate resume` last asked for a halted rollout to retry (RFC 3339)
+    progression: Progression = field(default_factory=Progression)  # rollout and sync state
     # member clusters that were suspended when an override acting on the bundle changed:
     # they run the old overrides until their suspension lifts ("*": every cluster)
     overrides_behind: tuple[str, ...] = ()
@@ -66,11 +69,11 @@ class Inventory:
     def _by_ref(self) -> dict[ObjectRef, Entry]:
         return {e.ref: e for e in self.entries}
 
-    def status_key(self) -> tuple:
+    def status_key(self) -> tuple[object, ...]:
         """What a status write would change (times excluded)."""
         return (self.entries, self.revision, self.digest, self.verdict,
                 json.dumps(self.reasons, sort_keys=True), self.message, self.labels,
-                self.rollout, self.hooks, self.overrides_behind)
+                self.progression.rollout, self.progression.hooks, self.overrides_behind)
 
 
 def entry_for(written: Hashed) -> Entry:
@@ -98,10 +101,10 @@ def to_configmap(inventory: Inventory) -> Manifest:
         "source": inventory.source,
         "labels": json.dumps(dict(inventory.labels), sort_keys=True),
     }
-    if inventory.rollout:
-        data["rollout"] = inventory.rollout
-    if inventory.hooks:
-        data["hooks"] = inventory.hooks
+    if inventory.progression.rollout:
+        data["rollout"] = inventory.progression.rollout
+    if inventory.progression.hooks:
+        data["hooks"] = inventory.progression.hooks
     if inventory.overrides_behind:
         data["overridesBehind"] = json.dumps(list(inventory.overrides_behind))
     return {"apiVersion": "v1", "kind": "ConfigMap",
@@ -124,7 +127,8 @@ def from_configmap(configmap: Manifest) -> Inventory:
         last_applied=data.get("lastApplied", ""),
         last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),
         labels=tuple(sorted(json.loads(data.get("labels") or "{}").items())),
-        rollout=data.get("rollout", ""), hooks=data.get("hooks", ""), retry=data.get(RETRY_KEY, ""),
+        progression=Progression(data.get("rollout", ""), data.get("hooks", ""),
+                                data.get(RETRY_KEY, "")),
         overrides_behind=tuple(_str_list(data.get("overridesBehind"))),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))

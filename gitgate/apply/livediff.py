@@ -4,13 +4,14 @@ skipped, failed). Only field paths are reported, never values (Secret data stays
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gitgate.apply import overrides, prunes
-from gitgate.apply.changeset import Action, Change
-from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
-from gitgate.apply.inventory import Entry, diff
+from gitgate.apply.changeset import Change, ChangeKind
+from gitgate.apply.inventory import Entry, Inventory, diff
+from gitgate.apply.ports import ClusterPort
+from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import Manifest, ObjectRef, Verdict
 from gitgate.plan import Plan
@@ -35,11 +36,12 @@ def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
 
 
 def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
+              inventories: Mapping[str, Inventory],
               scope: Callable[[str], bool] | None = None) -> list[Change]:
     """Every object's change, then what the pass would delete: the prune decision the engine
     carries out (`apply.prunes`), each delete checked against the live object as the engine
-    checks it. `scope`: as `apply --bundle` (no bundle outside it is taken for gone)."""
-    inventories = read_inventories(cluster, options.instance)
+    checks it. `inventories`: as the pass's view read them. `scope`: as `apply --bundle` (no
+    bundle outside it is taken for gone)."""
     failed = prunes.failed_inventories(plan, inventories)
     changes: list[Change] = []
     leftovers: dict[str, tuple[Entry, ...]] = {}
@@ -48,7 +50,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
         verdict = item.verdict.verdict
         desired = [*item.desired, *item.policies]
         if verdict in (Verdict.HELD, Verdict.FAILED):
-            action = Action.HELD if verdict is Verdict.HELD else Action.FAILED
+            action = ChangeKind.HELD if verdict is Verdict.HELD else ChangeKind.FAILED
             changes += [Change(ObjectRef.of(o), action, bundle=name) for o in desired]
             continue
         kept = prunes.kept_back(item, failed)
@@ -57,7 +59,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
             if ref in kept:
                 why = (f"held with {', '.join(kept[ref])} (failed to render)" if kept[ref]
                        else "held through a dependency")
-                changes.append(Change(ref, Action.HELD, message=why, bundle=name))
+                changes.append(Change(ref, ChangeKind.HELD, message=why, bundle=name))
                 continue
             changes.append(_object_change(name, obj, cluster, options))
         leftovers[name] = diff(item.written, inventories.get(name), resync=False,
@@ -70,7 +72,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     for name, gone in decision.gone.items():
         if gone.held:
             why = "; ".join(f"{r.file}: {r.reason}" for r in gone.holds)
-            changes += [Change(e.ref, Action.HELD, message=f"left Git, held: {why}",
+            changes += [Change(e.ref, ChangeKind.HELD, message=f"left Git, held: {why}",
                                bundle=name) for e in gone.inventory.entries]
         else:
             changes += _deletes(name, gone.inventory.entries, decision, cluster, guard)
@@ -81,7 +83,7 @@ def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunes.PruneDeci
              cluster: ClusterPort, guard: overrides.PruneGuard) -> list[Change]:
     if decision.blocked:
         message = f"{Reason.PRUNE_BLOCKED}: {decision.brake_message(len(entries))}"
-        return [Change(e.ref, Action.SKIPPED, message=message, bundle=bundle) for e in entries]
+        return [Change(e.ref, ChangeKind.SKIPPED, message=message, bundle=bundle) for e in entries]
     out = []
     for entry in entries:
         try:
@@ -89,14 +91,14 @@ def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunes.PruneDeci
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
                 bundle, guard)
         except GitgateError as exc:
-            out.append(Change(entry.ref, Action.FAILED, message=exc.message, bundle=bundle))
+            out.append(Change(entry.ref, ChangeKind.FAILED, message=exc.message, bundle=bundle))
             continue
         if check.outcome is prunes.Outcome.DELETE:
-            out.append(Change(entry.ref, Action.DELETED, bundle=bundle))
+            out.append(Change(entry.ref, ChangeKind.DELETED, bundle=bundle))
         elif check.outcome is prunes.Outcome.WAITS:
-            out.append(Change(entry.ref, Action.HELD, message=check.why, bundle=bundle))
+            out.append(Change(entry.ref, ChangeKind.HELD, message=check.why, bundle=bundle))
         elif check.outcome is not prunes.Outcome.GONE:
-            out.append(Change(entry.ref, Action.SKIPPED, message=check.why, bundle=bundle))
+            out.append(Change(entry.ref, ChangeKind.SKIPPED, message=check.why, bundle=bundle))
     return out
 
 
@@ -108,10 +110,10 @@ def _object_change(bundle: str, obj: Manifest, cluster: ClusterPort,
         live = cluster.get(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
                            meta["name"])
         if live is None:
-            return Change(ref, Action.CREATED, bundle=bundle)
+            return Change(ref, ChangeKind.CREATED, bundle=bundle)
         after = cluster.apply(obj, dry_run=True, force=options.force_conflicts).obj
     except GitgateError as exc:
-        return Change(ref, Action.FAILED, message=exc.message, bundle=bundle)
+        return Change(ref, ChangeKind.FAILED, message=exc.message, bundle=bundle)
     fields = changed_paths(_comparable(live), _comparable(after))
-    return Change(ref, Action.CONFIGURED if fields else Action.UNCHANGED, tuple(fields),
+    return Change(ref, ChangeKind.CONFIGURED if fields else ChangeKind.UNCHANGED, tuple(fields),
                   bundle=bundle)

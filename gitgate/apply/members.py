@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
+from gitgate.apply.ports import Lister
 from gitgate.errors import KubeError
-from gitgate.model import Manifest
 
 CLUSTER_API = "cluster.karmada.io/v1alpha1"
-
-
-class Lister(Protocol):
-    def list_objects(self, api_version: str, kind: str, namespace: str = "",
-                     label_selector: str = "") -> list[Manifest]: ...
 
 
 def member_clusters(cluster: Lister) -> dict[str, dict[str, str]]:

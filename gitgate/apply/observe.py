@@ -7,32 +7,27 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.ports import Lister
 from gitgate.bundle.selectors import policy_selects
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.binding import WORK_API_VERSION
+from gitgate.karmada.bindingstatus import BINDING_ID_LABEL, BindingStatus, parse_binding
 from gitgate.karmada.dispatch import (
     BindingKey,
     Dispatch,
     binding_key,
     dispatch_of,
     propagated,
-    scheduled_clusters,
     with_overrides_behind,
 )
-from gitgate.karmada.hooks import Progress
-from gitgate.karmada.overridden import BINDING_ID_LABEL, lag
+from gitgate.karmada.overridden import lag
 from gitgate.karmada.policy import API_VERSION as POLICY_API_VERSION
 from gitgate.karmada.progress import progress_of
+from gitgate.karmada.syncsteps import Progress
 from gitgate.model import Manifest, ObjectRef
 from gitgate.model.ownership import EXECUTION_SPACE_PREFIX
-
-
-class Lister(Protocol):
-    def list_objects(self, api_version: str, kind: str, namespace: str = "",
-                     label_selector: str = "") -> list[Manifest]: ...
 
 
 @dataclass(frozen=True)
@@ -59,11 +54,11 @@ def _list(cluster: Lister, api_version: str, kind: str, namespace: str,
 
 
 def _read(cluster: Lister, refs: dict[ObjectRef, str]
-          ) -> tuple[dict[BindingKey, Manifest], dict[ObjectRef, Manifest], int]:
+          ) -> tuple[dict[BindingKey, BindingStatus], dict[ObjectRef, Manifest], int]:
     """The bindings of the namespaces of `refs` (ref -> apiVersion) and their templates: one
     list per namespace and one per kind and namespace. Raises GitgateError."""
     requests = 0
-    bindings: dict[BindingKey, Manifest] = {}
+    bindings: dict[BindingKey, BindingStatus] = {}
     templates: dict[ObjectRef, Manifest] = {}
     by_kind: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for ref, api_version in refs.items():
@@ -72,7 +67,7 @@ def _read(cluster: Lister, refs: dict[ObjectRef, str]
         kind = "ResourceBinding" if namespace else "ClusterResourceBinding"
         for binding in _list(cluster, WORK_API_VERSION, kind, namespace):
             meta = binding.get("metadata") or {}
-            bindings[(namespace, str(meta.get("name", "")))] = binding
+            bindings[(namespace, str(meta.get("name", "")))] = parse_binding(binding)
         requests += 1
     for (api_version, kind, namespace), names in sorted(by_kind.items()):
         for template in _list(cluster, api_version, kind, namespace):
@@ -83,22 +78,60 @@ def _read(cluster: Lister, refs: dict[ObjectRef, str]
     return bindings, templates, requests
 
 
+@dataclass(frozen=True)
+class KarmadaRead:
+    """Karmada's bindings of some objects and the objects' live templates, read once."""
+
+    bindings: dict[BindingKey, BindingStatus] = field(default_factory=dict)  # parsed once
+    templates: dict[ObjectRef, Manifest] = field(default_factory=dict)
+    requests: int = 0
+
+
+def inventory_refs(inventories: Iterable[Inventory]) -> dict[ObjectRef, str]:
+    """The objects of the inventories that Karmada binds (ref -> apiVersion)."""
+    return {e.ref: e.api_version for inv in inventories for e in inv.entries
+            if propagated(e.ref)}
+
+
+def object_refs(objects: Iterable[Manifest]) -> dict[ObjectRef, str]:
+    """The objects that Karmada binds (ref -> apiVersion)."""
+    return {ref: str(o["apiVersion"]) for o in objects if propagated(ref := ObjectRef.of(o))}
+
+
+def read_karmada(cluster: Lister, refs: dict[ObjectRef, str]) -> KarmadaRead:
+    """The bindings and templates of `refs`. Raises GitgateError (with what could not be
+    read)."""
+    return KarmadaRead(*_read(cluster, refs))
+
+
+def unreadable(exc: GitgateError) -> str:
+    return f"cannot read Karmada's bindings: {exc.message}"
+
+
+def dispatch_from(cluster: Lister, read: KarmadaRead,
+                  inventories: Iterable[Inventory]) -> Observation:
+    """Per bundle what Karmada did with it, from what `read` holds (the override policies
+    and Works of overridden objects are read here)."""
+    try:
+        lags, more = _override_lags(cluster, read.bindings, read.templates)
+    except GitgateError as exc:
+        return Observation(error=unreadable(exc))
+    return Observation({inv.bundle: with_overrides_behind(
+        dispatch_of([e.ref for e in inv.entries if propagated(e.ref)], read.bindings,
+                    read.templates, lags), inv.overrides_behind)
+        for inv in inventories}, requests=read.requests + more)
+
+
 def observe(cluster: Lister, inventories: Iterable[Inventory]) -> Observation:
     inventories = list(inventories)
-    wanted = [(inv, [(e.api_version, e.ref) for e in inv.entries if propagated(e.ref)])
-              for inv in inventories]
-    refs = {ref: api_version for _, pairs in wanted for api_version, ref in pairs}
     try:
-        bindings, templates, requests = _read(cluster, refs)
-        lags, more = _override_lags(cluster, bindings, templates)
+        read = read_karmada(cluster, inventory_refs(inventories))
     except GitgateError as exc:
-        return Observation(error=f"cannot read Karmada's bindings: {exc.message}")
-    return Observation({inv.bundle: with_overrides_behind(
-        dispatch_of([ref for _, ref in pairs], bindings, templates, lags), inv.overrides_behind)
-        for inv, pairs in wanted}, requests=requests + more)
+        return Observation(error=unreadable(exc))
+    return dispatch_from(cluster, read, inventories)
 
 
-def _override_lags(cluster: Lister, bindings: dict[BindingKey, Manifest],
+def _override_lags(cluster: Lister, bindings: dict[BindingKey, BindingStatus],
                    templates: dict[ObjectRef, Manifest]
                    ) -> tuple[dict[tuple[ObjectRef, str], str], int]:
     """Per (object, cluster), why that cluster does not run the object's current overrides
@@ -118,14 +151,13 @@ def _override_lags(cluster: Lister, bindings: dict[BindingKey, Manifest],
         binding = bindings.get(binding_key(ref))
         if not acting or binding is None:
             continue
-        binding_id = ((binding.get("metadata") or {}).get("labels") or {}).get(
-            BINDING_ID_LABEL)
+        binding_id = binding.binding_id
         if not binding_id:
             continue
         if labels is None:
             labels = _cluster_labels(cluster)
             requests += 1
-        for member in scheduled_clusters(binding):
+        for member in binding.scheduled_on:
             works = _list(cluster, "work.karmada.io/v1alpha1", "Work",
                           f"{EXECUTION_SPACE_PREFIX}{member}", f"{BINDING_ID_LABEL}={binding_id}")
             requests += 1
@@ -142,13 +174,8 @@ def _cluster_labels(cluster: Lister) -> dict[str, dict[str, str]]:
             for c in _list(cluster, "cluster.karmada.io/v1alpha1", "Cluster", "")}
 
 
-def observe_progress(cluster: Lister, objects: Iterable[tuple[Manifest, bool]]
-                     ) -> dict[ObjectRef, Progress] | str:
-    """How far each object (True: a hook) of syncing bundles got, or why it cannot be told."""
-    wanted = {ObjectRef.of(o): (str(o["apiVersion"]), hook) for o, hook in objects}
-    try:
-        bindings, templates, _ = _read(cluster, {r: v for r, (v, _) in wanted.items()
-                                                 if propagated(r)})
-    except GitgateError as exc:
-        return f"cannot read Karmada's bindings: {exc.message}"
-    return progress_of({r: hook for r, (_, hook) in wanted.items()}, bindings, templates)
+def progress_from(read: KarmadaRead, objects: Iterable[tuple[Manifest, bool]]
+                  ) -> dict[ObjectRef, Progress]:
+    """How far each object (True: a hook) of syncing bundles got, from what `read` holds."""
+    return progress_of({ObjectRef.of(o): hook for o, hook in objects}, read.bindings,
+                       read.templates)

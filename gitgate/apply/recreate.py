@@ -6,20 +6,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol
 
 from gitgate.apply.changeset import Applied
+from gitgate.apply.ports import ObjectPort
 from gitgate.errors import KubeError, Reason
-from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
+from gitgate.model import Manifest, ObjectRef
 
 RECREATE_ANNOTATION = "gitgate.io/recreate"
-
-
-class Cluster(Protocol):
-    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
-              manager: str = FIELD_MANAGER) -> Applied: ...
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
-    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
 
 
 def allows_recreate(obj: Manifest) -> bool:
@@ -41,7 +34,7 @@ def refusal(obj: Manifest, fields: tuple[str, ...], suspended: bool) -> KubeErro
                      immutable_fields=fields)
 
 
-def recreate(cluster: Cluster, obj: Manifest, *, force: bool = False, timeout: float = 30.0,
+def recreate(cluster: ObjectPort, obj: Manifest, *, force: bool = False, timeout: float = 30.0,
              sleep: Callable[[float], None] = time.sleep,
              clock: Callable[[], float] = time.monotonic) -> Applied:
     """Delete the live object, wait until it is gone (finalizers may keep it a while), apply

@@ -15,9 +15,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from gitgate.apply.changeset import in_place
+from gitgate.apply.ports import Reader
 from gitgate.errors import GitgateError
 from gitgate.karmada.binding import (
     WORK_API_VERSION,
@@ -27,14 +27,11 @@ from gitgate.karmada.binding import (
     suspension_of,
     widest,
 )
+from gitgate.karmada.bindingstatus import parse_binding
 from gitgate.karmada.policy import is_policy
 from gitgate.model import Manifest, ObjectRef
 
 POLL_SECONDS = 0.25
-
-
-class Reader(Protocol):
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
 
 
 @dataclass(frozen=True)
@@ -103,7 +100,7 @@ def _seen(reader: Reader, ref: BindingRef, expected: Manifest) -> str | None:
         return f"cannot be read: {exc.message}"
     if binding is None:
         return None
-    actual = suspension_of(binding)
+    actual = parse_binding(binding).suspension()
     if same_suspension(actual, expected):
         return None
     return f"spec.suspension is {actual or 'unset'}"

@@ -20,8 +20,9 @@ from gitgate.model import (
     Manifest,
     ObjectRef,
     RenderedSource,
+    Source,
 )
-from gitgate.model.hooks import HookError, Skipped, generated_name, hook_of
+from gitgate.model.hookmarks import HookError, Skipped, generated_name, hook_of
 from gitgate.model.labels import stored_name
 from gitgate.model.objects import Problem
 from gitgate.model.ownership import claim_problem, claimed_bundle
@@ -121,7 +122,8 @@ def _customized(bundle: Bundle, rendered: RenderedSource) -> Bundle:
                    digest=with_overrides(bundle.digest, [o.as_dict() for o in mine]))
 
 
-def _bundle(name: str, source, objects: list[Manifest], labels: dict[str, str]) -> Bundle:
+def _bundle(name: str, source: Source, objects: list[Manifest],
+            labels: dict[str, str]) -> Bundle:
     """A bundle of `objects`: hooks that never run are set aside, generated names fixed."""
     kept: list[Manifest] = []
     skipped: list[Manifest] = []

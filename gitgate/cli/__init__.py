@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from gitgate.errors import GitgateError
 from gitgate.output import console
 from gitgate.render.sandbox import stop_all
 
 
-def main(argv: list[str] | None = None) -> int:
+def wall_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def main(argv: list[str] | None = None, *,
+         clock: Callable[[], datetime] = wall_clock) -> int:
+    """Run one command. `clock` is what every command takes for "now" (tests pass their
+    own, so that a rollout's bake or a freeze's expiry needs no waiting)."""
     from gitgate.cli.parser import build_parser
 
     parser = build_parser()
@@ -19,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
 
         argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
+    args.now = clock
     _stop_tools_on_sigterm()
     try:
         return int(args.func(args))

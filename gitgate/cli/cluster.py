@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import signal
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
-from gitgate.apply.engine import ApplyOptions, ClusterPort, read_inventories
-from gitgate.apply.observe import observe
 from gitgate.cli.flags import (
     bundle_flag,
     kube_flags,
@@ -23,18 +22,21 @@ from gitgate.cli.flags import (
     write_flags,
 )
 from gitgate.cli.kube import cluster_from
-from gitgate.cli.repo import repo_folder, warn_if_empty
+from gitgate.cli.offline import repo_folder, warn_if_empty
 from gitgate.errors import GitgateError
+from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output import console
-from gitgate.output.status import pass_document, pass_table, status_document, status_table
-from gitgate.pipeline import reconcile
-from gitgate.plan import BundlePlan, Plan
-from gitgate.render.tools import find_tools
-from gitgate.status.wait import wait_ready
+from gitgate.output.statusviews import pass_document, pass_table, status_document, status_table
+from gitgate.passes.onepass import ApplyOptions, ClusterPort, PassResult, reconcile
+from gitgate.passes.recorded import recorded_status
+from gitgate.plan import Plan
+from gitgate.render.tools import Tools, find_tools
+from gitgate.source.git import LocalCheckout
+from gitgate.status.wait import Settling, WaitResult
 from gitgate.timespec import duration_flag
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     apply = sub.add_parser(
         "apply", help="one pass against the Karmada API (for CI pipelines)",
         epilog="examples:\n  gitgate apply examples/repo --once --kubeconfig karmada.config\n"
@@ -73,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     options = ApplyOptions(
-        now=datetime.now(UTC), dry_run=args.dry_run, force_conflicts=args.force_conflicts,
+        now=args.now(), dry_run=args.dry_run, force_conflicts=args.force_conflicts,
         allow_mass_prune=args.allow_mass_prune, resync=duration_flag(args.resync, "--resync"),
         instance=args.instance, concurrency=args.apply_concurrency,
         suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"),
@@ -84,99 +86,78 @@ def cmd_apply(args: argparse.Namespace) -> int:
     root = repo_folder(args)
     cluster = cluster_from(args)
     tools = find_tools(args.helm, args.kustomize)
-    started = time.monotonic()
-    plan, result = reconcile(root, tools, cluster, options, bundle_glob=args.bundle)
-    if args.wait:  # keep passing while a rollout or a sync moves on (a hook completes...)
-        shown: dict[str, str] = {}
-        while result.ok and _report_moving(plan, shown):
-            left = timeout - (time.monotonic() - started)
-            wake = min(check for b in plan.bundles for check in _checks(b))
-            pause = (wake - datetime.now(UTC)).total_seconds()
-            if left <= 0:
-                break
-            time.sleep(min(max(pause, 0.5), left))
-            options = replace(options, now=datetime.now(UTC))
-            plan, result = reconcile(root, tools, cluster, options, bundle_glob=args.bundle)
+    if args.wait:
+        plan, result, waited = _until_settled(root, tools, cluster, options, args, timeout)
+    else:
+        done = reconcile(root, tools, cluster, options, bundle_glob=args.bundle)
+        assert done.result is not None  # a pass that ran has a result
+        plan, result, waited = done.plan, done.result, None
     warn_if_empty(root, plan)
     document = pass_document(result)
     if args.output != "json":
         console.out(pass_table(result))
     console.problems(plan.problems, plan.warnings)
     ok = result.ok and not plan.problems
-    if args.wait and result.ok:
-        halted = [(b.bundle.name, b.rollout) for b in plan.bundles
-                  if b.rollout is not None and b.rollout.halted]
-        for name, rollout in halted:
-            console.progress(f"{name}: rollout {rollout.waiting_for}")
-        unfinished = [] if halted else _unfinished(plan, args.timeout)
-        for line in unfinished:
+    if waited is not None and result.ok:
+        for line in waited.unfinished:
             console.progress(line)
-        left = max(0.0, timeout - (time.monotonic() - started))
-        waited = _wait(cluster, args.instance, [b.bundle for b in result.bundles
-                                                 if not b.failed
-                                                 and b.verdict in WAITED_VERDICTS], left)
-        document["wait"] = waited
-        ok = ok and waited["ready"] and not halted and not unfinished
+        if waited.error:
+            console.warn(waited.error)
+        document["wait"] = waited.document()
+        ok = ok and waited.ready
     if args.output == "json":
         console.out_json(document)
     return 0 if ok else 1
 
 
-def _checks(item: BundlePlan) -> list[datetime]:
-    """When the bundle's rollout or sync wants a pass again."""
-    return [c for c in (item.rollout.next_check if item.rollout else None,
-                        item.hooks.next_check if item.hooks else None) if c is not None]
+WAIT_POLL = timedelta(seconds=2)  # `apply --wait` reads Karmada's status this often
 
 
-def _unfinished(plan: Plan, timeout: str) -> list[str]:
-    """A rollout or a sync still moving when `--wait` ran out of time: one line each."""
-    return [f"{item.bundle.name}: {what} not finished within --timeout {timeout}: "
-            f"{step.waiting_for}"
-            for item in plan.bundles
-            for what, step in (("rollout", item.rollout), ("hooks", item.hooks))
-            if step is not None and step.next_check is not None]
+def _until_settled(root: Path, tools: Tools, cluster: ClusterPort, options: ApplyOptions,
+                   args: argparse.Namespace, timeout: float
+                   ) -> tuple[Plan, PassResult, WaitResult]:
+    """`apply --wait`: the reconcile loop itself, over the folder as it is, run until
+    Karmada reports every open bundle ready, a rollout halts, a pass fails or the timeout;
+    its progress on stderr. A pass that cannot run raises, as `apply` does."""
+    settings = LoopSettings(interval=WAIT_POLL, resync=options.resync,
+                            status_interval=WAIT_POLL, bundles=args.bundle, apply=options)
+    loop = Reconciler(LocalCheckout(root), cluster, tools, settings, clock=args.now)
+    settling = Settling(timeout, time.monotonic(), timeout_text=args.timeout)
+    settled: list[WaitResult] = []
+
+    def until() -> bool:
+        state = loop.state
+        if state.failure is not None:
+            return True
+        lines, outcome = settling.turn(state.last_plan, state.last_result, state.observation,
+                                       time.monotonic())
+        for line in lines:
+            console.progress(line)
+        if outcome is not None:
+            settled.append(outcome)
+        return outcome is not None
+
+    with _quiet_loop():
+        loop.run(until=until)
+    if loop.state.failure is not None:
+        raise loop.state.failure
+    plan, result = loop.state.last_plan, loop.state.last_result
+    assert plan is not None and result is not None and settled
+    return plan, result, settled[0]
 
 
-def _report_moving(plan: Plan, shown: dict[str, str]) -> bool:
-    """Print where each rollout and each sync with hooks is when that changed; True while
-    one still moves on."""
-    for item in plan.bundles:
-        for what, step in (("rollout", item.rollout), ("hooks", item.hooks)):
-            if step is None:
-                continue
-            key = f"{item.bundle.name} {what}"
-            if shown.get(key) != step.waiting_for:
-                console.progress(f"{item.bundle.name}: {what} {step.waiting_for}")
-                shown[key] = step.waiting_for
-    return any(_checks(item) for item in plan.bundles)
-
-
-WAITED_VERDICTS = {"apply", "suspended"}  # held bundles were not written: nothing to wait for
-
-
-def _wait(cluster: ClusterPort, instance: str, bundles: list[str],
-          timeout: float) -> dict[str, Any]:
-    """Wait for Karmada to report the bundles ready; progress on stderr; what is not ready
-    at the timeout is named, one line per bundle and cluster."""
-    wanted = set(bundles)
-    inventories = [inv for inv in read_inventories(cluster, instance).values()
-                   if inv.bundle in wanted]
-    console.progress(f"waiting up to {timeout:g}s for {len(bundles)} bundles to be ready in "
-                     "Karmada")
-    waited = wait_ready(lambda: observe(cluster, inventories), sorted(wanted), timeout,
-                        report=console.progress)
-    if waited.error:
-        console.warn(waited.error)
-    elif waited.pending:
-        console.progress(f"not ready after {waited.seconds:.0f}s:")
-        for item in waited.pending:
-            console.progress(f"  {item}")
-    else:
-        console.progress(f"all {len(bundles)} bundles ready after {waited.seconds:.0f}s")
-    return {"ready": not waited.pending and not waited.error,
-            "seconds": round(waited.seconds, 1), "error": waited.error,
-            "pending": [{"bundle": p.bundle, "cluster": p.cluster, "message": p.message}
-                        for p in waited.pending]}
+@contextlib.contextmanager
+def _quiet_loop() -> Iterator[None]:
+    """The loop logs for `gitgate run`; under `apply --wait` the CLI reports instead."""
+    logger = logging.getLogger("gitgate")
+    quiet = logging.NullHandler()
+    logger.addHandler(quiet)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield
+    finally:
+        logger.removeHandler(quiet)
+        logger.propagate = propagate
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -217,15 +198,15 @@ def _interrupt_ends() -> Iterator[threading.Event]:
 
 def _show_status(args: argparse.Namespace, cluster: ClusterPort,
                  shown: dict[str, Any] | None) -> dict[str, Any]:
-    inventories = list(read_inventories(cluster, args.instance).values())
-    observation = observe(cluster, inventories)
+    recorded = recorded_status(cluster, args.instance)
+    inventories, observation = recorded.inventories, recorded.observation
     document = status_document(inventories, observation)
     if document == shown:
         return document
     if args.output == "json":
         console.out_json(document)
     else:
-        console.out(status_table(inventories, datetime.now(UTC), observation=observation,
+        console.out(status_table(inventories, args.now(), observation=observation,
                                  wide=args.output == "wide"))
     if observation.error and shown is None:
         console.warn(observation.error)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.errors import ConfigError
+from gitgate.passes.onepass import MAX_CONCURRENCY
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -34,7 +34,8 @@ class VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
                          help="print gitgate's, helm's, kustomize's and Python's versions")
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:  # type: ignore[override]
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
         console.out(version_text(versions()))
         parser.exit(0)
 
@@ -43,7 +44,7 @@ def version_text(found: dict[str, str]) -> str:
     return "\n".join(f"{name}: {value}" for name, value in found.items())
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     version = sub.add_parser("version", help="print gitgate's, helm's, kustomize's and "
                                              "Python's versions")
     version.add_argument("-o", "--output", choices=["text", "json"], default="text",
@@ -72,7 +73,7 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    import argcomplete
+    from argcomplete.shell_integration import shellcode
 
-    console.out(argcomplete.shellcode(["gitgate"], shell=args.shell))
+    console.out(shellcode(["gitgate"], shell=args.shell))
     return 0

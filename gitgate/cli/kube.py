@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from gitgate.apply.engine import ClusterPort
-from gitgate.apply.kubeerrors import Timeouts, display_url
+from gitgate.apiserver.apierrors import Timeouts, display_url
 from gitgate.output import console
+from gitgate.passes.onepass import ClusterPort
 from gitgate.timespec import duration_flag
 
 
@@ -17,11 +17,9 @@ def timeouts_from(args: argparse.Namespace) -> Timeouts:
 
 
 def cluster_from(args: argparse.Namespace) -> ClusterPort:
-    from gitgate.apply.kube import (  # the kubernetes client loads slowly
-        KubeCluster,
-        load_client,
-        tls_verification_off,
-    )
+    # the kubernetes client loads slowly: only when a command talks to a cluster
+    from gitgate.apiserver.transport import load_client, tls_verification_off
+    from gitgate.apiserver.verbs import KubeCluster
     timeouts = timeouts_from(args)
     api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
     if tls_verification_off(api):

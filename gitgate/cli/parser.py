@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gitgate.cli import cluster, gitops, info, reconcile, repo, run
+from gitgate.cli import cluster, commits, info, offline, reconcile, run
 from gitgate.cli.flags import HelpFormatter
 
 EXAMPLES = """examples:
@@ -35,6 +35,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND",
         parser_class=_CommandParser)
-    for family in (repo, cluster, gitops, reconcile, run, info):
+    for family in (offline, cluster, commits, reconcile, run, info):
         family.register(sub)
     return parser

@@ -25,7 +25,7 @@ EXAMPLES = """examples:
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     reconcile = sub.add_parser(
         "reconcile", help="make a running `gitgate run` fetch and reconcile now",
         description="Ask the leading `gitgate run` for a pass now, due or not.",

@@ -7,13 +7,11 @@ import argparse
 import logging
 import signal
 import socket
+import threading
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
-from gitgate.apply.engine import ApplyOptions
-from gitgate.apply.inventory import NAMESPACE, system_namespace
-from gitgate.apply.kubeerrors import display_url
+from gitgate.apiserver.apierrors import display_url
 from gitgate.cli.flags import (
     HelpFormatter,
     kube_flags,
@@ -26,7 +24,8 @@ from gitgate.errors import GitgateError
 from gitgate.httpserver import EndpointServer, LoopEndpoints, parse_listen
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
-from gitgate.output.status import loop_document
+from gitgate.output.statusviews import loop_document
+from gitgate.passes.onepass import SYSTEM_NAMESPACE, ApplyOptions, ClusterPort, system_namespace
 from gitgate.render.sandbox import stop_all
 from gitgate.render.tools import find_tools
 from gitgate.source.git import GitAuth, GitSource
@@ -35,24 +34,24 @@ from gitgate.timespec import duration_flag
 log = logging.getLogger("gitgate")
 
 
-def _ensure_system_namespace(cluster, stop) -> bool:
+def _ensure_system_namespace(cluster: ClusterPort, stop: threading.Event) -> bool:
     """gitgate-system holds the Lease; wait for the API server rather than crash-looping.
     False when stopped before it could be made."""
     delay = 1.0
     while not stop.is_set():
         try:
-            if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
+            if cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE) is None:
                 cluster.apply(system_namespace())
             return True
         except GitgateError as exc:
-            log.warning("cannot prepare %s yet: %s (retrying in %.0fs)", NAMESPACE, exc.message,
-                        delay)
+            log.warning("cannot prepare %s yet: %s (retrying in %.0fs)", SYSTEM_NAMESPACE,
+                        exc.message, delay)
             stop.wait(delay)
             delay = min(delay * 2, 30.0)
     return False
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = sub.add_parser(
         "run", help="reconcile a Git branch forever (the in-cluster mode)",
         formatter_class=HelpFormatter, epilog=EXAMPLES,
@@ -107,12 +106,10 @@ EXAMPLES = """examples:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from gitgate.apply.kube import (  # the kubernetes client loads slowly
-        KubeCluster,
-        LeaseElector,
-        load_client,
-        tls_verification_off,
-    )
+    # the kubernetes client loads slowly: only when a command talks to a cluster
+    from gitgate.apiserver.lease import LeaseElector
+    from gitgate.apiserver.transport import load_client, tls_verification_off
+    from gitgate.apiserver.verbs import KubeCluster
 
     # every startup mistake is found before anything starts: one line each, exit 2
     setup_logging(args.log_format)
@@ -136,14 +133,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = LoopSettings(
         path=args.path, interval=interval, resync=resync, status_interval=status_interval,
         commit_halts=args.commit_halts,
-        apply=ApplyOptions(now=datetime.now(UTC), instance=args.instance,
+        apply=ApplyOptions(now=args.now(), instance=args.instance,
                            force_conflicts=args.force_conflicts,
                            allow_mass_prune=args.allow_mass_prune,
                            suspension_timeout=suspension_timeout,
                            concurrency=args.apply_concurrency,
                            hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout")))
     reconciler = Reconciler(source, cluster, tools, settings,
-                            api_probe=lambda: cluster.get("v1", "Namespace", "", NAMESPACE))
+                            api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
     elector = None
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),
@@ -166,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return 0
         identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
         lease = args.lease_duration
-        elector = LeaseElector(api, NAMESPACE, f"gitgate-{args.instance}", identity,
+        elector = LeaseElector(api, SYSTEM_NAMESPACE, f"gitgate-{args.instance}", identity,
                                lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
                                retry_period=max(1, lease // 7)).start()
     try:

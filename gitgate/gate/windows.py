@@ -32,12 +32,15 @@ def _latest_start(window: Window, zone: ZoneInfo, now: datetime) -> datetime:
     before, after = now - FOLD_REACH, now + FOLD_REACH
     if before.astimezone(zone).utcoffset() == after.astimezone(zone).utcoffset():
         back = croniter(window.cron, local_now + timedelta(seconds=1))  # a start at `now`
-        return back.get_prev(datetime).astimezone(UTC)
+        previous: datetime = back.get_prev(datetime)
+        return previous.astimezone(UTC)
     walk = croniter(window.cron, (before - FOLD_REACH).astimezone(zone))
-    latest = walk.get_prev(datetime).astimezone(UTC)
+    first: datetime = walk.get_prev(datetime)
+    latest = first.astimezone(UTC)
     walk = croniter(window.cron, latest.astimezone(zone))
     while True:
-        start = walk.get_next(datetime).astimezone(UTC)
+        following: datetime = walk.get_next(datetime)
+        start = following.astimezone(UTC)
         if start > now:
             return latest
         latest = max(latest, start)

@@ -34,7 +34,7 @@ from gitgate.gitops.repo import (
 )
 from gitgate.gitops.resume import GateEdit, resume_edits
 from gitgate.model import Bundle, Gate
-from gitgate.pipeline import plan_checkout
+from gitgate.passes.onepass import plan_checkout
 from gitgate.plan import Plan
 from gitgate.render.tools import Tools
 from gitgate.timespec import rfc3339

@@ -25,17 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 from typing import Any
 
 from gitgate.karmada.binding import binding_name
+from gitgate.karmada.bindingstatus import BindingStatus, Health, MemberRecord
 from gitgate.model import Manifest, ObjectRef
 
-
-class Health(StrEnum):
-    HEALTHY = "Healthy"
-    UNKNOWN = "Unknown"
-    UNHEALTHY = "Unhealthy"
+__all__ = ["BindingKey", "ClusterState", "Dispatch", "Health", "MemberState", "Version",
+           "binding_key", "dispatch_of", "propagated", "with_overrides_behind"]
 
 
 class Version(StrEnum):
@@ -46,7 +44,6 @@ class Version(StrEnum):
 
 _HEALTH_RANK = {Health.HEALTHY: 0, Health.UNKNOWN: 1, Health.UNHEALTHY: 2}
 _VERSION_RANK = {Version.CURRENT: 0, Version.UNKNOWN: 1, Version.BEHIND: 2}
-_HEALTHS = {str(h) for h in Health}
 # kinds whose member status carries `resourceTemplateGeneration` (Karmada's reflectstatus.go)
 _GENERATION_REPORTED = {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"}
 BindingKey = tuple[str, str]  # (namespace, name); "" namespace for a ClusterResourceBinding
@@ -119,111 +116,92 @@ def binding_key(ref: ObjectRef) -> BindingKey:
     return (ref.namespace, binding_name(ref.kind, ref.name))
 
 
-def _condition(binding: Manifest, kind: str) -> Manifest | None:
-    for condition in (binding.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == kind:
-            return condition
-    return None
+class MemberState(IntEnum):
+    """One object on one cluster, worst first: the order in which a cluster's message names
+    its problems (the most actionable first)."""
 
-
-def suspended_clusters(binding: Manifest, clusters: Iterable[str]) -> set[str]:
-    suspension = (binding.get("spec") or {}).get("suspension") or {}
-    if suspension.get("dispatching"):
-        return set(clusters)
-    named = (suspension.get("dispatchingOnClusters") or {}).get("clusterNames") or []
-    return set(named)
-
-
-def scheduled_clusters(binding: Manifest) -> list[str]:
-    return [str(c.get("name")) for c in (binding.get("spec") or {}).get("clusters") or []
-            if c.get("name")]
+    NOT_SCHEDULED = 0
+    APPLY_FAILED = 1
+    UNHEALTHY = 2
+    NOT_APPLIED = 3
+    HEALTH_UNKNOWN = 4
+    BEHIND = 5
+    READY = 6  # or: which template it runs is not known yet (a problem, but the mildest)
 
 
 @dataclass(frozen=True)
 class _Seen:
     """One object on one cluster."""
 
-    scheduled: bool
+    state: MemberState
     applied: bool
     health: Health
     suspended: bool
     version: Version
     problem: str  # "" when it is scheduled, applied, healthy and current
-    apply_failed: bool = False
 
     @property
-    def rank(self) -> int:
-        """Which problem the cluster's message names first: the most actionable."""
-        if not self.scheduled:
-            return 0
-        if self.apply_failed:
-            return 1
-        if self.health is Health.UNHEALTHY:
-            return 2
-        if not self.applied:
-            return 3
-        if self.health is Health.UNKNOWN:
-            return 4
-        return 5 if self.version is Version.BEHIND else 6
+    def scheduled(self) -> bool:
+        return self.state is not MemberState.NOT_SCHEDULED
 
 
-def _version(item: Manifest, template: Manifest | None, binding: Manifest,
+def _version(member: MemberRecord, template: Manifest | None, binding: BindingStatus,
              suspended: bool) -> Version:
-    reported = (item.get("status") or {}).get("resourceTemplateGeneration")
     generation = ((template or {}).get("metadata") or {}).get("generation")
-    if isinstance(reported, int) and isinstance(generation, int):
-        return Version.CURRENT if reported >= generation else Version.BEHIND
-    if suspended or template is None or not item.get("applied"):
+    if member.template_generation is not None and isinstance(generation, int):
+        return Version.CURRENT if member.template_generation >= generation else Version.BEHIND
+    if suspended or template is None or not member.applied:
         return Version.UNKNOWN
     if template.get("kind") in _GENERATION_REPORTED:
         return Version.UNKNOWN  # its member status is not collected yet
-    seen = ((binding.get("spec") or {}).get("resource") or {}).get("resourceVersion")
     latest = (template.get("metadata") or {}).get("resourceVersion")
+    seen = binding.seen_resource_version
     return Version.CURRENT if seen and seen == latest else Version.UNKNOWN
 
 
-def _seen_on(ref: ObjectRef, cluster: str, binding: Manifest, template: Manifest | None,
-             suspended: set[str], lag: str | None = None) -> _Seen:
-    is_suspended = cluster in suspended
-    scheduled = _condition(binding, "Scheduled")
-    if cluster not in scheduled_clusters(binding) or (
-            scheduled is not None and scheduled.get("status") != "True"):
-        why = (scheduled or {}).get("message") or "Karmada has not scheduled it there"
-        return _Seen(False, False, Health.UNKNOWN, is_suspended, Version.UNKNOWN,
+def _seen_on(ref: ObjectRef, cluster: str, binding: BindingStatus, template: Manifest | None,
+             lag: str | None = None) -> _Seen:
+    suspended = binding.suspended(cluster)
+    if not binding.scheduled(cluster):
+        why = binding.scheduling_refused or "Karmada has not scheduled it there"
+        return _Seen(MemberState.NOT_SCHEDULED, False, Health.UNKNOWN, suspended,
+                     Version.UNKNOWN,
                      f"{ref}: not scheduled on {cluster}: {why}")
-    item = next((i for i in (binding.get("status") or {}).get("aggregatedStatus") or []
-                 if i.get("clusterName") == cluster), None)
-    if item is None or not item.get("applied"):
-        if item is not None and item.get("appliedMessage"):
-            why = str(item["appliedMessage"])
-        elif is_suspended:
+    member = binding.members.get(cluster)
+    if member is None or not member.applied:
+        if member is not None and member.applied_message:
+            why = member.applied_message
+        elif suspended:
             why = "never dispatched (dispatch is suspended)"
         else:
             why = "not applied yet"
-        health = Health(item.get("health")) if item and item.get("health") in _HEALTHS \
-            else Health.UNKNOWN
-        return _Seen(True, False, health, is_suspended, Version.UNKNOWN,
-                     f"{ref} on {cluster}: {why}",
-                     apply_failed=bool(item is not None and item.get("appliedMessage")))
-    health = Health(item["health"]) if item.get("health") in _HEALTHS else Health.UNKNOWN
-    version = _version(item, template, binding, is_suspended)
+        health = member.health if member else Health.UNKNOWN
+        state = (MemberState.APPLY_FAILED if member is not None and member.applied_message
+                 else MemberState.UNHEALTHY if health is Health.UNHEALTHY
+                 else MemberState.NOT_APPLIED)
+        return _Seen(state, False, health, suspended, Version.UNKNOWN,
+                     f"{ref} on {cluster}: {why}")
+    version = _version(member, template, binding, suspended)
     if lag is not None:  # the template is current, but an override change is not there yet
         version = Version.BEHIND
-    problem = ""
-    if health is not Health.HEALTHY:
-        problem = f"{ref} is {health} on {cluster}"
+    state, problem = MemberState.READY, ""
+    if member.health is Health.UNHEALTHY:
+        state, problem = MemberState.UNHEALTHY, f"{ref} is {member.health} on {cluster}"
+    elif member.health is Health.UNKNOWN:
+        state, problem = MemberState.HEALTH_UNKNOWN, f"{ref} is {member.health} on {cluster}"
     elif lag is not None:
-        problem = f"{ref}: {lag}"
+        state, problem = MemberState.BEHIND, f"{ref}: {lag}"
     elif version is Version.BEHIND:
-        generation = (item.get("status") or {}).get("resourceTemplateGeneration")
         latest = ((template or {}).get("metadata") or {}).get("generation")
-        problem = f"{ref} on {cluster} runs template generation {generation}, not {latest}"
+        state, problem = MemberState.BEHIND, (
+            f"{ref} on {cluster} runs template generation {member.template_generation}, "
+            f"not {latest}")
     elif version is Version.UNKNOWN:
         problem = f"{ref} on {cluster}: which template it runs is not known yet"
-    return _Seen(True, True, health, is_suspended, version, problem)
+    return _Seen(state, True, member.health, suspended, version, problem)
 
 
-def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Manifest],
+def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, BindingStatus],
                 templates: Mapping[ObjectRef, Manifest],
                 lags: Mapping[tuple[ObjectRef, str], str] | None = None) -> Dispatch:
     """Per cluster, the worst over the bundle's propagated objects. The clusters are those
@@ -233,7 +211,7 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Mani
     found = [(r, bindings.get(binding_key(r))) for r in refs]
     unbound = [r for r, b in found if b is None]
     bound = [(r, b) for r, b in found if b is not None]
-    names = sorted({c for _, b in bound for c in scheduled_clusters(b)})
+    names = sorted({c for _, b in bound for c in b.scheduled_on})
     message = ""
     if unbound:
         message = (f"{unbound[0]} has no ResourceBinding: no policy propagates it, or Karmada "
@@ -243,9 +221,9 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Mani
     clusters = []
     for cluster in names:
         seen = [_seen_on(ref, cluster, binding, templates.get(ref),
-                         suspended_clusters(binding, names), (lags or {}).get((ref, cluster)))
+                         (lags or {}).get((ref, cluster)))
                 for ref, binding in bound]
-        problems = [s.problem for s in sorted(seen, key=lambda s: s.rank) if s.problem]
+        problems = [s.problem for s in sorted(seen, key=lambda s: s.state) if s.problem]
         clusters.append(ClusterState(
             name=cluster,
             scheduled=all(s.scheduled for s in seen) and not unbound,
@@ -256,7 +234,7 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Mani
             version=max((s.version for s in seen), key=_VERSION_RANK.__getitem__,
                         default=Version.UNKNOWN),
             message=problems[0] if problems else (message if unbound else ""),
-            apply_failed=any(s.apply_failed for s in seen)))
+            apply_failed=any(s.state is MemberState.APPLY_FAILED for s in seen)))
     return Dispatch(tuple(clusters), message, len(refs))
 
 

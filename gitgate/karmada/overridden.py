@@ -19,7 +19,6 @@ from gitgate.model import Manifest
 
 APPLIED_OVERRIDES = "policy.karmada.io/applied-overrides"
 APPLIED_CLUSTER_OVERRIDES = "policy.karmada.io/applied-cluster-overrides"
-BINDING_ID_LABEL = "resourcebinding.karmada.io/permanent-id"
 Applied = tuple[tuple[str, str], ...]  # sorted (policy name, canonical overriders)
 
 

@@ -10,15 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gitgate.karmada.dispatch import (
-    BindingKey,
-    binding_key,
-    dispatch_of,
-    propagated,
-    scheduled_clusters,
-    suspended_clusters,
-)
-from gitgate.karmada.hooks import Progress
+from gitgate.karmada.bindingstatus import BindingStatus, Health, MemberRecord
+from gitgate.karmada.dispatch import BindingKey, binding_key, dispatch_of, propagated
+from gitgate.karmada.syncsteps import Progress
 from gitgate.model import Manifest, ObjectRef
 
 
@@ -32,9 +26,9 @@ def _true(conditions: object, kind: str) -> Manifest | None:
     return None
 
 
-def _ran(ref: ObjectRef, cluster: str, item: Manifest) -> Progress:
+def _ran(ref: ObjectRef, cluster: str, member: MemberRecord) -> Progress:
     """One hook on one cluster, applied there."""
-    status = item.get("status") or {}
+    status = member.status
     where = f"{ref} on {cluster}"
     if ref.kind == "Job":
         failed = _true(status.get("conditions"), "failed")
@@ -51,28 +45,25 @@ def _ran(ref: ObjectRef, cluster: str, item: Manifest) -> Progress:
         if phase == "Succeeded":
             return Progress(done=True)
         return Progress(waiting=f"{where} has not succeeded (phase {phase or 'unknown'})")
-    if item.get("health") == "Healthy":
+    if member.health is Health.HEALTHY:
         return Progress(done=True)
-    return Progress(waiting=f"{where} is {item.get('health') or 'Unknown'}")
+    return Progress(waiting=f"{where} is {member.health}")
 
 
-def hook_progress(ref: ObjectRef, binding: Manifest | None) -> Progress:
+def hook_progress(ref: ObjectRef, binding: BindingStatus | None) -> Progress:
     if binding is None:
         return Progress(waiting=f"{ref} has no ResourceBinding yet")
-    clusters = scheduled_clusters(binding)
-    if not clusters:
+    if not binding.scheduled_on:
         return Progress(waiting=f"{ref} is not scheduled on any cluster yet")
-    active = [c for c in clusters if c not in suspended_clusters(binding, clusters)]
+    active = [c for c in binding.scheduled_on if not binding.suspended(c)]
     if not active:
         return Progress(waiting=f"{ref}: dispatch is suspended on every cluster")
-    items = {i.get("clusterName"): i for i in (binding.get("status") or {}).get(
-        "aggregatedStatus") or [] if isinstance(i, dict)}
     waiting = ""
     for cluster in active:
-        item = items.get(cluster)
-        if item is not None and item.get("appliedMessage") and not item.get("applied"):
-            return Progress(failed=f"{ref} on {cluster}: {item['appliedMessage']}")
-        seen = (_ran(ref, cluster, item) if item is not None and item.get("applied") else
+        member = binding.members.get(cluster)
+        if member is not None and member.applied_message and not member.applied:
+            return Progress(failed=f"{ref} on {cluster}: {member.applied_message}")
+        seen = (_ran(ref, cluster, member) if member is not None and member.applied else
                 Progress(waiting=f"{ref} on {cluster}: not applied yet"))
         if seen.failed:
             return seen
@@ -80,7 +71,7 @@ def hook_progress(ref: ObjectRef, binding: Manifest | None) -> Progress:
     return Progress(done=not waiting, waiting=waiting)
 
 
-def template_progress(ref: ObjectRef, bindings: Mapping[BindingKey, Manifest],
+def template_progress(ref: ObjectRef, bindings: Mapping[BindingKey, BindingStatus],
                       templates: Mapping[ObjectRef, Manifest]) -> Progress:
     if not propagated(ref):
         return Progress(done=True)
@@ -94,7 +85,7 @@ def template_progress(ref: ObjectRef, bindings: Mapping[BindingKey, Manifest],
     return Progress(done=True)
 
 
-def progress_of(refs: Mapping[ObjectRef, bool], bindings: Mapping[BindingKey, Manifest],
+def progress_of(refs: Mapping[ObjectRef, bool], bindings: Mapping[BindingKey, BindingStatus],
                 templates: Mapping[ObjectRef, Manifest]) -> dict[ObjectRef, Progress]:
     """Per object (True: a hook), how far it got."""
     return {ref: hook_progress(ref, bindings.get(binding_key(ref))) if hook else

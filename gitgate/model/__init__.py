@@ -1,8 +1,8 @@
 """Value types every stage shares: plain, frozen, no I/O. Each lives in a small module of this
 package; import them from here."""
 
-from gitgate.model.bundle import Bundle
-from gitgate.model.gate import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
+from gitgate.model.appbundle import Bundle
+from gitgate.model.gaterule import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
 from gitgate.model.labels import BUNDLE_LABEL, bundle_from_label, bundle_label_value
 from gitgate.model.objects import (
     FIELD_MANAGER,
@@ -17,7 +17,7 @@ from gitgate.model.objects import (
     content_hash,
 )
 from gitgate.model.paths import is_under, join, parent_dir
-from gitgate.model.rollout import RolloutSpec
+from gitgate.model.rolloutspec import RolloutSpec
 from gitgate.model.verdict import BundleVerdict, HoldReason, ReasonKind, Verdict
 
 __all__ = [

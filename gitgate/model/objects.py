@@ -9,10 +9,10 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitgate.errors import Reason
-from gitgate.model.rollout import RolloutSpec
+from gitgate.model.rolloutspec import RolloutSpec
 
 if TYPE_CHECKING:
-    from gitgate.model.customize import Customization, ObjectOverride
+    from gitgate.model.clusterspec import Customization, ObjectOverride
 
 Manifest = dict[str, Any]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from gitgate.model.gate import Action
+from gitgate.model.gaterule import Action
 from gitgate.model.objects import ObjectRef
 
 

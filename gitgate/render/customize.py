@@ -16,7 +16,7 @@ import jsonpatch  # RFC 6902, the JSON patch Karmada's plaintext overriders are
 import jsonpointer
 
 from gitgate.model import Manifest, ObjectRef
-from gitgate.model.customize import Customization, ObjectOverride, OverrideRule
+from gitgate.model.clusterspec import Customization, ObjectOverride, OverrideRule
 
 
 def pointer(parts: list[str]) -> str:

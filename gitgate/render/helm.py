@@ -108,7 +108,8 @@ def values_for(tree: RepoTree, source: Source) -> dict[str, Any]:
         if not isinstance(loaded, dict):
             raise RenderError("a values file must be a mapping", file=file, line=1)
         values = helm_values_merge(values, loaded)
-    return helm_values_merge(values, source.options.values)
+    merged: dict[str, Any] = helm_values_merge(values, source.options.values)
+    return merged
 
 
 def _template_error(source: Source, exc: helm_errors.Error) -> RenderError:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 
 from gitgate.model import BUNDLE_LABEL, Manifest, bundle_label_value
-from gitgate.model.hooks import generated_name
+from gitgate.model.hookmarks import generated_name
 from gitgate.model.ownership import claim_problem, identity_problem, reserved_problem
 
 # Built-in kinds that are cluster-scoped, by (group, kind). Everything else built in is namespaced.

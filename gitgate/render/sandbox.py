@@ -24,7 +24,7 @@ DEFAULT_MAX_OUTPUT = 64 << 20  # bytes of stdout one render may produce
 # do not, so a normal render is unaffected and a runaway template dies at the limit)
 DEFAULT_MAX_MEMORY = 512 << 20
 
-_running: set[subprocess.Popen] = set()
+_running: set[subprocess.Popen[bytes]] = set()
 _running_lock = threading.Lock()
 
 
@@ -88,7 +88,7 @@ def run_tool(argv: list[str], *, cwd: Path, display: str, tool: str,
             _kill(process)
 
 
-def _collect(process: subprocess.Popen, stdin: bytes | None, limits: Limits, display: str,
+def _collect(process: subprocess.Popen[bytes], stdin: bytes | None, limits: Limits, display: str,
              tool: str) -> Finished:
     chunks: list[bytes] = []
     errors: list[bytes] = []
@@ -150,14 +150,14 @@ def _collect(process: subprocess.Popen, stdin: bytes | None, limits: Limits, dis
                     stderr.decode("utf-8", "replace"))
 
 
-def _limit_memory(process: subprocess.Popen, limit: int) -> None:
+def _limit_memory(process: subprocess.Popen[bytes], limit: int) -> None:
     """RLIMIT_DATA on the tool, set from here right after it started (a preexec hook is not
     safe in a threaded process); limits survive its exec."""
     with contextlib.suppress(ProcessLookupError, PermissionError, OSError, ValueError):
         resource.prlimit(process.pid, resource.RLIMIT_DATA, (limit, limit))
 
 
-def _kill(process: subprocess.Popen) -> None:
+def _kill(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)

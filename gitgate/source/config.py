@@ -8,8 +8,8 @@ from typing import Any
 
 from gitgate.errors import ConfigError
 from gitgate.model import BundleOptions, Manifest, RolloutSpec
-from gitgate.model.customize import Customization
-from gitgate.model.rollout import (
+from gitgate.model.clusterspec import Customization
+from gitgate.model.rolloutspec import (
     ON_FAILURE,
     OPERATORS,
     ClusterSelector,

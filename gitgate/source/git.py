@@ -143,6 +143,23 @@ class GitSource:
         return repo
 
 
+class LocalCheckout:
+    """A folder on this machine, taken as it is (`apply --wait` runs the loop over it): its
+    revision is read once, so the loop passes again for a transition, not for each edit."""
+
+    def __init__(self, root: Path):
+        self.cache_dir = Path(root)
+        self.revision = revision_of(self.cache_dir)
+
+    branch = ""  # no branch is followed: the folder is taken as it is
+
+    def display_url(self) -> str:
+        return str(self.cache_dir)
+
+    def sync(self) -> str:
+        return self.revision
+
+
 def revision_of(path: Path) -> str:
     """HEAD's commit id (with `-dirty` when the work tree differs), or 'unknown' outside Git."""
     try:

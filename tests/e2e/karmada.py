@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitgate.apply.kube import KubeCluster, load_client
-from tests.kubetarget import KubeTarget, RecordingKube
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
+from tests.support.kubetarget import KubeTarget, RecordingKube
 
 MEMBERS = ("member1", "member2")
 PLACEMENT = ("defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n")

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.karmada import Karmada, Run, gitgate, wait_for
-from tests.e2e.test_pause_on_karmada import with_namespaces
-from tests.manifests import CUSTOMIZED_WEB, api_chart, web_patches
+from tests.support.karmadarun import with_namespaces
+from tests.support.manifests import CUSTOMIZED_WEB, api_chart, web_patches
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.e2e.karmada import Run, gitgate, stays, wait_for
-from tests.e2e.test_pause_on_karmada import app_files, on_both, with_namespaces
-from tests.manifests import pre_sync_job
+from tests.support.karmadarun import app_files, on_both, with_namespaces
+from tests.support.manifests import pre_sync_job
 
 pytestmark = pytest.mark.e2e
 

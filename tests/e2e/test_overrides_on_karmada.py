@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from tests.e2e.karmada import Karmada, Run, gate, gitgate, stays, wait_for
-from tests.e2e.test_pause_on_karmada import app_files, on_both, with_namespaces
+from tests.support.karmadarun import app_files, on_both, with_namespaces
 
 pytestmark = pytest.mark.e2e
 WATCH = 30.0  # how long a held member must keep what it runs

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.e2e.karmada import Run, gate, wait_for
-from tests.e2e.test_pause_on_karmada import app_files, with_namespaces
+from tests.support.karmadarun import app_files, with_namespaces
 
 pytestmark = pytest.mark.e2e
 

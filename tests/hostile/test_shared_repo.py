@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.test_hostile_repos import CHART as CHART_FILES
-from tests.hostile.test_hostile_repos import (
+from tests.support.hostile import CHART as CHART_FILES
+from tests.support.hostile import (
     OUTSIDE,
     assert_clean,
     assert_one_broken,
@@ -587,8 +587,8 @@ def test_slow_clients_never_make_the_running_loop_look_dead(kube, tmp_path):
     import sys
 
     from tests.conftest import REPO_ROOT
-    from tests.integration.test_loop import Upstream
-    from tests.integration.test_replicas import free_port, get, until
+    from tests.support.http import free_port, get, until
+    from tests.support.looping import Upstream
 
     upstream = Upstream(tmp_path, kube)
     port = free_port()

@@ -13,8 +13,8 @@ import pytest
 
 from gitgate.apply import recreate
 from gitgate.errors import KubeError, Reason
-from tests.integration.test_apply import Repo, result_of
-from tests.manifests import cm
+from tests.support.applyrepo import Repo, result_of
+from tests.support.manifests import cm
 
 pytestmark = pytest.mark.integration
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
@@ -235,7 +235,8 @@ def test_custom_resources_are_validated_against_their_crd_schema(kube):
 def test_a_kind_added_by_someone_else_is_found_without_a_restart(kube, tmp_path):
     """gitgate read a group's discovery; another client then adds a CRD in that group: the
     next request for the new kind re-reads discovery once instead of refusing the kind."""
-    from gitgate.apply.kube import KubeCluster, load_client
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apiserver.verbs import KubeCluster
 
     group = f"{kube.run_id}.example.com"
     kube.cluster.apply(rules_crd(group))

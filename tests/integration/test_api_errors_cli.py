@@ -134,7 +134,7 @@ def test_run_on_a_port_in_use_is_one_line_and_exit_2(emulator, tmp_path):
 
 
 def test_tls_verification_off_is_said_once(tmp_path):
-    from gitgate.apply.kube import load_client, tls_verification_off
+    from gitgate.apiserver.transport import load_client, tls_verification_off
 
     kubeconfig = Path(tmp_path / "kubeconfig")
     kubeconfig.write_text(

@@ -5,19 +5,16 @@ conflicts."""
 from __future__ import annotations
 
 import textwrap
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 
 import pytest
 
-from gitgate.apply.engine import ApplyOptions
-from gitgate.pipeline import reconcile
-from tests.conftest import write_files
-from tests.manifests import cm, deployment
+from gitgate.apply.work import ApplyOptions
+from gitgate.passes.onepass import reconcile
+from tests.support.applyrepo import NOW, Repo, result_of
+from tests.support.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
-NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
-PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
 
 
 def crd_yaml(group: str, kind: str) -> str:
@@ -41,48 +38,9 @@ def crd_yaml(group: str, kind: str) -> str:
         """)
 
 
-class Repo:
-    """A gitgate repo in a temp folder with three bundles: <run>-ns, <run>-web, <run>-db."""
-
-    def __init__(self, root: Path, kube):
-        self.root, self.kube, self.run = root, kube, kube.run_id
-        self.web_ns, self.db_ns = kube.ns("web"), kube.ns("db")
-        write_files(root, {
-            "gitgate.yaml": PLACEMENT,
-            "ns/bundle.yaml": f"name: {self.run}-ns\n",
-            "ns/namespaces.yaml": "".join(
-                f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n"
-                for n in (self.web_ns, self.db_ns)),
-            "web/bundle.yaml": f"name: {self.run}-web\ndependsOn: [{self.run}-ns]\n"
-                               "labels: {tier: web}\n",
-            "web/app.yaml": deployment("web", self.web_ns) + cm("web-config", self.web_ns)
-            + "".join(cm(f"extra-{i}", self.web_ns) for i in range(4)),
-            "db/bundle.yaml": f"name: {self.run}-db\n",
-            "db/app.yaml": cm("db-config", self.db_ns) + deployment("db", self.db_ns),
-        })
-
-    def write(self, files: dict[str, str]) -> None:
-        write_files(self.root, files)
-
-    def remove(self, rel: str) -> None:
-        (self.root / rel).unlink()
-
-    def apply(self, tools, at: datetime = NOW, **options):
-        self.kube.cluster.forget()
-        return reconcile(self.root, tools, self.kube.cluster,
-                              ApplyOptions(now=at, instance=self.run, **options))[1]
-
-    def live(self, api_version: str, kind: str, namespace: str, name: str):
-        return self.kube.cluster.get(api_version, kind, namespace, name)
-
-
 @pytest.fixture
 def repo(tmp_path, kube) -> Repo:
     return Repo(tmp_path / "repo", kube)
-
-
-def result_of(result, suffix: str):
-    return next(b for b in result.bundles if b.bundle.endswith(suffix))
 
 
 def test_first_apply_creates_everything_in_stage_order(repo, tools, kube):
@@ -324,8 +282,9 @@ def test_an_unreadable_repo_config_prunes_nothing(repo, tools, kube):
 def test_bundle_glob_leaves_other_bundles_alone(repo, tools, kube):
     repo.apply(tools)
     kube.cluster.forget()
-    _, result = reconcile(repo.root, tools, kube.cluster, ApplyOptions(
-        now=NOW + timedelta(minutes=11), instance=repo.run), bundle_glob=f"{repo.run}-db")
+    result = reconcile(repo.root, tools, kube.cluster, ApplyOptions(
+        now=NOW + timedelta(minutes=11), instance=repo.run), bundle_glob=f"{repo.run}-db").result
+    assert result is not None
     assert [b.bundle for b in result.bundles] == [f"{repo.run}-db"]
     assert all(f"/namespaces/{repo.web_ns}/" not in p for _, p in kube.bundle_writes())
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
@@ -351,7 +310,7 @@ def test_sigterm_mid_pass_finishes_the_objects_in_flight_and_writes_status(
     import threading
 
     from gitgate.apply.engine import run_pass
-    from gitgate.pipeline import plan_checkout
+    from gitgate.passes.onepass import plan_checkout
 
     stop = threading.Event()
 

@@ -10,7 +10,7 @@ import pytest
 
 from gitgate.cli import main
 from gitgate.model import ReasonKind
-from gitgate.pipeline import plan_checkout
+from gitgate.passes.onepass import plan_checkout
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.integration

@@ -17,8 +17,8 @@ from gitgate.karmada.effective import member_view
 from gitgate.model import ObjectRef
 from gitgate.render.pipeline import render_repo
 from tests.conftest import write_files
-from tests.integration.test_apply import NOW, PLACEMENT, Repo
-from tests.manifests import CUSTOMIZED_WEB, api_chart, web_patches
+from tests.support.applyrepo import NOW, PLACEMENT, Repo
+from tests.support.manifests import CUSTOMIZED_WEB, api_chart, web_patches
 
 pytestmark = pytest.mark.integration
 WEB = CUSTOMIZED_WEB

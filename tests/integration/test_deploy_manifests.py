@@ -96,12 +96,14 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
     pass, status, pause --clusters and the leader Lease all work; a kind the role leaves out
     fails only its bundle, naming the verb and resource."""
 
+    from gitgate.apiserver.lease import LeaseElector
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apiserver.verbs import KubeCluster
     from gitgate.apply.inventory import NAMESPACE
-    from gitgate.apply.kube import KubeCluster, LeaseElector, load_client
     from gitgate.cli import main
     from tests.conftest import write_files
     from tests.kubeapi.server import KubeApiEmulator
-    from tests.manifests import cm, deployment
+    from tests.support.manifests import cm, deployment
 
     with KubeApiEmulator() as emulator:
         kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))

@@ -6,25 +6,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from jsonschema import Draft202012Validator
 
 from gitgate.cli import main
-from gitgate.output.status import loop_document
-from tests.conftest import EXAMPLES, REPO_ROOT
-from tests.integration.test_loop import Upstream, reconciler
+from gitgate.output.statusviews import loop_document
+from tests.conftest import EXAMPLES
+from tests.support.looping import Upstream, reconciler
+from tests.support.schemas import validate
 
 pytestmark = pytest.mark.integration
 
-SCHEMA = json.loads((REPO_ROOT / "docs/schema/gitgate.io_v1alpha1.json").read_text())
-
-
-def validate(document: dict, kind: str) -> None:
-    assert document["apiVersion"] == "gitgate.io/v1alpha1" and document["kind"] == kind
-    Draft202012Validator.check_schema(SCHEMA)
-    errors = sorted(Draft202012Validator(SCHEMA["$defs"][kind] | {"$defs": SCHEMA["$defs"]})
-                    .iter_errors(document), key=str)
-    assert errors == [], "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
-    assert list(Draft202012Validator(SCHEMA).iter_errors(document)) == []
 
 
 def printed(capsys, *argv: str) -> dict:

@@ -11,11 +11,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gitgate.apply.engine import ApplyOptions, read_inventories
-from gitgate.apply.kube import KubeCluster, load_client
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
+from gitgate.apply.ledger import read_inventories
+from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError
 from gitgate.model import ObjectRef
-from gitgate.pipeline import reconcile
+from gitgate.passes.onepass import reconcile
 from tests.conftest import write_files
 from tests.kubeapi.server import KubeApiEmulator
 
@@ -59,7 +61,7 @@ def recorded(cluster: KubeCluster) -> set[ObjectRef]:
 def one_pass(root, tools, cluster, minutes: int):
     return reconcile(root, tools, cluster, ApplyOptions(
         now=NOW + timedelta(minutes=minutes), suspension_timeout=timedelta(seconds=2)),
-        revision=f"r{minutes}")[1]
+        revision=f"r{minutes}").result
 
 
 def test_a_fault_at_any_request_orphans_nothing_and_prunes_nothing_wrongly(tools, tmp_path):

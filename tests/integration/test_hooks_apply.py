@@ -8,14 +8,15 @@ import contextlib
 import json
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 
-from gitgate.cli import main
+from gitgate.cli import main, wall_clock
 from tests.conftest import write_files
-from tests.integration.test_documents import validate
-from tests.integration.test_status_clusters import NS, web_repo
-from tests.manifests import pre_sync_job
+from tests.support.manifests import pre_sync_job
+from tests.support.schemas import validate
+from tests.support.webrepo import NS, web_repo
 
 pytestmark = pytest.mark.integration
 
@@ -48,9 +49,9 @@ def setup(tmp_path, emulator):
     return root, flags
 
 
-def apply(capsys, root, flags, code=0) -> dict:
+def apply(capsys, root, flags, code=0, clock=wall_clock) -> dict:
     capsys.readouterr()
-    assert main(["apply", str(root), *flags, "-o", "json"]) == code
+    assert main(["apply", str(root), *flags, "-o", "json"], clock=clock) == code
     doc = json.loads(capsys.readouterr().out)
     return next(b for b in doc["bundles"] if b["name"] == "web")
 
@@ -101,8 +102,9 @@ def test_pre_sync_hook_runs_before_the_templates_and_test_hooks_never(setup, emu
     assert json.loads(inventory["data"]["hooks"])["step"] == 2
     assert job in {o["name"] for o in json.loads(inventory["data"]["objects"])}
     mark = len(emulator.state.writes())
-    time.sleep(1.1)
-    again = apply(capsys, root, [*flags, "--resync", "1s"])  # a resync never re-runs a hook
+    later = wall_clock() + timedelta(seconds=2)  # the resync is due
+    # a resync never re-runs a hook
+    again = apply(capsys, root, [*flags, "--resync", "1s"], clock=lambda: later)
     assert not any("/jobs" in p for p in written(emulator, mark)) and jobs(emulator) == [job]
     assert again["unchanged"] >= 2 and not again["failed"]
 

@@ -8,85 +8,22 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 
-import git
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import gitgate
-from gitgate.apply.engine import ApplyOptions
 from gitgate.httpserver import EndpointServer, LoopEndpoints
-from gitgate.loop import LoopSettings, Reconciler
-from gitgate.output.status import loop_document
-from gitgate.source.git import GitSource
-from tests.conftest import set_identity, write_files
+from gitgate.output.statusviews import loop_document
+from tests.support.looping import T0, Clock, Upstream, reconciler, wait_for
 
 pytestmark = pytest.mark.integration
-T0 = datetime(2026, 11, 18, 12, tzinfo=UTC)  # a Wednesday
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta) -> None:
-        self.now += timedelta(**delta)
-
-
-class Upstream:
-    """A bare repo and a working clone that pushes to it."""
-
-    def __init__(self, tmp: Path, kube):
-        self.bare = git.Repo.init(tmp / "upstream.git", bare=True, initial_branch="main")
-        self.work = git.Repo.init(tmp / "work", initial_branch="main")
-        set_identity(self.work, "Dev", "dev@example.com")
-        self.work.create_remote("origin", self.bare.working_dir)
-        self.root = Path(self.work.working_tree_dir)
-        self.ns = kube.ns("loop")
-        self.run = kube.run_id
-        self.commit({
-            "ns/bundle.yaml": f"name: {self.run}-ns\n",
-            "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {self.ns}}}\n",
-            "app/bundle.yaml": f"name: {self.run}-app\n",
-            "app/cm.yaml": self.configmap("one"),
-        }, "initial")
-
-    @property
-    def url(self) -> str:
-        return "file://" + self.bare.working_dir
-
-    def configmap(self, value: str) -> str:
-        return (f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, namespace: "
-                f"{self.ns}}}\ndata: {{value: {value}}}\n")
-
-    def commit(self, files: dict[str, str], message: str) -> str:
-        write_files(self.root, files)
-        self.work.git.add("-A")
-        self.work.git.commit("-m", message)
-        self.work.git.push("origin", "main", "--force")
-        return self.work.head.commit.hexsha
-
-    def gate(self, name: str, spec: str) -> dict[str, str]:
-        return {f"gates/{name}.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
-                                      f"metadata: {{name: {name}}}\nspec: {spec}\n"}
 
 
 @pytest.fixture
 def upstream(tmp_path, kube) -> Upstream:
     return Upstream(tmp_path, kube)
-
-
-def reconciler(upstream, kube, tools, tmp_path, clock=None, cluster=None, interval=60.0):
-    source = GitSource(upstream.url, "main", tmp_path / f"cache-{time.monotonic_ns()}")
-    settings = LoopSettings(interval=timedelta(seconds=interval), resync=timedelta(hours=24),
-                            backoff_base=timedelta(seconds=0.2),
-                            apply=ApplyOptions(now=T0, instance=kube.run_id))
-    return Reconciler(source, cluster or kube.cluster, tools, settings, clock=clock)
 
 
 def live_value(kube, upstream) -> str | None:
@@ -226,18 +163,11 @@ def post(url: str, body: bytes, signature: str | None) -> int:
         return exc.code
 
 
-def wait_for(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
-
-
 def test_only_the_leader_writes_and_a_standby_takes_over(upstream, kube, tools, tmp_path):
+    from gitgate.apiserver.lease import LeaseElector
+    from gitgate.apiserver.transport import load_client
     from gitgate.apply.inventory import NAMESPACE, system_namespace
-    from gitgate.apply.kube import LeaseElector, load_client
-    from tests.kubetarget import RecordingKube
+    from tests.support.kubetarget import RecordingKube
 
     apis = [load_client(kube.kubeconfig), load_client(kube.kubeconfig)]
     clusters = [RecordingKube(api) for api in apis]
@@ -334,7 +264,8 @@ def test_the_loop_and_apply_make_the_same_pass(upstream, kube, tools, tmp_path, 
     """Both come through gitgate.pipeline: same repo, equal servers, same result."""
     import json
 
-    from gitgate.apply.kube import KubeCluster, load_client
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apiserver.verbs import KubeCluster
     from gitgate.cli import main
     from tests.kubeapi.server import KubeApiEmulator
 

@@ -11,10 +11,10 @@ from datetime import timedelta
 
 import pytest
 
-from gitgate.apply.engine import read_inventories
+from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import observe
-from tests.integration.test_apply import NOW, Repo, result_of
-from tests.manifests import cm, deployment
+from tests.support.applyrepo import NOW, Repo, result_of
+from tests.support.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
 OVERRIDES = "/overridepolicies/"

@@ -9,8 +9,8 @@ import pytest
 
 from gitgate.cli import main
 from gitgate.httpserver import EndpointServer, LoopEndpoints
-from gitgate.output.status import loop_document
-from tests.integration.test_loop import Upstream, reconciler, wait_for
+from gitgate.output.statusviews import loop_document
+from tests.support.looping import Upstream, reconciler, wait_for
 
 pytestmark = pytest.mark.integration
 

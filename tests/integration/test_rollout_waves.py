@@ -14,14 +14,15 @@ from datetime import timedelta
 import git
 import pytest
 
-from gitgate.apply.engine import ApplyOptions
-from gitgate.apply.kube import KubeCluster, load_client
-from gitgate.cli import main
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
+from gitgate.apply.work import ApplyOptions
+from gitgate.cli import main, wall_clock
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.source.git import GitSource
 from tests.conftest import committed_repo, set_identity, write_files
-from tests.integration.test_loop import T0, Clock
-from tests.integration.test_status_clusters import NS, app, web_repo
+from tests.support.looping import T0, Clock
+from tests.support.webrepo import NS, app, web_repo
 
 pytestmark = pytest.mark.integration
 ROLLOUT = ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}], bake: 2s, "
@@ -33,17 +34,17 @@ def setup(tmp_path, emulator):
     return web_repo(tmp_path, emulator, ROLLOUT)
 
 
-def apply(capsys, root, flags) -> dict:
+def apply(capsys, root, flags, clock=wall_clock) -> dict:
     capsys.readouterr()
-    code = main(["apply", str(root), *flags, "-o", "json"])
+    code = main(["apply", str(root), *flags, "-o", "json"], clock=clock)
     out = capsys.readouterr().out
     assert code == 0, out
     return next(b for b in json.loads(out)["bundles"] if b["name"] == "web")
 
 
-def status(capsys, flags) -> dict:
+def status(capsys, flags, clock=wall_clock) -> dict:
     capsys.readouterr()
-    assert main(["status", *flags, "-o", "json"]) == 0
+    assert main(["status", *flags, "-o", "json"], clock=clock) == 0
     return next(b for b in json.loads(capsys.readouterr().out)["bundles"]
                 if b["name"] == "web")
 
@@ -71,39 +72,40 @@ def healthy(emulator, cluster):
 
 def test_waves_bake_then_release_and_a_missed_deadline_halts(setup, emulator, capsys):
     root, flags = setup
-    first = apply(capsys, root, flags)
+    clock = Clock(T0, tick=timedelta(seconds=1))  # a command a second
+    first = apply(capsys, root, flags, clock)
     assert first["verdict"] == "suspended"  # member2 waits for wave 2
     assert policy_suspension(emulator) == {"dispatchingOnClusters": {"clusterNames":
                                                                      ["member2"]}}
     assert runs(emulator, "member1") == 1 and runs(emulator, "member2") is None
-    assert rollout_note(status(capsys, flags)) == ("wave 1 of 2 [member1]: released, waiting "
-                                                   "for it to be ready")
+    assert rollout_note(status(capsys, flags, clock)) == (
+        "wave 1 of 2 [member1]: released, waiting for it to be ready")
 
-    apply(capsys, root, flags)
-    assert rollout_note(status(capsys, flags)).startswith(
+    apply(capsys, root, flags, clock)
+    assert rollout_note(status(capsys, flags, clock)).startswith(
         "wave 1 of 2 [member1]: waiting for member1: Deployment.apps shop/web is Unhealthy")
     healthy(emulator, "member1")
-    apply(capsys, root, flags)  # healthy: bake starts
+    apply(capsys, root, flags, clock)  # healthy: bake starts
     assert runs(emulator, "member2") is None
-    time.sleep(2.2)
-    released = apply(capsys, root, flags)  # baked: wave 2 released
+    clock.advance(seconds=2.2)
+    released = apply(capsys, root, flags, clock)  # baked: wave 2 released
     assert released["verdict"] == "apply" and policy_suspension(emulator) is None
     assert runs(emulator, "member2") == 1
     healthy(emulator, "member2")
-    apply(capsys, root, flags)
-    time.sleep(2.2)
-    apply(capsys, root, flags)
+    apply(capsys, root, flags, clock)
+    clock.advance(seconds=2.2)
+    apply(capsys, root, flags, clock)
     inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
     assert json.loads(inventory["data"]["rollout"])["wave"] == 2  # complete
 
     # a second revision: wave 1 gets it, member1 stays Unhealthy past the deadline
     write_files(root, {"web/app.yaml": app("web:2")})
-    assert apply(capsys, root, flags)["verdict"] == "suspended"
+    assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
     assert (runs(emulator, "member1"), runs(emulator, "member2")) == (2, 1)
-    time.sleep(6.2)
-    halted = apply(capsys, root, flags)
+    clock.advance(seconds=6.2)
+    halted = apply(capsys, root, flags, clock)
     assert halted["verdict"] == "halted"
-    state = status(capsys, flags)
+    state = status(capsys, flags, clock)
     assert state["verdict"] == "halted"
     assert rollout_note(state).startswith("halted at wave 1 of 2 [member1]: not ready within "
                                         "progressDeadline 6s: member1: Deployment.apps "
@@ -113,7 +115,7 @@ def test_waves_bake_then_release_and_a_missed_deadline_halts(setup, emulator, ca
                                                                                   "behind")
     # healthy later: still halted, member2 stays on the previous template
     healthy(emulator, "member1")
-    assert apply(capsys, root, flags)["verdict"] == "halted"
+    assert apply(capsys, root, flags, clock)["verdict"] == "halted"
     assert runs(emulator, "member2") == 1
 
 
@@ -227,41 +229,43 @@ def member_clusters(emulator, flags, **labels: str) -> None:
 
 def test_selector_waves_and_resume_retries_a_halt_without_a_gate(tmp_path, emulator, capsys):
     root, flags = web_repo(tmp_path, emulator, SELECTOR_ROLLOUT)
+    clock = Clock(T0, tick=timedelta(seconds=1))  # a command a second
     repo = committed_repo(root, "web, rolled out by stage")
     member_clusters(emulator, flags, member1="canary", member2="main")
 
-    assert apply(capsys, root, flags)["verdict"] == "suspended"
+    assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
     assert runs(emulator, "member1") == 1 and runs(emulator, "member2") is None
-    assert rollout_note(status(capsys, flags)) == ("wave 1 of 2 [stage=canary: member1]: "
+    assert rollout_note(status(capsys, flags, clock)) == ("wave 1 of 2 [stage=canary: member1]: "
                                                    "released, waiting for it to be ready")
-    time.sleep(2.2)  # member1 never healthy: past the deadline
-    assert apply(capsys, root, flags)["verdict"] == "halted"
+    clock.advance(seconds=2.2)  # member1 never healthy: past the deadline
+    assert apply(capsys, root, flags, clock)["verdict"] == "halted"
 
     # no gate holds web: resume without --kubeconfig says how to retry a halt
     capsys.readouterr()
-    assert main(["resume", "web", "--repo", str(root)]) == 2
+    assert main(["resume", "web", "--repo", str(root)], clock=clock) == 2
     assert "retried with --kubeconfig" in capsys.readouterr().err
-    assert main(["resume", "web", "--repo", str(root), *flags, "--dry-run"]) == 0
+    assert main(["resume", "web", "--repo", str(root), *flags, "--dry-run"], clock=clock) == 0
     assert capsys.readouterr().out.startswith("would retry the halted rollout of web at wave 1")
-    assert apply(capsys, root, flags)["verdict"] == "halted"  # a dry run changed nothing
-    assert main(["resume", "web", "--repo", str(root), *flags]) == 0
+    # a dry run changed nothing
+    assert apply(capsys, root, flags, clock)["verdict"] == "halted"
+    assert main(["resume", "web", "--repo", str(root), *flags], clock=clock) == 0
     assert "retry the halted rollout of web at wave 1 (halted: not ready within " in (
         capsys.readouterr().out)
     assert len(list(repo.iter_commits())) == 1  # nothing to commit: no gate was lifted
 
-    retried = apply(capsys, root, flags)
+    retried = apply(capsys, root, flags, clock)
     assert retried["verdict"] == "suspended" and runs(emulator, "member2") is None
     inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
     assert inventory["data"]["retryRollout"]  # the reconciler's own write left it in place
     healthy(emulator, "member1")
-    apply(capsys, root, flags)  # healthy: bake starts
-    time.sleep(1.2)
-    assert apply(capsys, root, flags)["verdict"] == "apply"  # wave 2 released
+    apply(capsys, root, flags, clock)  # healthy: bake starts
+    clock.advance(seconds=1.2)
+    assert apply(capsys, root, flags, clock)["verdict"] == "apply"  # wave 2 released
     assert runs(emulator, "member2") == 1 and policy_suspension(emulator) is None
 
     # nothing halted and no gate: resume says so and changes nothing
     capsys.readouterr()
-    assert main(["resume", "web", "--repo", str(root), *flags]) == 2
+    assert main(["resume", "web", "--repo", str(root), *flags], clock=clock) == 2
     assert "no rollout of it is halted" in capsys.readouterr().err
 
 

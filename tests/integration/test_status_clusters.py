@@ -17,43 +17,25 @@ import git
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gitgate.apply.engine import ApplyOptions
-from gitgate.apply.kube import KubeCluster, load_client
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
+from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
 from gitgate.loop import LoopSettings, Reconciler, next_wake
-from gitgate.output.status import loop_document
+from gitgate.output.statusviews import loop_document
 from gitgate.source.git import GitSource
 from tests.conftest import write_files
-from tests.integration.test_documents import validate
-from tests.integration.test_loop import T0, Clock
-from tests.manifests import cm, deployment
+from tests.support.looping import T0, Clock
+from tests.support.schemas import validate
+from tests.support.webrepo import NS, PLACEMENT, app, web_repo
 
 pytestmark = pytest.mark.integration
-NS = "shop"
-PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
 SUSPEND_M2 = """\
 apiVersion: gitgate.io/v1alpha1
 kind: Gate
 metadata: {name: move}
 spec: {bundles: [web], action: suspend, reason: blue/green, clusters: [member2]}
 """
-
-
-def app(image: str, configmaps: int = 1) -> str:
-    return cm("web-config", NS) + deployment("web", NS, image) + "".join(
-        cm(f"extra-{i}", NS) for i in range(configmaps - 1))
-
-
-def web_repo(tmp_path, emulator, bundle_extra: str = "") -> tuple:
-    """A namespace bundle and `web` (a ConfigMap and a Deployment) placed on member1 and
-    member2; the repo folder and the flags that reach the emulator."""
-    root = write_files(tmp_path / "repo", {
-        "gitgate.yaml": PLACEMENT,
-        "ns/bundle.yaml": "name: ns\n",
-        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n",
-        "web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + bundle_extra,
-        "web/app.yaml": app("web:1")})
-    return root, ["--kubeconfig", str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))]
 
 
 @pytest.fixture
@@ -184,7 +166,6 @@ def test_apply_wait_refuses_a_dry_run(setup, capsys):
     root, flags = setup
     code, _, err = run(capsys, "apply", str(root), *flags, "--wait", "--dry-run")
     assert code == 2 and "--wait needs a real apply" in err
-
 
 
 def metric(loop: Reconciler, name: str, **labels: str) -> float | None:

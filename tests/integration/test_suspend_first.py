@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gitgate.apply.engine import ApplyOptions
+from gitgate.apply.work import ApplyOptions
 from gitgate.karmada.policy import policy_name
-from gitgate.pipeline import reconcile
+from gitgate.passes.onepass import reconcile
 from tests.conftest import write_files
 
 pytestmark = pytest.mark.integration
@@ -50,7 +50,8 @@ def test_a_suspend_gate_lands_while_a_render_is_still_running(tmp_path, kube, to
     go.touch()
     slow_tools = replace(tools, helm=gated_helm(tmp_path, tools.helm, go))
     options = ApplyOptions(now=datetime.now(UTC), instance=kube.run_id)
-    _, first = reconcile(root, slow_tools, kube.cluster, options)
+    first = reconcile(root, slow_tools, kube.cluster, options).result
+    assert first is not None
     assert not any(b.failed for b in first.bundles), [(b.bundle, b.message)
                                                       for b in first.bundles]
 
@@ -84,12 +85,15 @@ def test_a_suspend_gate_lands_while_a_render_is_still_running(tmp_path, kube, to
     finally:
         go.touch()
         passing.join(120)
-    (_, second), = results
+    second = results[0].result
+    assert len(results) == 1 and second is not None
     verdicts = {b.bundle: b for b in second.bundles}
     assert verdicts[web].verdict == "suspended" and not verdicts[web].failed
     assert live_suspension() == {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
     (root / "gates" / "freeze.yaml").unlink()  # lifted: the pass takes the suspension away
-    _, third = reconcile(root, slow_tools, kube.cluster, replace(options, now=datetime.now(UTC)))
+    third = reconcile(root, slow_tools, kube.cluster,
+                      replace(options, now=datetime.now(UTC))).result
+    assert third is not None
     assert not any(b.failed for b in third.bundles)
     assert live_suspension() is None
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from tests.integration.test_apply import NOW, Repo, result_of
-from tests.manifests import cm, deployment
+from tests.support.applyrepo import NOW, Repo, result_of
+from tests.support.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
 POLICIES = "/propagationpolicies/"

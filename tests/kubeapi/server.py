@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from tests.kubeapi.store import ApiState
-from tests.shared_data import karmada_crds_dir
+from tests.support.shared_data import karmada_crds_dir
 
 
 class _Handler(BaseHTTPRequestHandler):

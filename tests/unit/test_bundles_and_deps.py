@@ -11,7 +11,7 @@ from gitgate.gate.evaluate import evaluate
 from gitgate.model import BUNDLE_LABEL, Gate, ObjectRef, ReasonKind, Verdict
 from gitgate.render.pipeline import render_repo
 from tests.conftest import EXAMPLES
-from tests.unit.helpers import cm, deployment
+from tests.support.objects import cm, deployment
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 SERVICES = ["carts", "catalogue", "frontend", "orders", "payment", "queue-master", "rabbitmq",
@@ -83,7 +83,7 @@ def test_custom_workload_with_pod_template_is_a_root_and_hpa_pdb_follow():
 
 def test_label_moves_an_object_to_another_bundle_of_its_source():
     from gitgate.model import RenderedSource
-    from tests.unit.helpers import source
+    from tests.support.objects import source
     moved = cm("extra", labels={BUNDLE_LABEL: "apps-x_special"})
     (a, b) = group_all([RenderedSource(source("apps/x"), (cm("stay"), moved))])
     assert (a.name, b.name) == ("apps-x", "apps-x/special")
@@ -92,7 +92,7 @@ def test_label_moves_an_object_to_another_bundle_of_its_source():
 
 def test_a_label_naming_another_bundle_never_moves_an_object_there():
     from gitgate.model import RenderedSource
-    from tests.unit.helpers import source
+    from tests.support.objects import source
     forged = cm("extra", labels={BUNDLE_LABEL: "shop"})
     (only,) = group_all([RenderedSource(source("apps/x"), (cm("stay"), forged))])
     assert only.name == "apps-x" and names(only) == ["ConfigMap/extra", "ConfigMap/stay"]
@@ -122,7 +122,7 @@ def test_paused_workload_holds_a_shared_configmap_in_another_bundle(shop_bundles
 
 
 def test_no_dependency_hold_without_a_held_workload():
-    from tests.unit.helpers import bundle
+    from tests.support.objects import bundle
     shared = bundle("shared", cm("common"))
     app = bundle("app", deployment("web", configmaps=["common"]))
     verdicts = evaluate([shared, app], [], [], NOW)

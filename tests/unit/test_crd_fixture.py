@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from tests.shared_data import FIXTURE_CRDS, shared_crds_dir
+from tests.support.shared_data import FIXTURE_CRDS, shared_crds_dir
 
 COMPARED = ("type", "required", "minItems", "enum", "format", "default")
 

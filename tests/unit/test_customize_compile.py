@@ -12,10 +12,10 @@ from gitgate.bundle.group import group_source
 from gitgate.karmada.effective import cluster_matches, member_view
 from gitgate.karmada.policy import generated_overrides, override_name
 from gitgate.model import BundleOptions, ObjectRef, RenderedSource, Source, SourceKind
-from gitgate.model.customize import Customization
-from gitgate.model.rollout import ClusterSelector
+from gitgate.model.clusterspec import Customization
+from gitgate.model.rolloutspec import ClusterSelector
 from gitgate.render.customize import apply_operations, compile_overrides, json_diff, pointer
-from tests.unit.helpers import cm, deployment
+from tests.support.objects import cm, deployment
 
 M2 = Customization(clusters=("member2",), patches=({"patch": []},))
 EU = Customization(selector=ClusterSelector((("region", "eu"),)), values={"x": 1})

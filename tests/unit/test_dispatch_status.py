@@ -3,6 +3,7 @@ Karmada writes them (observed with ../shared/karmada-harness)."""
 
 from __future__ import annotations
 
+from gitgate.karmada.bindingstatus import BindingStatus, parse_binding
 from gitgate.karmada.dispatch import Health, Version, binding_key, dispatch_of
 from gitgate.model import ObjectRef
 
@@ -37,19 +38,20 @@ def item(cluster: str, *, applied=True, health="Healthy", runs: int | None = Non
 
 def binding(ref: ObjectRef, items: list[dict], *, clusters=("member1", "member2"),
             suspension=None, scheduled="True", seen_rv: str = "100",
-            schedule_message="Binding has been scheduled successfully.") -> dict:
+            schedule_message="Binding has been scheduled successfully.") -> BindingStatus:
     spec: dict = {"clusters": [{"name": c} for c in clusters],
                   "resource": {"kind": ref.kind, "name": ref.name, "resourceVersion": seen_rv}}
     if suspension:
         spec["suspension"] = suspension
-    return {"metadata": {"name": binding_key(ref)[1], "namespace": ref.namespace},
-            "spec": spec,
-            "status": {"aggregatedStatus": items, "conditions": [
-                {"type": "Scheduled", "status": scheduled, "message": schedule_message},
-                {"type": "FullyApplied", "status": "True"}]}}
+    return parse_binding({
+        "metadata": {"name": binding_key(ref)[1], "namespace": ref.namespace},
+        "spec": spec,
+        "status": {"aggregatedStatus": items, "conditions": [
+            {"type": "Scheduled", "status": scheduled, "message": schedule_message},
+            {"type": "FullyApplied", "status": "True"}]}})
 
 
-def by_key(*bindings: tuple[ObjectRef, dict]) -> dict:
+def by_key(*bindings: tuple[ObjectRef, BindingStatus]) -> dict:
     return {binding_key(ref): b for ref, b in bindings}
 
 

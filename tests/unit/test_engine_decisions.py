@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gitgate.apply.engine import ApplyOptions, run_pass
+from gitgate.apply.engine import run_pass
+from gitgate.apply.work import ApplyOptions
 from gitgate.errors import Reason
 from gitgate.model import BundleOptions, RenderedSource, Source, SourceKind
 from gitgate.plan import Plan, make_plan
-from tests.unit.helpers import cm, deployment
-from tests.unit.memory_cluster import MemoryCluster
+from tests.support.memory_cluster import MemoryCluster
+from tests.support.objects import cm, deployment
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 OPTIONS = ApplyOptions(now=NOW)

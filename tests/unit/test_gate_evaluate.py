@@ -7,7 +7,7 @@ import pytest
 from gitgate.bundle.group import bundle_digest
 from gitgate.gate.evaluate import evaluate
 from gitgate.model import Action, Approval, Gate, InvalidGate, ReasonKind, Verdict, Window
-from tests.unit.helpers import bundle, cm, deployment
+from tests.support.objects import bundle, cm, deployment
 
 NOW = datetime(2026, 11, 18, 12, 0, tzinfo=UTC)  # a Wednesday
 

@@ -71,7 +71,7 @@ def test_a_configured_gates_path_must_exist_and_stay_inside(tmp_path):
 
 
 def test_a_gate_committed_in_a_source_folder_holds_everything(tools, tmp_path):
-    from gitgate.pipeline import plan_checkout
+    from gitgate.passes.onepass import plan_checkout
 
     root = write_files(tmp_path, {
         "apps/app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",

@@ -1,6 +1,7 @@
 """How far a hook got, read from its ResourceBinding as Karmada writes it: a Job's conditions
 per member (reflected into aggregatedStatus), suspended clusters not waited for."""
 
+from gitgate.karmada.bindingstatus import parse_binding
 from gitgate.karmada.progress import hook_progress
 from gitgate.model import ObjectRef
 
@@ -11,7 +12,7 @@ def binding(*items, clusters=("member1", "member2"), suspended=()):
     spec = {"clusters": [{"name": c} for c in clusters]}
     if suspended:
         spec["suspension"] = {"dispatchingOnClusters": {"clusterNames": list(suspended)}}
-    return {"spec": spec, "status": {"aggregatedStatus": list(items)}}
+    return parse_binding({"spec": spec, "status": {"aggregatedStatus": list(items)}})
 
 
 def item(cluster, *conditions, applied=True, **extra):

@@ -4,9 +4,9 @@ run. Plain data, explicit clock."""
 
 from datetime import UTC, datetime, timedelta
 
-from gitgate.karmada.hooks import HookState, Progress, hook_step, sync_plan
+from gitgate.karmada.syncsteps import HookState, Progress, hook_step, sync_plan
 from gitgate.model import ObjectRef
-from gitgate.model.hooks import Phase
+from gitgate.model.hookmarks import Phase
 
 T0 = datetime(2026, 11, 23, 12, tzinfo=UTC)
 TIMEOUT = timedelta(minutes=10)

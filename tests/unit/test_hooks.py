@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gitgate.bundle.group import group_all
-from gitgate.model.hooks import DeletePolicy, Hook, HookError, Phase, Skipped, hook_of
+from gitgate.model.hookmarks import DeletePolicy, Hook, HookError, Phase, Skipped, hook_of
 from gitgate.render.pipeline import render_repo
 
 EXAMPLES = Path(__file__).parents[1] / "data" / "argocd-example-apps"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from gitgate.check import Case, Report
-from gitgate.output.check import junit_xml
+from gitgate.output.checkreport import junit_xml
 
 
 def test_each_case_carries_its_time_and_the_suite_their_sum():

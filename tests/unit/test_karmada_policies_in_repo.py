@@ -21,7 +21,7 @@ from gitgate.gate.evaluate import evaluate
 from gitgate.karmada.policy import PRIORITY, generated_policies
 from gitgate.model import Action, BundleVerdict, Gate, ObjectRef, ReasonKind, Verdict
 from gitgate.plan import bundle_plan
-from tests.unit.helpers import bundle, cm, deployment
+from tests.support.objects import bundle, cm, deployment
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 PLACEMENT = {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}
@@ -226,7 +226,7 @@ def test_a_propagation_policy_of_its_own_objects_is_fine():
 
 
 def test_every_bundle_of_the_thiefs_source_fails():
-    from tests.unit.helpers import source
+    from tests.support.objects import source
     src = source("apps/split", name="split")
     thief = bundle("split/a", propagation("grab", select(name="web")), src=src)
     sibling = bundle("split/b", deployment("b"), src=src)

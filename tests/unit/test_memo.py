@@ -4,7 +4,7 @@ second pass over an unchanged repo reuses (a real folder of raw YAML, no tools n
 from datetime import UTC, datetime
 
 from gitgate.memo import Memo, derive
-from gitgate.pipeline import plan_rendered
+from gitgate.passes.onepass import plan_rendered
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import render_repo
 from tests.conftest import write_files

@@ -1,6 +1,6 @@
 from gitgate.karmada.policy import generated_policies, policy_name, with_suspension
 from gitgate.model import BUNDLE_LABEL, BundleVerdict, Verdict
-from tests.unit.helpers import bundle, cm, deployment
+from tests.support.objects import bundle, cm, deployment
 
 PLACEMENT = {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}
 NS = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}

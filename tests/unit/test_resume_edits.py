@@ -8,7 +8,7 @@ from datetime import timedelta
 from gitgate.gate.evaluate import GateState
 from gitgate.gitops.resume import resume_edits
 from gitgate.model import Gate, Window
-from tests.unit.helpers import bundle
+from tests.support.objects import bundle
 
 CARTS, ORDERS, GUESTBOOK = bundle("shop/carts"), bundle("shop/orders"), bundle("guestbook")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from gitgate.karmada.dispatch import ClusterState, Health, Version
-from gitgate.karmada.rollout import RolloutSpec, RolloutState, step
-from gitgate.model.rollout import ClusterSelector, Requirement, Wave, named_waves
+from gitgate.karmada.waves import RolloutSpec, RolloutState, step
+from gitgate.model.rolloutspec import ClusterSelector, Requirement, Wave, named_waves
 
 T0 = datetime(2026, 11, 22, 12, tzinfo=UTC)
 SPEC = RolloutSpec(named_waves(("member1",), ("member2",)), bake=timedelta(seconds=5),
@@ -199,8 +199,8 @@ def test_a_retry_request_restarts_a_halted_wave_once():
 def test_selector_waves_hold_the_bundle_when_the_member_clusters_cannot_be_read():
     from gitgate.model import BundleOptions, RenderedSource, Source, SourceKind, Verdict
     from gitgate.plan import make_plan
-    from gitgate.rollouts import Members, with_rollouts
-    from tests.unit.helpers import deployment
+    from gitgate.progression.rollouts import Members, with_rollouts
+    from tests.support.objects import deployment
 
     spec = RolloutSpec((Wave(selector=CANARY), Wave(("member2",))), SPEC.bake,
                        SPEC.progress_deadline)

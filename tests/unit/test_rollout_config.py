@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from gitgate.errors import ConfigError
-from gitgate.model.rollout import ClusterSelector, Requirement, Wave
+from gitgate.model.rolloutspec import ClusterSelector, Requirement, Wave
 from gitgate.source.config import RepoConfig, parse_bundle_options
 
 

@@ -13,7 +13,7 @@ from gitgate.karmada.binding import (
     suspension_of,
     widest,
 )
-from tests.unit.helpers import cm, deployment
+from tests.support.objects import cm, deployment
 
 ALL = {"dispatching": True}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from gitgate.apply.inventory import Inventory
-from gitgate.output.status import status_table
+from gitgate.output.statusviews import status_table
 from gitgate.output.tables import one_line
 from gitgate.timespec import age, rfc3339
 

@@ -3,7 +3,7 @@ gitgate runs that hook at most once per window (plain data, a fake clock)."""
 
 from types import SimpleNamespace
 
-from gitgate.apply.kube import throttled_refresh
+from gitgate.apiserver.transport import throttled_refresh
 
 
 def test_the_token_hook_runs_once_per_window_and_keeps_its_place():

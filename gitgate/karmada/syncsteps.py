@@ -22,7 +22,15 @@ from datetime import datetime, timedelta
 
 from gitgate.karmada.policy import is_policy
 from gitgate.model import Manifest, ObjectRef
-from gitgate.model.hooks import PHASE_ORDER, DeletePolicy, Hook, Phase, Skipped, hook_of, wave_of
+from gitgate.model.hookmarks import (
+    PHASE_ORDER,
+    DeletePolicy,
+    Hook,
+    Phase,
+    Skipped,
+    hook_of,
+    wave_of,
+)
 from gitgate.timespec import rfc3339
 
 POLL = timedelta(seconds=5)

@@ -9,16 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any, TypeVar
 
-from gitgate.apply.inventory import Inventory
 from gitgate.errors import ConfigError
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.karmada.policy import generated_policies, with_suspension
-from gitgate.karmada.rollout import RolloutState, Step, step
+from gitgate.karmada.waves import RolloutState, Step, step
 from gitgate.model import Action, BundleVerdict, HoldReason, ReasonKind, Verdict, join
 from gitgate.plan import BundlePlan, Plan
+from gitgate.progression.record import Recorded
 from gitgate.timespec import parse_time
 
+R = TypeVar("R", bound=Recorded)
 ROLLING = (Verdict.APPLY, Verdict.SUSPENDED)
 GATED = (Verdict.SUSPENDED, Verdict.HELD)  # a gate stops the rollout where it is
 
@@ -31,7 +33,7 @@ class Members:
     error: str = ""
 
 
-def with_rollouts(plan: Plan, inventories: Mapping[str, Inventory],
+def with_rollouts(plan: Plan, inventories: Mapping[str, Recorded],
                   seen: Mapping[str, Dispatch], now: datetime,
                   members: Members | None = None, unreadable: str = "") -> Plan:
     """`unreadable`: why Karmada's bindings could not be read; a rollout then neither
@@ -51,7 +53,7 @@ def _held_unread(item: BundlePlan, error: str) -> BundlePlan:
                     "and nothing is written until it can be read")
 
 
-def _rolled(item: BundlePlan, previous: Inventory | None, dispatch: Dispatch | None,
+def _rolled(item: BundlePlan, previous: Recorded | None, dispatch: Dispatch | None,
             now: datetime, members: Members) -> BundlePlan:
     spec = item.bundle.source.options.rollout
     verdict = item.verdict
@@ -59,7 +61,7 @@ def _rolled(item: BundlePlan, previous: Inventory | None, dispatch: Dispatch | N
         return item
     if spec.selects and members.error:
         return _unresolved(item, members.error)
-    state = RolloutState.from_json(previous.rollout) if previous else None
+    state = RolloutState.from_json(previous.progression.rollout) if previous else None
     clusters = {c.name: c for c in dispatch.clusters} if dispatch else {}
     done = step(spec.resolved(members.labels), state, previous.digest if previous else "",
                 verdict.digest, clusters, now, gated=verdict.verdict in GATED,
@@ -69,11 +71,11 @@ def _rolled(item: BundlePlan, previous: Inventory | None, dispatch: Dispatch | N
     return replace(item, rollout=done, **_verdict_parts(item, done))
 
 
-def _retry(previous: Inventory | None) -> datetime | None:
-    if previous is None or not previous.retry:
+def _retry(previous: Recorded | None) -> datetime | None:
+    if previous is None or not previous.progression.retry:
         return None
     try:
-        return parse_time(previous.retry, "retryRollout")
+        return parse_time(previous.progression.retry, "retryRollout")
     except ConfigError:
         return None  # not a time gitgate wrote: no retry
 
@@ -94,7 +96,7 @@ def hold_for(item: BundlePlan, kind: ReasonKind, gate: str, why: str) -> BundleP
                                          reasons=(*verdict.reasons, note)))
 
 
-def _verdict_parts(item: BundlePlan, done: Step) -> dict:
+def _verdict_parts(item: BundlePlan, done: Step) -> dict[str, Any]:
     verdict = item.verdict
     if not done.suspend and not done.halted:
         return {"verdict": _with_note(verdict, done, verdict.verdict, verdict.suspend_clusters)}
@@ -119,23 +121,23 @@ def _with_note(verdict: BundleVerdict, done: Step, kind: Verdict,
                    next_change=min(changes) if changes else None, suspend_clusters=clusters)
 
 
-def halted_rollouts(inventories: Mapping[str, Inventory], names: list[str]
-                    ) -> list[tuple[Inventory, RolloutState]]:
+def halted_rollouts(inventories: Mapping[str, R], names: list[str]
+                    ) -> list[tuple[R, RolloutState]]:
     """The named bundles whose rollout is halted (what `gitgate resume` retries)."""
     out = []
     for name in names:
         inventory = inventories.get(name)
-        state = RolloutState.from_json(inventory.rollout) if inventory else None
+        state = RolloutState.from_json(inventory.progression.rollout) if inventory else None
         if inventory is not None and state is not None and state.halted:
             out.append((inventory, state))
     return out
 
 
-def retries_requested(inventories: Mapping[str, Inventory]) -> list[str]:
+def retries_requested(inventories: Mapping[str, Recorded]) -> list[str]:
     """The bundles whose halted rollout `gitgate resume` asked to retry, not yet retried."""
     out = []
     for name, inventory in sorted(inventories.items()):
-        state = RolloutState.from_json(inventory.rollout)
+        state = RolloutState.from_json(inventory.progression.rollout)
         if state is not None and state.retry_due(_retry(inventory)):
             out.append(name)
     return out

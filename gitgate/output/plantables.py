@@ -8,7 +8,7 @@ from typing import Any
 from gitgate.apply.changeset import Change
 from gitgate.errors import Reason
 from gitgate.karmada.effective import MemberView
-from gitgate.karmada.hooks import sync_plan
+from gitgate.karmada.syncsteps import sync_plan
 from gitgate.model import ObjectRef
 from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from gitgate.apply.engine import PassResult
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.observe import Observation
+from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
 from gitgate.output.documents import document

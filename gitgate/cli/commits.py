@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
-from gitgate.apply.engine import read_inventories
-from gitgate.apply.inventory import retry_request
-from gitgate.apply.members import member_clusters
 from gitgate.cli.flags import connection_flags, git_flags, kube_flags
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError, KubeError
 from gitgate.gitops import workflow
 from gitgate.output import console
+from gitgate.passes.recorded import member_names, retry_halted
 from gitgate.render.tools import find_tools
-from gitgate.rollouts import halted_rollouts
-from gitgate.timespec import parse_duration, parse_time, rfc3339
+from gitgate.timespec import parse_duration, parse_time
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pause = sub.add_parser(
         "pause", help="commit a gate that holds the selected bundles",
         epilog="examples:\n  gitgate pause payments --reason INC-42 --push\n"
@@ -76,7 +73,7 @@ def _said(done: workflow.Committed) -> int:
 
 
 def cmd_pause(args: argparse.Namespace) -> int:
-    now = datetime.now(UTC)
+    now = args.now()
     until = workflow.pause_until(
         now, parse_time(args.until, "--until") if args.until else None,
         parse_duration(args.duration) if args.duration else None)
@@ -90,7 +87,7 @@ def cmd_pause(args: argparse.Namespace) -> int:
 def _member_clusters(args: argparse.Namespace) -> frozenset[str]:
     """The names of Karmada's member clusters (cluster.karmada.io Cluster objects)."""
     try:
-        return frozenset(member_clusters(cluster_from(args)))
+        return member_names(cluster_from(args))
     except KubeError as exc:
         if exc.status == 404:
             raise ConfigError(f"{args.kubeconfig}: {exc.message}: cannot check "
@@ -99,13 +96,10 @@ def _member_clusters(args: argparse.Namespace) -> frozenset[str]:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    now = datetime.now(UTC)
+    now = args.now()
     retry = _retry_halts(args, now) if args.kubeconfig else None
     return _said(workflow.resume(_repo(args), args.selector, now, dry_run=args.dry_run,
                                  retry=retry))
-
-
-RESUME_MANAGER = "gitgate-resume"
 
 
 def _retry_halts(args: argparse.Namespace, now: datetime) -> workflow.Retry:
@@ -115,14 +109,9 @@ def _retry_halts(args: argparse.Namespace, now: datetime) -> workflow.Retry:
     cluster = cluster_from(args)
 
     def retry(names: list[str], dry_run: bool) -> list[str]:
-        halted = halted_rollouts(read_inventories(cluster, args.instance), names)
-        for inventory, _ in halted:
-            if not dry_run:
-                cluster.apply(retry_request(inventory, rfc3339(now)), manager=RESUME_MANAGER)
-        return [f"retry the halted rollout of {inventory.bundle} at wave {state.wave + 1} "
-                f"(halted: {state.halted})" for inventory, state in halted]
+        return retry_halted(cluster, args.instance, names, now, dry_run)
     return retry
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    return _said(workflow.approve(_repo(args), args.bundle, datetime.now(UTC)))
+    return _said(workflow.approve(_repo(args), args.bundle, args.now()))

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
-from gitgate.apply.changeset import Action
-from gitgate.apply.engine import ApplyOptions, ClusterPort
-from gitgate.apply.livediff import live_diff
 from gitgate.bundle.group import group_all
 from gitgate.check import check_report
 from gitgate.cli.flags import at_flag, bundle_flag, kube_flags, output_flag, path_arg, tool_flags
@@ -17,8 +14,8 @@ from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError
 from gitgate.karmada.effective import member_view
 from gitgate.output import console
-from gitgate.output.check import check_document, check_text, junit_xml
-from gitgate.output.plan import (
+from gitgate.output.checkreport import check_document, check_text, junit_xml
+from gitgate.output.plantables import (
     changes_document,
     changes_table,
     gates_document,
@@ -28,8 +25,15 @@ from gitgate.output.plan import (
     plan_document,
     plan_table,
 )
-from gitgate.output.render import render_document, render_yaml
-from gitgate.pipeline import Checkout, hooked, matches, plan_checkout, rolled_out
+from gitgate.output.renderdoc import render_document, render_yaml
+from gitgate.passes.onepass import (
+    ApplyOptions,
+    Checkout,
+    ClusterPort,
+    matches,
+    plan_checkout,
+    preview,
+)
 from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
@@ -37,7 +41,7 @@ from gitgate.render.tools import find_tools
 from gitgate.timespec import parse_time
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     render = sub.add_parser("render", help="render every source of a repo into objects")
     path_arg(render)
     output_flag(render, "yaml", "json")
@@ -118,7 +122,7 @@ def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None =
 
 
 def _at(args: argparse.Namespace) -> datetime:
-    return parse_time(args.at, "--at") if args.at else datetime.now(UTC)
+    return parse_time(args.at, "--at") if args.at else args.now()
 
 
 def cluster_flag(parser: argparse.ArgumentParser) -> None:
@@ -152,17 +156,16 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     cluster = cluster_from(args) if args.kubeconfig or args.context else None
-    plan = _checkout(args, _at(args), args.bundle, cluster).plan
+    checkout = _checkout(args, _at(args), args.bundle, cluster)
+    plan = checkout.plan
     warn_if_empty(Path(args.path), plan)
     changes = None
     if cluster is not None:
         options = ApplyOptions(now=plan.at, instance=args.instance,
                                allow_mass_prune=args.allow_mass_prune)
-        # where each rollout and each sync with hooks is, and what is next
-        plan = hooked(rolled_out(plan, cluster, options), cluster, options)
-        changes = live_diff(plan, cluster, options,
-                            None if args.bundle is None else
-                            (lambda name: matches(name, args.bundle)))
+        # where each rollout and each sync with hooks is, and what is next; what would change
+        seen, changes = preview(checkout, cluster, options, args.bundle)
+        plan = seen.plan
     view = None
     if args.cluster:
         labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
@@ -185,7 +188,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             console.out("\n" + changes_table(changes))
         if view is not None:
             console.out("\n" + member_lines(view))
-    failed = changes is not None and any(c.action is Action.FAILED for c in changes)
+    failed = changes is not None and any(c.failed for c in changes)
     return 1 if plan.problems or plan.invalid_gates or failed else 0
 
 
@@ -207,7 +210,7 @@ def cmd_gates(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    current = _checkout(args, datetime.now(UTC))
+    current = _checkout(args, args.now())
     report = check_report(current.rendered, current.plan)
     if args.junit:
         Path(args.junit).write_text(junit_xml(report), encoding="utf-8")

@@ -1,40 +1,48 @@
-"""One reconcile pass, composed in one place: render a checkout -> plan -> apply, scoped to the
-bundles a glob selects. The CLI (`plan`, `gates`, `check`, `apply`, `pause`...) and the loop
-(`run`) all come through here, so a pass means the same thing everywhere."""
+"""One reconcile pass: suspend first (gate files alone), render a checkout, plan it, observe
+the cluster once into a `ClusterView`, plan the pass purely over (plan, view, now), run it.
+The CLI (`plan`, `apply`, `apply --wait`) and the loop (`run`) all come through here, so a
+pass means the same thing everywhere."""
 
 from __future__ import annotations
 
 import fnmatch
 import logging
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from gitgate.apply.engine import (
-    ApplyOptions,
-    ClusterPort,
-    PassResult,
-    read_inventories,
-    run_pass,
-)
+from gitgate.apply.changeset import Change
+from gitgate.apply.engine import run_pass
+from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.freezefirst import suspend_first
-from gitgate.apply.inventory import Inventory
-from gitgate.apply.members import member_clusters
-from gitgate.apply.observe import observe, observe_progress
-from gitgate.errors import GitgateError, KubeError
+from gitgate.apply.inventory import Inventory, system_namespace
+from gitgate.apply.ledger import read_inventories
+from gitgate.apply.livediff import live_diff
+from gitgate.apply.ports import ClusterPort
+from gitgate.apply.work import ApplyOptions, PassResult
+from gitgate.errors import GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
-from gitgate.hookphases import syncing, watched, with_hooks
 from gitgate.model import Action, ReasonKind
+from gitgate.model.ownership import SYSTEM_NAMESPACE
+from gitgate.passes.clusterview import ClusterView, observe_cluster
 from gitgate.plan import Plan, make_plan
+from gitgate.progression.hookphases import syncing, with_hooks
+from gitgate.progression.rollouts import hold_for, with_rollouts
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo
 from gitgate.render.tools import Tools
-from gitgate.rollouts import Members, hold_for, with_rollouts
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.git import revision_of
 from gitgate.source.tree import gate_texts, scan_repo
+
+# the pass, and what its callers hand it
+__all__ = ["MAX_CONCURRENCY", "SYSTEM_NAMESPACE", "ApplyOptions", "Checkout", "ClusterPort",
+           "Pass", "PassResult", "matches", "plan_checkout", "plan_rendered", "planned",
+           "preview", "progressed", "reconcile", "scope_of_glob", "suspend_before_rendering",
+           "system_namespace"]
 
 log = logging.getLogger("gitgate")
 
@@ -44,12 +52,26 @@ def matches(name: str, bundle_glob: str | None) -> bool:
     return bundle_glob is None or fnmatch.fnmatchcase(name, bundle_glob)
 
 
+def scope_of_glob(bundle_glob: str | None) -> Callable[[str], bool] | None:
+    """The bundles a pass may touch (None: all of them)."""
+    return None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
+
+
 @dataclass(frozen=True)
 class Checkout:
     """A rendered repo and its plan at one moment."""
 
     rendered: RepoRender
     plan: Plan
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What one pass planned over what it saw, and what it did (None: not run)."""
+
+    plan: Plan
+    view: ClusterView
+    result: PassResult | None = None
 
 
 def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None) -> Plan:
@@ -76,21 +98,54 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
     return Checkout(rendered, plan)
 
 
+def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
+    """The plan with each rollout's and each sync's step for this pass, decided on what the
+    view saw (pure). What the view could not read holds the bundles it concerns."""
+    plan = with_rollouts(plan, view.inventories, view.dispatch.bundles, now, view.members,
+                         view.dispatch.error)
+    steps = syncing(plan)
+    if not steps:
+        return plan
+    if view.progress_error:  # a step cannot be decided on what cannot be read
+        return replace(plan, bundles=tuple(
+            hold_for(item, ReasonKind.UNREADABLE, "hooks",
+                     f"cannot read how far the bundle's sync got ({view.progress_error}); its "
+                     "hooks wait and nothing is written until it can be read")
+            if item.bundle.name in steps else item for item in plan.bundles))
+    return with_hooks(plan, steps, view.inventories, view.progress, now, hook_timeout)
+
+
+def planned(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
+            inventories: Mapping[str, Inventory] | None = None) -> Pass:
+    """The pass `checkout` would run now: its plan over one view of the cluster."""
+    view = observe_cluster(cluster, checkout.plan, options.instance, inventories=inventories)
+    return Pass(progressed(checkout.plan, view, options.now, options.hook_timeout), view)
+
+
+def preview(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
+            bundle_glob: str | None = None) -> tuple[Pass, list[Change]]:
+    """`plan --kubeconfig`: the pass and what it would change, object by object (dry-run
+    applies, the one prune decision), nothing written."""
+    seen = planned(checkout, cluster, options)
+    return seen, live_diff(seen.plan, cluster, options, seen.view.inventories,
+                           scope_of_glob(bundle_glob))
+
+
 def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: ApplyOptions, *,
               bundle_glob: str | None = None, revision: str | None = None,
               cache: RenderCache | None = None,
-              stop: threading.Event | None = None) -> tuple[Plan, PassResult]:
-    """One pass: render, plan at `options.now`, apply. Bundles outside `bundle_glob` are
-    neither written nor taken for bundles that left Git."""
+              stop: threading.Event | None = None) -> Pass:
+    """One pass: suspend first, render, plan at `options.now`, observe, apply. Bundles outside
+    `bundle_glob` are neither written nor taken for bundles that left Git."""
     inventories = None
     if not options.dry_run:
         inventories = suspend_before_rendering(root, cluster, options, bundle_glob)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of)
-    scope = None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
-    plan = hooked(rolled_out(checkout.plan, cluster, options), cluster, options)
-    return plan, run_pass(plan, cluster, options, scope=scope, stop=stop,
-                          inventories=inventories)
+    seen = planned(checkout, cluster, options, inventories)
+    result = run_pass(seen.plan, cluster, options, scope=scope_of_glob(bundle_glob), stop=stop,
+                      inventories=dict(seen.view.inventories))
+    return replace(seen, result=result)
 
 
 def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOptions,
@@ -119,42 +174,3 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
                      f"; failed: {item.error}" if item.error else "",
                      extra={"event": "suspend-first", "bundle": item.bundle})
     return inventories
-
-
-def rolled_out(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
-    """The plan with each rollout's step for this pass, from what Karmada reports of the
-    bundles that have one (nothing is read when none has)."""
-    if not any(b.bundle.source.options.rollout for b in plan.bundles):
-        return plan
-    inventories = read_inventories(cluster, options.instance)
-    rolling = [inventories[b.bundle.name] for b in plan.bundles
-               if b.bundle.source.options.rollout and b.bundle.name in inventories]
-    observation = observe(cluster, rolling)
-    return with_rollouts(plan, inventories, observation.bundles, options.now,
-                         _members(cluster), observation.error)
-
-
-def hooked(plan: Plan, cluster: ClusterPort, options: ApplyOptions) -> Plan:
-    """The plan with each sync step for this pass, for the bundles that have hooks, from how
-    far Karmada reports their hooks and templates got (nothing is read when none has)."""
-    steps = syncing(plan)
-    if not steps:
-        return plan
-    progress = observe_progress(cluster, watched(plan, steps))
-    if isinstance(progress, str):  # a step cannot be decided on what cannot be read
-        return replace(plan, bundles=tuple(
-            hold_for(item, ReasonKind.UNREADABLE, "hooks",
-                     f"cannot read how far the bundle's sync got ({progress}); its hooks "
-                     "wait and nothing is written until it can be read")
-            if item.bundle.name in steps else item for item in plan.bundles))
-    return with_hooks(plan, steps, read_inventories(cluster, options.instance), progress,
-                      options.now, options.hook_timeout)
-
-
-def _members(cluster: ClusterPort) -> Members:
-    """The member clusters, so that a cluster in no wave is held back too and label
-    selectors can be resolved; a failed read is kept as the reason."""
-    try:
-        return Members(member_clusters(cluster))
-    except KubeError as exc:
-        return Members(error=exc.message)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import socket
 import ssl
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from gitgate.errors import KubeError, Reason
+from gitgate.model import ObjectRef
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class RetryPolicy:
     backoff: float = 0.2
 
     def delay(self, attempt: int) -> float:
-        return self.backoff * (2 ** attempt)
+        return self.backoff * float(2 ** attempt)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -184,3 +186,49 @@ def credential_error(status: int, body: Any, method: str, path: str) -> KubeErro
     return KubeError(f"forbidden: {verb} {resource} (grant it to gitgate's user: "
                      "deploy/rbac; the API server says: " + message + ")", status=403,
                      api_reason=Reason.API_FORBIDDEN.value, reason=Reason.API_FORBIDDEN)
+
+
+_CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
+_QUOTED_VALUE = re.compile(r'((?:Invalid|Unsupported|Duplicate) value: )(?:"(?:[^"\\]|\\.)*"|\S+)')
+
+
+def message_of(body: Any) -> str:
+    """The API server's message in an answer (a Status, or text)."""
+    if isinstance(body, dict):
+        return str(body.get("message") or body.get("reason") or body)
+    return str(body).strip()[:300]
+
+
+def object_error(ref: ObjectRef, verb: str, status: int, body: Any) -> KubeError:
+    """A refused read, write or delete of one object: the API server's words, who owns the
+    conflicting fields and what to do, and a Secret's rejected values hidden."""
+    message = message_of(body)
+    if ref.kind == "Secret":  # the API server quotes rejected values: never a Secret's
+        message = _QUOTED_VALUE.sub(r"\1(value hidden)", message)
+    api_reason = body.get("reason", "") if isinstance(body, dict) else ""
+    owners = tuple(dict.fromkeys(_CONFLICT.findall(message))) if status == 409 else ()
+    causes = ((body.get("details") or {}).get("causes") or []) if isinstance(body,
+                                                                        dict) else []
+    immutable = tuple(c.get("field", "") for c in causes
+                      if "immutable" in str(c.get("message", "")))
+    hint = ""
+    reason = {"read": Reason.READ_FAILED, "delete": Reason.DELETE_FAILED}.get(
+        verb, Reason.APPLY_FAILED)
+    if owners:
+        hint = (f"; field manager {', '.join(owners)} owns these fields: change it there, "
+                "or run with --force-conflicts to take them over")
+    if any(c.get("reason") == Reason.NAMESPACE_TERMINATING for c in causes):
+        reason = Reason.NAMESPACE_TERMINATING
+        hint = ("; the namespace is still being deleted (its finalizers run): a later "
+                "pass writes the object once the namespace is gone")
+    return KubeError(f"{verb} {ref} failed ({status} {api_reason}): {message}{hint}",
+                     status=status, api_reason=api_reason, conflict_with=owners,
+                     reason=reason, immutable_fields=immutable)
+
+
+def without(error: KubeError, hidden: tuple[str, ...]) -> KubeError:
+    """The error with none of `hidden` in its message (the same error when there are none)."""
+    if hidden:
+        error.message = hide_values(error.message, hidden)
+        error.args = (error.message,)
+    return error

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from gitgate.apply.inventory import Inventory
-from gitgate.karmada.hooks import HookState, Progress, SyncPlan, hook_step, sync_plan
+from gitgate.karmada.syncsteps import HookState, Progress, SyncPlan, hook_step, sync_plan
 from gitgate.model import Manifest, ObjectRef, Verdict
-from gitgate.model.hooks import may_be_hook
+from gitgate.model.hookmarks import may_be_hook
 from gitgate.plan import BundlePlan, Plan
+from gitgate.progression.record import Recorded
 
 
 def syncing(plan: Plan) -> dict[str, SyncPlan]:
@@ -44,7 +44,7 @@ def watched(plan: Plan, steps: Mapping[str, SyncPlan]) -> list[tuple[Manifest, b
     return out
 
 
-def with_hooks(plan: Plan, steps: Mapping[str, SyncPlan], inventories: Mapping[str, Inventory],
+def with_hooks(plan: Plan, steps: Mapping[str, SyncPlan], inventories: Mapping[str, Recorded],
                progress: Mapping[ObjectRef, Progress], now: datetime,
                timeout: timedelta) -> Plan:
     bundles = tuple(_synced(item, steps[item.bundle.name], inventories.get(item.bundle.name),
@@ -53,11 +53,11 @@ def with_hooks(plan: Plan, steps: Mapping[str, SyncPlan], inventories: Mapping[s
     return replace(plan, bundles=bundles)
 
 
-def _synced(item: BundlePlan, sync: SyncPlan, previous: Inventory | None,
+def _synced(item: BundlePlan, sync: SyncPlan, previous: Recorded | None,
             progress: Mapping[ObjectRef, Progress], now: datetime,
             timeout: timedelta) -> BundlePlan:
     verdict = item.verdict
-    state = HookState.from_json(previous.hooks) if previous else None
+    state = HookState.from_json(previous.progression.hooks) if previous else None
     present = frozenset(previous.by_ref()) if previous else frozenset()
     gated = verdict.verdict is Verdict.SUSPENDED and verdict.suspend_clusters is None
     step = hook_step(sync, state, previous.digest if previous else "", verdict.digest, present,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from gitgate.karmada.dispatch import ClusterState, Health
-from gitgate.model.rollout import RolloutSpec, seconds_text
+from gitgate.model.rolloutspec import RolloutSpec, seconds_text
 from gitgate.timespec import rfc3339
 
 POLL = timedelta(seconds=5)  # how soon to look again while a wave is on its way

@@ -100,7 +100,7 @@ def wave_of(obj: Manifest) -> int:
                         "wave such as \"-1\" or \"2\"") from None
 
 
-def _delete(values: list[str], table: dict[str, DeletePolicy], key: str) -> frozenset:
+def _delete(values: list[str], table: dict[str, DeletePolicy], key: str) -> frozenset[DeletePolicy]:
     unknown = [v for v in values if v not in table]
     if unknown:
         raise HookError(f"annotation {key}: unknown delete policy {unknown[0]!r}; use one of "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gitgate.model.customize import ObjectOverride
+from gitgate.model.clusterspec import ObjectOverride
 from gitgate.model.objects import Manifest, ObjectRef, Problem, Source
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from ruamel.yaml import YAML
 
+from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.inventory import NAMESPACE
-from gitgate.apply.kube import KubeCluster
-from tests.shared_data import karmada_crds_dir
+from tests.support.shared_data import karmada_crds_dir
 
 
 class RecordingKube(KubeCluster):

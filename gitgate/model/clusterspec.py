@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitgate.model.objects import Manifest, ObjectRef
-from gitgate.model.rollout import ClusterSelector
+from gitgate.model.rolloutspec import ClusterSelector
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,146 @@
+"""The transport to the API server: the official client's ApiClient (auth, TLS, kubeconfig
+handling), bounded by timeouts, with the adapter's one retry policy; answers come back as
+(status, parsed body), credential refusals as KubeError."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from gitgate.apiserver.apierrors import (
+    RetryPolicy,
+    Timeouts,
+    credential_error,
+    display_url,
+    transport_error,
+)
+from gitgate.apply.fanout import MAX_CONCURRENCY
+from gitgate.errors import GitgateError, KubeError, Reason
+
+
+def load_client(kubeconfig: str | None = None, context: str | None = None, *,
+                timeouts: Timeouts | None = None) -> k8s.ApiClient:
+    """A client from --kubeconfig/--context, $KUBECONFIG, ~/.kube/config, or in-cluster.
+
+    urllib3 never retries on its own (the adapter's RetryPolicy is the only one) and never
+    warns per request; every request, the Lease's too, is bounded by `timeouts`."""
+    configuration = k8s.Configuration()
+    try:
+        if kubeconfig or context:
+            k8s_config.load_kube_config(config_file=kubeconfig, context=context,
+                                        client_configuration=configuration)
+        else:
+            try:
+                k8s_config.load_kube_config(client_configuration=configuration)
+            except (ConfigException, FileNotFoundError):
+                k8s_config.load_incluster_config(client_configuration=configuration)
+    except (ConfigException, FileNotFoundError) as exc:
+        raise GitgateError(f"cannot load a kubeconfig ({exc}); pass --kubeconfig or set "
+                           "KUBECONFIG") from None
+    configuration.retries = False
+    if configuration.refresh_api_key_hook is not None:
+        configuration.refresh_api_key_hook = throttled_refresh(
+            configuration.refresh_api_key_hook)
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize,
+                                                   MAX_CONCURRENCY)
+    api = k8s.ApiClient(configuration)
+    bounds = timeouts or Timeouts()
+    api.rest_client.pool_manager.connection_pool_kw["timeout"] = urllib3.Timeout(
+        connect=bounds.connect, read=bounds.read)
+    if not configuration.verify_ssl:
+        warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+    return api
+
+
+TOKEN_CHECK_SECONDS = 10.0
+
+
+def throttled_refresh(hook: Callable[[Any], None], seconds: float = TOKEN_CHECK_SECONDS,
+                      clock: Callable[[], float] = time.monotonic) -> Callable[[Any], None]:
+    """The client's token hook, run at most once every `seconds`.
+
+    With a token in the kubeconfig, the client re-applies the whole kubeconfig before every
+    request (its host setter reads the proxy variables of the environment each time): about
+    a third of the client's CPU per request. It renews a token 5 minutes before it expires
+    (EXPIRY_SKEW_PREVENTION_DELAY), so checking every few seconds renews it just as surely."""
+    lock = threading.Lock()
+    last: list[float] = []
+    inner = [hook]
+
+    def refresh(configuration: Any) -> None:
+        with lock:
+            now = clock()
+            if last and now - last[0] < seconds:
+                return
+            inner[0](configuration)
+            last[:] = [now]
+            if configuration.refresh_api_key_hook is not refresh:  # the hook sets itself anew
+                inner[0] = configuration.refresh_api_key_hook
+                configuration.refresh_api_key_hook = refresh
+    return refresh
+
+
+def tls_verification_off(api: k8s.ApiClient) -> bool:
+    return not api.configuration.verify_ssl
+
+
+class Transport:
+    """Sends one request and reads its answer."""
+
+    def __init__(self, api: k8s.ApiClient, *, timeouts: Timeouts | None = None,
+                 retry: RetryPolicy | None = None):
+        self.api = api
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
+        self.server = display_url(api.configuration.host)  # never its user:password
+
+    def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
+                body: Any = None, content_type: str | None = None) -> tuple[int, Any]:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        params = self.api.param_serialize(
+            method=method, resource_path=path,
+            query_params=list((query or {}).items()), header_params=headers, body=body,
+            auth_settings=["BearerToken"])
+        for attempt in range(self.retry.attempts):
+            last = attempt + 1 == self.retry.attempts
+            try:
+                response = self.api.call_api(*params, _request_timeout=(
+                    self.timeouts.connect, self.timeouts.read))
+                response.read()
+                status, raw = response.status, response.data
+            except ApiException as exc:
+                if not exc.status:  # the client's wrapping of a TLS failure
+                    raise KubeError(f"TLS with {self.server} failed: {exc.reason}",
+                                    reason=Reason.API_UNREACHABLE) from None
+                status, raw = exc.status, exc.body
+            except Exception as exc:  # urllib3's: name the server and the cause, not secrets
+                error, retryable = transport_error(exc, self.server, self.timeouts)
+                if retryable and not last:
+                    time.sleep(self.retry.delay(attempt))
+                    continue
+                raise error from None
+            if status == 429 and not last:
+                time.sleep(self.retry.delay(attempt))
+                continue
+            break
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (raw or "")
+        try:
+            body = json.loads(text) if text else None
+        except json.JSONDecodeError:
+            body = text
+        refused = credential_error(status, body, method, path)
+        if refused is not None:
+            raise refused
+        return status, body

@@ -1,0 +1,152 @@
+"""`KubeCluster`: Kubernetes objects read and written by manifest over the transport, with
+discovery for their paths. Writes are server-side apply patches
+(`application/apply-patch+yaml`, field manager `gitgate`); discovery is refreshed after CRDs
+are applied. The `ClusterPort` of a real API server."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gitgate.apiserver.apierrors import (
+    RetryPolicy,
+    Timeouts,
+    message_of,
+    object_error,
+    secret_values,
+    without,
+)
+from gitgate.apiserver.discovery import ApiResource, Discovery
+from gitgate.apiserver.transport import Transport
+from gitgate.apply.changeset import Applied
+from gitgate.errors import KubeError, Reason
+from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
+
+
+class KubeCluster:
+    """Reads and writes Kubernetes objects by manifest."""
+
+    def __init__(self, api: Any, *, timeouts: Timeouts | None = None,
+                 retry: RetryPolicy | None = None):
+        self.transport = Transport(api, timeouts=timeouts, retry=retry)
+        self.api, self.timeouts, self.retry = api, self.transport.timeouts, self.transport.retry
+        self.server = self.transport.server
+        self.discovery = Discovery(lambda method, path: self.transport.request(method, path))
+
+    def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
+                body: Any = None, content_type: str | None = None) -> tuple[int, Any]:
+        return self.transport.request(method, path, query=query, body=body,
+                                      content_type=content_type)
+
+    def resource_for(self, api_version: str, kind: str) -> ApiResource:
+        return self.discovery.resource_for(api_version, kind)
+
+    def scope_of(self, api_version: str, kind: str) -> bool | None:
+        return self.discovery.scope_of(api_version, kind)
+
+    def path_for(self, api_version: str, kind: str, namespace: str, name: str = "") -> str:
+        return self.discovery.path_for(api_version, kind, namespace, name)
+
+    def refresh_discovery(self) -> None:
+        self.discovery.refresh()
+
+    # ------------------------------------------------------------ verbs
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
+              manager: str = FIELD_MANAGER) -> Applied:
+        ref = ObjectRef.of(obj)
+        meta = obj["metadata"]
+        path = self.path_for(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
+                             meta["name"])
+        query = {"fieldManager": manager}
+        if force:
+            query["force"] = "true"
+        if dry_run:
+            query["dryRun"] = "All"
+        hidden = secret_values(obj)  # a Secret's values never leave in an error
+        try:
+            status, body = self.request("PATCH", path, query=query, body=obj,
+                                        content_type="application/apply-patch+yaml")
+        except KubeError as exc:
+            if hidden:
+                raise without(exc, hidden) from None
+            raise
+        if status >= 300:
+            raise without(object_error(ref, "apply", status, body), hidden)
+        return Applied(body, created=status == 201)
+
+    def _served_path(self, api_version: str, kind: str, namespace: str, name: str) -> str | None:
+        """The object's path, or None when its type is not served (its CRD is gone, and so is
+        every object of it)."""
+        try:
+            return self.path_for(api_version, kind, namespace, name)
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
+        path = self._served_path(api_version, kind, namespace, name)
+        if path is None:
+            return None
+        status, body = self.request("GET", path)
+        if status == 404:
+            return None
+        ref = ObjectRef(api_version.rpartition("/")[0], kind, namespace, name)
+        if status >= 300:
+            raise object_error(ref, "read", status, body)
+        if not isinstance(body, dict):  # never taken for "not there"
+            raise KubeError(f"read {ref}: the API server answered {status} without an object",
+                            status=status, reason=Reason.READ_FAILED)
+        return body
+
+    def list_objects(self, api_version: str, kind: str, namespace: str = "",
+                     label_selector: str = "") -> list[Manifest]:
+        """The objects of a kind in `namespace` (a namespaced kind without one: in every
+        namespace, one request)."""
+        query = {"labelSelector": label_selector} if label_selector else {}
+        status, body = self.request("GET", self.path_for(api_version, kind, namespace),
+                                    query=query)
+        if status == 404:
+            return []
+        if status >= 300:
+            raise KubeError(f"cannot list {kind}: {message_of(body)}", status=status,
+                            reason=Reason.LIST_FAILED)
+        items = body.get("items") if isinstance(body, dict) else None
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise KubeError(f"cannot list {kind}: the API server answered {status} without a "
+                            "list of objects", status=status, reason=Reason.LIST_FAILED)
+        for item in items:
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind)
+        return items
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
+        """True when deleted, False when it was already gone."""
+        path = self._served_path(api_version, kind, namespace, name)
+        if path is None:
+            return False
+        status, body = self.request("DELETE", path, body={
+            "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
+            content_type="application/json")
+        if status == 404:
+            return False
+        if status >= 300:
+            raise object_error(ObjectRef(api_version.rpartition("/")[0], kind, namespace, name),
+                              "delete", status, body)
+        return True
+
+    def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
+        """Wait until the CRDs are Established; returns those that are not in time."""
+        deadline = time.monotonic() + timeout
+        pending = list(crd_names)
+        while pending and time.monotonic() < deadline:
+            for name in list(pending):
+                crd = self.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+                conditions = ((crd or {}).get("status") or {}).get("conditions") or []
+                if any(c.get("type") == "Established" and c.get("status") == "True"
+                       for c in conditions):
+                    pending.remove(name)
+            if pending:
+                time.sleep(0.1)
+        self.refresh_discovery()
+        return pending

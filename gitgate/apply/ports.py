@@ -1,0 +1,41 @@
+"""The ports through which gitgate talks to an API server: one set of Protocols, each the
+smallest a step needs. `apiserver.verbs.KubeCluster` (a real API server), the test emulator's
+client and the tests' in-memory cluster all satisfy `ClusterPort`, and so every smaller one."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gitgate.apply.changeset import Applied
+from gitgate.model import FIELD_MANAGER, Manifest
+
+
+class Reader(Protocol):
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None: ...
+
+
+class Lister(Protocol):
+    def list_objects(self, api_version: str, kind: str, namespace: str = "",
+                     label_selector: str = "") -> list[Manifest]: ...
+
+
+class Writer(Protocol):
+    def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
+              manager: str = FIELD_MANAGER) -> Applied: ...
+
+
+class PolicyPort(Reader, Writer, Protocol):
+    """Reads and writes a policy (suspend-first)."""
+
+
+class ObjectPort(Reader, Writer, Protocol):
+    """Reads, writes and deletes one object (recreate)."""
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool: ...
+
+
+class ClusterPort(ObjectPort, Lister, Protocol):
+    """Everything a pass asks of the API server."""
+
+    def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]: ...
+    def scope_of(self, api_version: str, kind: str) -> bool | None: ...

@@ -1,0 +1,74 @@
+"""Each bundle's starting point in a pass: failed, held, or open with its diff against its
+inventory (a resync sends everything), in `dependsOn` order; a bundle that left Git while a
+gate holds it keeps everything."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from gitgate.apply import prunes, stages
+from gitgate.apply.changeset import ChangeKind
+from gitgate.apply.inventory import Inventory, diff
+from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
+from gitgate.errors import Reason
+from gitgate.model import HoldReason, Verdict
+from gitgate.plan import Plan
+
+
+def _resync_due(previous: Inventory | None, options: ApplyOptions) -> bool:
+    if previous is None or not previous.last_full_apply:
+        return True
+    try:
+        last = datetime.fromisoformat(previous.last_full_apply.replace("Z", "+00:00"))
+    except ValueError:
+        return True
+    return options.now - last >= options.resync
+
+
+def prepare(plan: Plan, inventories: dict[str, Inventory],
+             options: ApplyOptions) -> tuple[list[str], dict[str, BundleWork]]:
+    """Each bundle's starting point: failed, held, or open with its diff against the
+    inventory; in `dependsOn` order."""
+    order, order_problems = stages.bundle_order(
+        {b.bundle.name: b.bundle.source.options.depends_on for b in plan.bundles})
+    plans = {b.bundle.name: b for b in plan.bundles}
+    failed = prunes.failed_inventories(plan, inventories)
+    work: dict[str, BundleWork] = {}
+    for name in order:
+        item = plans[name]
+        previous = inventories.get(name)
+        verdict = item.verdict.verdict
+        result = BundleResult(name, str(verdict))
+        unit = BundleWork(item, previous, None, result, dict(previous.by_ref()) if previous else {})
+        work[name] = unit
+        if verdict is Verdict.FAILED:
+            result.fail(Reason.RENDER_FAILED, "; ".join(r.reason for r in item.verdict.reasons))
+        elif verdict is Verdict.HELD:
+            result.reason = Reason.HELD
+            result.message = "; ".join(f"{r.file}: {r.reason}" for r in item.verdict.reasons)
+        elif name in order_problems:
+            result.fail(Reason.DEPENDENCY_NOT_READY, order_problems[name])
+        else:
+            unit.resync = _resync_due(previous, options)
+            kept = prunes.kept_back(item, failed)
+            unit.diff = diff(item.written, previous, resync=unit.resync, keep=frozenset(kept))
+            waiting = sorted((ref, names) for ref, names in kept.items() if names)
+            if waiting:
+                result.message = "; ".join(
+                    f"{ref} is held with {', '.join(names)}: that bundle failed to render, "
+                    "so what it would change there cannot be checked"
+                    for ref, names in waiting)
+            unit.resync_only = unit.diff.same_as_inventory
+            for ref in unit.diff.unchanged:
+                result.changes.add(ref, ChangeKind.UNCHANGED)
+    return order, work
+
+
+def held_gone_bundle(name: str, inventory: Inventory,
+                     holds: Iterable[HoldReason]) -> BundleWork:
+    """A bundle that left Git while a gate covers it: nothing is deleted until the gate lifts."""
+    why = "; ".join(f"{r.file}: {r.reason}" for r in holds)
+    result = BundleResult(name, str(Verdict.HELD), Reason.HELD,
+                          f"left Git, but is held ({why}): nothing is pruned while held")
+    return BundleWork(None, inventory, None, result, dict(inventory.by_ref()))

@@ -1,0 +1,64 @@
+"""Carrying out the prune decision (`apply.prunes`): each delete checked against the live
+object first; a bundle that left Git loses its objects, then its inventory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from gitgate.apply import overrides, prunes, stages
+from gitgate.apply.changeset import ChangeKind
+from gitgate.apply.inventory import Entry, Inventory
+from gitgate.apply.ledger import Ledger
+from gitgate.apply.ports import ClusterPort
+from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
+from gitgate.errors import GitgateError, Reason
+from gitgate.model import ObjectRef, Verdict
+
+
+def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPort,
+                  guard: overrides.PruneGuard) -> None:
+    """Carry out the prune decision for `entries`, reading each live object first (see
+    `prunes.check_live`)."""
+    by_ref = {e.ref: e for e in entries}
+    for obj in stages.prune_order([prunes.entry_manifest(e) for e in by_ref.values()]):
+        ref = ObjectRef.of(obj)
+        entry = by_ref[ref]
+        try:
+            check = prunes.precheck(entry) or prunes.check_live(
+                cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
+                unit.result.bundle, guard)
+            if check.outcome is prunes.Outcome.WAITS:
+                unit.result.held.append(f"{ref}: {check.why}")
+                continue  # still recorded: deleted by the pass after the bundle opens
+            if check.outcome is prunes.Outcome.NOT_OWNED:
+                unit.result.not_owned.append(ref)
+            elif check.outcome is prunes.Outcome.DISABLED:
+                unit.result.kept.append(ref)
+            elif check.outcome is prunes.Outcome.DELETE:
+                cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
+                unit.result.changes.add(ref, ChangeKind.DELETED)
+            unit.entries.pop(ref, None)
+            unit.wrote = True
+        except GitgateError as exc:
+            unit.result.prune_failed.append(ref)
+            unit.result.fail(Reason.PRUNE_FAILED, exc.message)
+    if unit.result.held and not unit.result.message:
+        unit.result.message = "; ".join(unit.result.held)
+
+
+def prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
+                       options: ApplyOptions, guard: overrides.PruneGuard,
+                       ledger: Ledger) -> BundleWork:
+    """Delete every object of a bundle that left Git, then its inventory; what could not be
+    deleted stays in the inventory."""
+    orphan = BundleWork(None, inventory, None, BundleResult(name, str(Verdict.REMOVED)),
+                   dict(inventory.by_ref()))
+    prune_entries(orphan, inventory.entries, cluster, guard)
+    if not orphan.entries:
+        ledger.delete(cluster, name, options.instance)
+    else:
+        orphan.result.fail(Reason.PRUNE_FAILED, orphan.result.message)
+        ledger.write(cluster, replace(inventory, entries=tuple(orphan.entries.values()),
+                                      message=orphan.result.message))
+    return orphan

@@ -1,0 +1,143 @@
+"""What a pass records at its end: each bundle's inventory (written only when something
+changed), its rollout and sync state, the clusters that run old overrides, and a failed hook
+reported as the bundle's failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitgate.apply import overrides
+from gitgate.apply.fanout import fan_out
+from gitgate.apply.inventory import Inventory
+from gitgate.apply.ledger import Ledger, ensure_system_namespace
+from gitgate.apply.ports import ClusterPort
+from gitgate.apply.work import ApplyOptions, BundleWork
+from gitgate.bundle.selectors import OVERRIDE_KINDS
+from gitgate.errors import GitgateError, Reason
+from gitgate.karmada.policy import suspension_for
+from gitgate.model import HoldReason, Verdict
+from gitgate.plan import Plan
+from gitgate.progression.record import Progression
+from gitgate.timespec import rfc3339
+
+
+def _suspended(unit: BundleWork) -> tuple[str, ...] | None:
+    """The clusters the unit's verdict suspends ("*": all), None when none."""
+    wanted = suspension_for(unit.plan.verdict) if unit.plan is not None else None
+    if wanted is None:
+        return None
+    if wanted.get("dispatching"):
+        return ("*",)
+    return tuple(wanted["dispatchingOnClusters"]["clusterNames"])
+
+
+def overrides_written(work: dict[str, BundleWork]) -> dict[str, tuple[str, ...]]:
+    """Per bundle, the clusters it kept suspended while this pass wrote an override acting
+    on it (its own generated ones, or one from another folder): they run the old one."""
+    out: dict[str, set[str]] = {}
+    for unit in work.values():
+        if unit.plan is None:
+            continue
+        written = set(unit.result.applied)
+        acts_on = dict(unit.plan.bundle.acts_on)
+        for ref in written:
+            targets = acts_on.get(ref, ())
+            if ref.group == "policy.karmada.io" and ref.kind in OVERRIDE_KINDS:
+                targets = (*targets, unit.result.bundle)
+            for target in targets:
+                clusters = _suspended(work[target]) if target in work else None
+                if clusters:
+                    out.setdefault(target, set()).update(clusters)
+    return {name: tuple(sorted(clusters)) for name, clusters in out.items()}
+
+
+def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterPort,
+                       options: ApplyOptions, ledger: Ledger,
+                       behind: dict[str, tuple[str, ...]] | None = None) -> int:
+    now = rfc3339(options.now)
+    changed: list[Inventory] = []
+    for name, unit in work.items():
+        if unit.plan is None:
+            continue
+        verdict = unit.plan.verdict
+        previous = unit.previous
+        state = str(Verdict.FAILED if unit.result.failed else verdict.verdict)
+        all_applied = (unit.diff is not None and unit.resync and not unit.result.failed)
+        inventory = Inventory(
+            bundle=name,
+            entries=tuple(unit.entries[r] for r in sorted(unit.entries)),
+            revision=plan.revision, digest=verdict.digest, verdict=state,
+            reasons=tuple(_reason_dict(r) for r in verdict.reasons),
+            message=(f"{unit.result.reason}: {unit.result.message}" if unit.result.message
+                     else unit.result.reason or Reason.APPLIED),
+            since=previous.since if previous and previous.verdict == state else now,
+            last_applied=now if unit.wrote else (previous.last_applied if previous else ""),
+            last_full_apply=now if all_applied else (previous.last_full_apply
+                                                     if previous else ""),
+            instance=options.instance, source=unit.plan.bundle.source.path,
+            labels=tuple(sorted(unit.plan.bundle.labels.items())),
+            progression=Progression(_rollout_record(unit, options),
+                                    _hooks_record(unit, options)),
+            overrides_behind=_behind_record(unit, (behind or {}).get(name)))
+        if previous is not None and previous.status_key() == inventory.status_key() and not (
+                all_applied and not options.dry_run):
+            continue  # a finished resync is recorded even when everything was in place
+        changed.append(inventory)
+    if not changed:
+        return 0
+    ensure_system_namespace(cluster)
+    for answer in fan_out(lambda inventory: ledger.write(cluster, inventory), changed,
+                          options.concurrency):
+        if isinstance(answer, GitgateError):
+            raise answer
+    return len(changed)
+
+
+def _behind_record(unit: BundleWork, written_while: tuple[str, ...] | None) -> tuple[str, ...]:
+    """Which clusters still run old overrides: those kept suspended while one changed, until
+    a pass lifts their suspension (a held or failed pass changes no suspension)."""
+    previous = unit.previous.overrides_behind if unit.previous else ()
+    if unit.result.failed or unit.diff is None:
+        return tuple(sorted(set(previous) | set(written_while or ())))
+    return overrides.still_behind(previous, written_while, _suspended(unit))
+
+
+def report_hooks(work: dict[str, BundleWork]) -> None:
+    """A bundle whose sync stopped at a failed hook fails with `HookFailed` (its earlier
+    writes, SyncFail hooks included, went through); one still syncing says what it waits
+    for."""
+    for unit in work.values():
+        step = unit.plan.hooks if unit.plan is not None else None
+        if step is None or unit.result.failed or unit.diff is None:
+            continue
+        if step.failed:
+            unit.result.fail(Reason.HOOK_FAILED, step.failed)
+        elif step.next_check is not None:
+            unit.result.message = f"syncing: {step.waiting_for}"
+
+
+def _hooks_record(unit: BundleWork, options: ApplyOptions) -> str:
+    """The sync's new state once its writes went through (a failed hook is a state too);
+    the previous one otherwise."""
+    previous = unit.previous.progression.hooks if unit.previous else ""
+    step = unit.plan.hooks if unit.plan is not None else None
+    if step is None or options.dry_run or (
+            unit.result.failed and unit.result.reason != Reason.HOOK_FAILED):
+        return previous
+    return step.state.to_json()
+
+
+def _rollout_record(unit: BundleWork, options: ApplyOptions) -> str:
+    """The rollout's new state once its writes went through; the previous one otherwise (a
+    failed or dry-run pass moves no rollout on)."""
+    previous = unit.previous.progression.rollout if unit.previous else ""
+    if unit.plan is None or unit.plan.rollout is None or unit.result.failed or options.dry_run:
+        return previous
+    return unit.plan.rollout.state.to_json()
+
+
+def _reason_dict(reason: HoldReason) -> dict[str, Any]:
+    out = reason.as_dict()
+    if reason.until is not None:
+        out["until"] = rfc3339(reason.until)
+    return out

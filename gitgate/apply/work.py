@@ -1,0 +1,96 @@
+"""What a pass works with: its options, each bundle's unit of work while the pass runs, and
+the results it reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from gitgate.apply import suspension
+from gitgate.apply.changeset import WRITES, ChangeKind, ChangeSet
+from gitgate.apply.inventory import DEFAULT_INSTANCE, Diff, Entry, Inventory
+from gitgate.model import Hashed, Manifest, ObjectRef
+from gitgate.plan import BundlePlan
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    now: datetime
+    dry_run: bool = False
+    force_conflicts: bool = False
+    allow_mass_prune: bool = False
+    resync: timedelta = timedelta(minutes=10)
+    instance: str = DEFAULT_INSTANCE  # several gitgates on one API server keep apart
+    suspension_timeout: timedelta = timedelta(seconds=30)  # wait for Karmada's bindings
+    concurrency: int = 8  # API requests in flight at once within a stage (1: one by one)
+    hook_timeout: timedelta = timedelta(minutes=10)  # how long a sync step may take
+
+
+@dataclass
+class BundleResult:
+    bundle: str
+    verdict: str
+    reason: str = ""
+    message: str = ""
+    changes: ChangeSet = field(default_factory=ChangeSet)  # from the server's answers
+    kept: list[ObjectRef] = field(default_factory=list)  # prune disabled by annotation
+    # left Git, but the live object is not marked as this bundle's (or is gitgate's own):
+    # never deleted, no longer tracked
+    not_owned: list[ObjectRef] = field(default_factory=list)
+    prune_failed: list[ObjectRef] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # deletes that wait for another bundle
+    failed: bool = False
+
+    def fail(self, reason: str, message: str) -> None:
+        """The bundle failed this pass, for `reason` (one of `errors.Reason`)."""
+        self.failed, self.reason, self.message = True, reason, message
+
+    @property
+    def applied(self) -> list[ObjectRef]:
+        """Objects this pass wrote (created, configured or recreated)."""
+        return self.changes.refs(*WRITES)
+
+    @property
+    def pruned(self) -> list[ObjectRef]:
+        return self.changes.refs(ChangeKind.DELETED)
+
+    @property
+    def recreated(self) -> list[ObjectRef]:
+        return self.changes.refs(ChangeKind.RECREATED)
+
+    @property
+    def unchanged(self) -> int:
+        return self.changes.count(ChangeKind.UNCHANGED)
+
+
+@dataclass
+class PassResult:
+    revision: str
+    bundles: list[BundleResult]
+    prune_blocked: bool = False
+    inventories_written: int = 0
+    # every inventory as it stands after the pass (None when a write or delete of one failed:
+    # then only a read can tell); the loop shows status from it without reading them again
+    inventories: dict[str, Inventory] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.prune_blocked and not any(b.failed for b in self.bundles)
+
+
+@dataclass
+class BundleWork:
+    plan: BundlePlan | None  # None for a bundle that left Git (only its inventory remains)
+    previous: Inventory | None
+    diff: Diff | None
+    result: BundleResult
+    entries: dict[ObjectRef, Entry]
+    resync: bool = False
+    wrote: bool = False
+    steps: suspension.SuspensionSteps | None = None  # a suspended bundle's policy-first writes
+    resync_only: frozenset[ObjectRef] = frozenset()  # sent only because a resync is due
+    live: dict[ObjectRef, Manifest | None] = field(default_factory=dict)  # read for a resync
+    blocked: list[str] = field(default_factory=list)  # overrides left out, and why
+
+    def hashed(self, obj: Manifest) -> Hashed:
+        return self.plan.hashed(obj) if self.plan is not None else Hashed.of(obj)

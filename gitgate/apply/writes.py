@@ -1,0 +1,207 @@
+"""The pass's writes: each bundle's objects by stage, bundles grouped by `dependsOn`, a
+group's objects sent concurrently, each answer recorded in its bundle's result; a resync
+reads the live objects first and writes only what drifted."""
+
+from __future__ import annotations
+
+import threading
+
+from gitgate.apply import recreate, stages, suspension
+from gitgate.apply.changeset import ChangeKind, in_place
+from gitgate.apply.confirmation import confirm_suspensions
+from gitgate.apply.fanout import fan_out
+from gitgate.apply.inventory import entry_for
+from gitgate.apply.ports import ClusterPort
+from gitgate.apply.work import ApplyOptions, BundleWork
+from gitgate.errors import GitgateError, KubeError, Reason
+from gitgate.karmada.policy import is_policy, suspension_for
+from gitgate.model import Manifest, ObjectRef
+
+
+def staged_writes(unit: BundleWork, cluster: ClusterPort) -> dict[int, list[Manifest]]:
+    """The unit's writes by stage. A suspended bundle writes its propagation policies first
+    (see `suspension.plan_steps`), its templates after Karmada confirmed the suspension."""
+    assert unit.diff is not None and unit.plan is not None
+    verdict = unit.plan.verdict
+    wanted = suspension_for(verdict)
+    if wanted is None or not unit.diff.to_apply:  # nothing to write: nothing to read either
+        return stages.by_stage(unit.diff.to_apply)
+    unit.steps = suspension.plan_steps((*unit.plan.desired, *unit.plan.policies),
+                                       unit.diff.to_apply, wanted, cluster)
+    staged = stages.by_stage([o for o in unit.diff.to_apply if not is_policy(o)],
+                             suspending=True)
+    staged[stages.STAGE_SUSPENSION] = list(unit.steps.before)
+    staged[stages.STAGE_POLICIES] += list(unit.steps.after)
+    return staged
+
+
+def _levels(order: list[str], work: dict[str, BundleWork]) -> list[list[str]]:
+    """Bundles grouped so that each group comes after every bundle it depends on: a stage
+    writes a group's objects concurrently, and the next group once they are all answered."""
+    level: dict[str, int] = {}
+    for name in order:
+        unit = work[name]
+        needs = unit.plan.bundle.source.options.depends_on if unit.plan else ()
+        level[name] = 1 + max((level[d] for d in needs if d in level), default=-1)
+    groups: list[list[str]] = [[] for _ in range(max(level.values(), default=-1) + 1)]
+    for name in order:
+        groups[level[name]].append(name)
+    return groups
+
+
+_INTERRUPTED = "interrupted"  # the stop flag was set before the object was sent
+
+
+_SKIPPED = "skipped"  # an earlier object of the same bundle failed
+
+
+def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: ClusterPort,
+                  options: ApplyOptions, staged: dict[str, dict[int, list[Manifest]]],
+                  stop: threading.Event | None = None) -> dict[str, str]:
+    """Write every stage; returns the bundles whose suspension does not hold (see
+    `confirm_suspensions`)."""
+    groups = _levels(order, work)
+    unsafe: dict[str, str] = {}
+    for stage in stages.STAGES:
+        crds: list[str] = []
+        for group in groups:
+            batch = [(work[name], obj) for name in _writing(work, group, stage, staged, stop)
+                     for obj in staged[name][stage]]
+            answers = _send(batch, cluster, options, stop)
+            for (unit, obj), answer in zip(batch, answers, strict=True):
+                _record(unit, obj, answer, crds)
+        if stage == stages.STAGE_SUSPENSION:
+            unsafe = confirm_suspensions(work, staged, cluster, options, stop)
+        if crds and not options.dry_run:
+            late = cluster.wait_established(crds)
+            for unit in work.values():
+                if late and not unit.result.failed and any(
+                        r.name in late for r in unit.result.applied):
+                    unit.result.fail(Reason.APPLY_FAILED,
+                                     f"CRD(s) not established in time: {', '.join(late)}")
+    return unsafe
+
+
+def report_blocked(work: dict[str, BundleWork]) -> None:
+    """A bundle whose overrides were left out fails (its other writes went through)."""
+    for unit in work.values():
+        if unit.blocked and not unit.result.failed:
+            unit.result.fail(Reason.SUSPENSION_NOT_OBSERVED, "; ".join(unit.blocked))
+
+
+def _send(batch: list[tuple[BundleWork, Manifest]], cluster: ClusterPort, options: ApplyOptions,
+          stop: threading.Event | None) -> list[ChangeKind | str | GitgateError]:
+    """Apply every object of the batch, `options.concurrency` at a time. After a bundle's
+    first failure its objects not yet sent are skipped, as a serial pass would stop there."""
+    failing: set[str] = set()
+
+    def send(job: tuple[BundleWork, Manifest]) -> ChangeKind | str:
+        unit, obj = job
+        if stop is not None and stop.is_set():
+            return _INTERRUPTED
+        if unit.result.bundle in failing:
+            return _SKIPPED
+        try:
+            return _apply_one(unit, obj, cluster, options)
+        except GitgateError:
+            failing.add(unit.result.bundle)
+            raise
+
+    return fan_out(send, batch, options.concurrency)
+
+
+def _writing(work: dict[str, BundleWork], group: list[str], stage: int,
+             staged: dict[str, dict[int, list[Manifest]]],
+             stop: threading.Event | None) -> list[str]:
+    """The bundles of `group` that write in this stage: not failed, not stopped, and none of
+    their dependencies failed."""
+    out = []
+    for name in group:
+        unit = work[name]
+        if unit.diff is None or unit.result.failed or unit.plan is None:
+            continue
+        if stop is not None and stop.is_set():
+            if staged[name][stage]:
+                unit.result.fail(Reason.INTERRUPTED,
+                                 "stopping: the rest is applied by the next pass")
+            continue
+        needs = unit.plan.bundle.source.options.depends_on
+        blocking = [d for d in needs if d in work and work[d].result.failed]
+        if blocking:
+            unit.result.fail(Reason.DEPENDENCY_NOT_READY,
+                             f"depends on failed bundle(s) {', '.join(blocking)}")
+            continue
+        out.append(name)
+    return out
+
+
+def _record(unit: BundleWork, obj: Manifest, answer: ChangeKind | str | GitgateError,
+            crds: list[str]) -> None:
+    """One object's answer into its bundle's result (in the order the objects were given)."""
+    if isinstance(answer, GitgateError):
+        if not unit.result.failed:  # the first failure names its object
+            unit.result.fail(answer.reason, answer.message)
+        return
+    if answer == _INTERRUPTED:
+        if not unit.result.failed:
+            unit.result.fail(Reason.INTERRUPTED, "stopping: the rest is applied by the next pass")
+        return
+    if answer == _SKIPPED:
+        return
+    assert isinstance(answer, ChangeKind)
+    written = unit.hashed(obj)
+    ref = written.ref
+    unit.result.changes.add(ref, answer)
+    if answer is ChangeKind.UNCHANGED:
+        return
+    unit.entries[ref] = entry_for(written)
+    unit.wrote = True
+    if ref.kind == "CustomResourceDefinition":
+        crds.append(ref.name)
+
+
+def read_live(work: dict[str, BundleWork], cluster: ClusterPort, options: ApplyOptions) -> None:
+    """A resync compares what Git sets with the live objects, read with one list per
+    apiVersion, kind and namespace (not one GET per object); a list that fails leaves its
+    objects to be read one by one."""
+    wanted: dict[tuple[str, str, str], list[tuple[BundleWork, ObjectRef]]] = {}
+    for unit in work.values():
+        if unit.diff is None or not unit.resync_only:
+            continue
+        for obj in unit.diff.to_apply:
+            ref = ObjectRef.of(obj)
+            if ref in unit.resync_only:
+                wanted.setdefault((obj["apiVersion"], ref.kind, ref.namespace), []).append(
+                    (unit, ref))
+    keys = sorted(wanted)
+    answers = fan_out(lambda key: cluster.list_objects(*key), keys, options.concurrency)
+    for key, answer in zip(keys, answers, strict=True):
+        if isinstance(answer, GitgateError):
+            continue
+        by_name = {o["metadata"]["name"]: o for o in answer}
+        for unit, ref in wanted[key]:
+            unit.live[ref] = by_name.get(ref.name)
+
+
+def _apply_one(unit: BundleWork, obj: Manifest, cluster: ClusterPort,
+               options: ApplyOptions) -> ChangeKind:
+    """Server-side apply, and what the server made of it. A resync reads the object first and
+    writes only when a field Git sets has drifted. An immutable field is recreated where the
+    object allows it."""
+    ref = ObjectRef.of(obj)
+    if ref in unit.resync_only:
+        live = unit.live[ref] if ref in unit.live else cluster.get(
+            obj["apiVersion"], ref.kind, ref.namespace, ref.name)
+        if live is not None and in_place(obj, live):
+            return ChangeKind.UNCHANGED
+    try:
+        answer = cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
+    except KubeError as exc:
+        if not exc.immutable_fields:
+            raise
+        if unit.steps is not None or not recreate.allows_recreate(obj):
+            raise recreate.refusal(obj, exc.immutable_fields, unit.steps is not None) from None
+        if not options.dry_run:
+            recreate.recreate(cluster, obj, force=options.force_conflicts)
+        return ChangeKind.RECREATED
+    return ChangeKind.CREATED if answer.created else ChangeKind.CONFIGURED

@@ -1,0 +1,74 @@
+"""What one pass knows of the cluster, read once: the inventories, what Karmada did with the
+bundles that have a rollout, how far the syncs with hooks got, the member clusters, and the
+errors met while reading. A read error is kept in the view beside what it concerns, so that
+the pure planning holds those bundles instead of deciding on what it could not see."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gitgate.apply.inventory import Inventory
+from gitgate.apply.ledger import read_inventories
+from gitgate.apply.members import member_clusters
+from gitgate.apply.observe import (
+    Observation,
+    dispatch_from,
+    inventory_refs,
+    object_refs,
+    progress_from,
+    read_karmada,
+    unreadable,
+)
+from gitgate.apply.ports import ClusterPort, Lister
+from gitgate.errors import GitgateError, KubeError
+from gitgate.karmada.syncsteps import Progress
+from gitgate.model import ObjectRef
+from gitgate.plan import Plan
+from gitgate.progression.hookphases import syncing, watched
+from gitgate.progression.rollouts import Members
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    inventories: Mapping[str, Inventory] = field(default_factory=dict)
+    dispatch: Observation = field(default_factory=Observation)  # of the rolling bundles
+    progress: Mapping[ObjectRef, Progress] = field(default_factory=dict)  # of syncing ones
+    progress_error: str = ""  # why `progress` could not be read
+    members: Members = field(default_factory=Members)
+    requests: int = 0  # list requests this view cost (inventories excluded)
+
+
+def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
+                    inventories: Mapping[str, Inventory] | None = None) -> ClusterView:
+    """Read what `plan` needs of the cluster, once. `inventories`: as read earlier in this
+    pass (suspend-first), else read here; a failure to read them raises GitgateError (no
+    bundle can be decided without them). Every other read error stays in the view."""
+    if inventories is None:
+        inventories = read_inventories(cluster, instance)
+    with_rollout = [b.bundle.name for b in plan.bundles if b.bundle.source.options.rollout]
+    rolling = [inventories[name] for name in with_rollout if name in inventories]
+    steps = syncing(plan)
+    objects = watched(plan, steps) if steps else []
+    view = ClusterView(inventories, members=_members(cluster) if with_rollout else Members())
+    if not rolling and not objects:
+        return view
+    refs = {**inventory_refs(rolling), **object_refs(o for o, _ in objects)}
+    try:
+        read = read_karmada(cluster, refs)
+    except GitgateError as exc:
+        error = unreadable(exc)
+        return ClusterView(inventories, Observation(error=error if rolling else ""),
+                           progress_error=error if objects else "", members=view.members)
+    dispatch = dispatch_from(cluster, read, rolling) if rolling else Observation()
+    return ClusterView(inventories, dispatch, progress_from(read, objects),
+                       members=view.members, requests=dispatch.requests or read.requests)
+
+
+def _members(cluster: Lister) -> Members:
+    """The member clusters, so that a cluster in no wave is held back too and label
+    selectors can be resolved; a failed read is kept as the reason."""
+    try:
+        return Members(member_clusters(cluster))
+    except KubeError as exc:
+        return Members(error=exc.message)
