@@ -177,7 +177,7 @@ class Reconciler:
             options = replace(self.settings.apply, now=now, resync=self.settings.resync)
             done = reconcile(root, self.tools, self.cluster, options,
                              bundle_glob=self.settings.bundles, revision=revision,
-                             cache=self.render_cache, stop=self.stop)
+                             cache=self.render_cache, stop=self.stop, keep_inventories=True)
         except GitgateError as exc:
             self.state.api_reachable = exc.reason not in API_DOWN
             self.state.failure = exc

@@ -24,14 +24,16 @@ from gitgate.plan import Plan
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
              scope: Callable[[str], bool] | None = None,
              stop: threading.Event | None = None,
-             inventories: dict[str, Inventory] | None = None) -> PassResult:
+             inventories: dict[str, Inventory] | None = None,
+             keep_inventories: bool = False) -> PassResult:
     """Apply `plan`. With `scope`, only bundles it accepts are touched: an inventory outside it
     is never taken for a bundle that left Git. With `stop` set, the pass ends after the object
     in flight, prunes nothing and records status. `inventories`: as read earlier in this pass
-    (nothing in between writes them), else read here."""
+    (nothing in between writes them), else read here. `keep_inventories`: the result carries
+    every inventory as the pass left them (`PassResult.inventories`)."""
     if inventories is None:
         inventories = read_inventories(cluster, options.instance)
-    ledger = Ledger(dict(inventories))
+    ledger = Ledger(dict(inventories) if keep_inventories else {}, keep_inventories)
     order, work = prepare(plan, inventories, options)
     decision = prunes.decide(plan, inventories,
                              {n: w.diff.to_prune for n, w in work.items() if w.diff}, scope,
@@ -68,4 +70,5 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     written = 0 if options.dry_run else write_inventories(work, plan, cluster, options, ledger,
                                                            overrides_written(work))
     return PassResult(plan.revision, [w.result for w in work.values()], mass, written,
-                      ledger.known if ledger.certain and not options.dry_run else None)
+                      ledger.known if keep_inventories and ledger.certain and not options.dry_run
+                      else None)

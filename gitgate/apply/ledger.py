@@ -29,9 +29,13 @@ def read_inventories(cluster: ClusterPort,
 
 @dataclass
 class Ledger:
-    """The inventories as this pass leaves them: what it read, then each write and delete."""
+    """Writes and deletes inventories; with `keep`, also the inventories as this pass leaves
+    them (what it read, then each write and delete), for a caller that shows status from them
+    instead of reading them again (the loop). Without it nothing is kept: a CLI pass holds no
+    second copy of every inventory."""
 
     known: dict[str, Inventory]
+    keep: bool = False
     certain: bool = True
 
     def write(self, cluster: ClusterPort, inventory: Inventory) -> None:
@@ -40,6 +44,8 @@ class Ledger:
         except BaseException:
             self.certain = False
             raise
+        if not self.keep:
+            return
         earlier = self.known.get(inventory.bundle)  # `resume`'s own field is not ours to drop
         self.known[inventory.bundle] = replace(inventory, progression=replace(
             inventory.progression, retry=earlier.progression.retry if earlier else ""))

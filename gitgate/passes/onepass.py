@@ -134,9 +134,10 @@ def preview(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
 def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: ApplyOptions, *,
               bundle_glob: str | None = None, revision: str | None = None,
               cache: RenderCache | None = None,
-              stop: threading.Event | None = None) -> Pass:
+              stop: threading.Event | None = None, keep_inventories: bool = False) -> Pass:
     """One pass: suspend first, render, plan at `options.now`, observe, apply. Bundles outside
-    `bundle_glob` are neither written nor taken for bundles that left Git."""
+    `bundle_glob` are neither written nor taken for bundles that left Git. With
+    `keep_inventories`, the result carries the inventories as the pass left them."""
     inventories = None
     if not options.dry_run:
         inventories = suspend_before_rendering(root, cluster, options, bundle_glob)
@@ -144,7 +145,8 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
                              revision=revision, cache=cache, scope_of=cluster.scope_of)
     seen = planned(checkout, cluster, options, inventories)
     result = run_pass(seen.plan, cluster, options, scope=scope_of_glob(bundle_glob), stop=stop,
-                      inventories=dict(seen.view.inventories))
+                      inventories=dict(seen.view.inventories),
+                      keep_inventories=keep_inventories)
     return replace(seen, result=result)
 
 
