@@ -261,7 +261,7 @@ def test_the_running_loop_picks_up_a_commit_by_polling(upstream, kube, tools, tm
 
 
 def test_the_loop_and_apply_make_the_same_pass(upstream, kube, tools, tmp_path, capsys):
-    """Both come through gitgate.pipeline: same repo, equal servers, same result."""
+    """Both come through gitgate.passes: same repo, equal servers, same result."""
     import json
 
     from gitgate.apiserver.transport import load_client
