@@ -1,19 +1,18 @@
 """What `gitgate resume SELECTOR` changes, decided from the plan's gates (pure).
 
-Resume lifts only what the user means. A gate named SELECTOR is removed. Otherwise, of the
-gates now holding a selected bundle: one `gitgate pause` wrote for exactly SELECTOR, or one that
-covers nothing but selected bundles (and has no recurring window), is removed; one that lists a
-selected bundle by name among others is narrowed (those names leave its list); any other (a
-glob or labels that also cover other bundles, a recurring freeze) is refused by name, and then
-nothing changes: the bundle would stay held anyway."""
+Resume lifts only what was named on the command line. A gate named SELECTOR is removed.
+Otherwise the gates `gitgate pause SELECTOR` wrote (exactly that selector) are removed. Every
+other active gate that holds a selected bundle (a team's freeze, a blue/green suspension, a
+recurring window, another pause) is left as it is and named, with the command that lifts it:
+a resume never removes or narrows a gate it was not told about."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from gitgate.gate.evaluate import GateState, gate_covers
+from gitgate.gate.evaluate import GateState
 from gitgate.gitops.gatefile import written_for
-from gitgate.model import Bundle
+from gitgate.model import Action, Bundle
 
 
 @dataclass(frozen=True)
@@ -40,12 +39,13 @@ class Refusal:
     why: str
 
     def describe(self) -> str:
-        return (f"{self.file}: gate {self.gate} {self.why}; lift it whole with `gitgate resume "
-                f"{self.gate}`, or edit it")
+        return (f"{self.file}: gate {self.gate} {self.why}; it is left as it is: "
+                f"`gitgate resume {self.gate}` lifts it")
 
 
 def resume_edits(selector: str, gates: tuple[GateState, ...], selected: list[Bundle]
                  ) -> tuple[list[GateEdit], list[Refusal]]:
+    """The gates to remove, and the other active gates that still hold a selected bundle."""
     named = [s for s in gates if s.gate.name == selector]
     if named:
         return [GateEdit(s.gate.file, s.gate.name) for s in named], []
@@ -57,25 +57,15 @@ def resume_edits(selector: str, gates: tuple[GateState, ...], selected: list[Bun
         holding = sorted(chosen & set(state.covers))
         if not state.active or not holding:
             continue
-        others = sorted(set(state.covers) - chosen)
-        if written_for(gate, selector) or (not others and not gate.windows):
+        if written_for(gate, selector):
             edits.append(GateEdit(gate.file, gate.name))
-            continue
-        if gate.windows:
+        elif gate.windows:
             refusals.append(Refusal(gate.file, gate.name,
-                                    "is a recurring freeze (windows) that also covers "
-                                    + _listed(others)))
-            continue
-        narrowed = replace(gate, bundles=tuple(b for b in gate.bundles if b not in holding))
-        still = [b.name for b in selected if b.name in holding and gate_covers(narrowed, b)]
-        if still or not narrowed.bundles and not narrowed.match_labels:
-            refusals.append(Refusal(gate.file, gate.name,
-                                    f"covers {', '.join(holding)} through a glob or labels "
-                                    f"that also cover {_listed(others)}"))
+                                    f"is a recurring freeze (windows) that holds "
+                                    f"{', '.join(holding)}"))
         else:
-            edits.append(GateEdit(gate.file, gate.name, tuple(holding)))
+            refusals.append(Refusal(gate.file, gate.name,
+                                    f"{'suspends' if gate.action is Action.SUSPEND else 'holds'}"
+                                    f" {', '.join(holding)} and was not written by `gitgate "
+                                    f"pause {selector}`"))
     return edits, refusals
-
-
-def _listed(names: list[str]) -> str:
-    return ", ".join(names) if names else "other bundles"

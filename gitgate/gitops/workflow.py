@@ -193,15 +193,17 @@ Retry = Callable[[list[str], bool], list[str]]  # (bundle names, dry run) -> wha
 
 def resume(repo: GitRepo, selector: str, now: datetime, *, dry_run: bool = False,
            retry: Retry | None = None) -> Committed:
-    """Commit the removal of the gates holding the selected bundles; then `retry` (given
-    --kubeconfig) asks their halted rollouts to try their wave again."""
+    """Commit the removal of the gate named SELECTOR, or of the gates `pause SELECTOR` wrote
+    (`gitops.resume`); every other gate still holding a selected bundle is named, untouched.
+    Then `retry` (given --kubeconfig) asks their halted rollouts to try their wave again."""
     checked = _branch(repo)
     _, plan = _plan(repo, now)
     selected = selected_bundles(selector, _bundles(plan))
     edits, refusals = resume_edits(selector, plan.gates, selected)
-    if refusals:
-        raise ConfigError("nothing was changed: resuming " + repr(selector) + " would leave it "
-                          "held by\n  " + "\n  ".join(r.describe() for r in refusals))
+    if refusals and not edits:
+        raise ConfigError(f"nothing was changed: no gate is named {selector!r} or was written "
+                          f"by `gitgate pause {selector}`; what holds it is left as it is:\n  "
+                          + "\n  ".join(r.describe() for r in refusals))
     if not edits and retry is None:
         raise ConfigError(f"no active gate is named or holds {selector!r}; `gitgate gates "
                           f"{repo.root}` lists them (a rollout halted without a gate is "
@@ -212,7 +214,8 @@ def resume(repo: GitRepo, selector: str, now: datetime, *, dry_run: bool = False
         raise ConfigError(f"no active gate is named or holds {selector!r}, and no rollout of "
                           f"it is halted; `gitgate gates {repo.root}` lists the gates, "
                           "`gitgate status` the rollouts")
-    lines = "\n".join(("would " if dry_run else "") + line for line in retried)
+    lines = "\n".join([("would " if dry_run else "") + line for line in retried]
+                      + [f"still held: {r.describe()}" for r in refusals])
     if committed is None:
         return Committed(lines + ("\n(dry run: nothing written)" if dry_run else ""))
     if not lines:

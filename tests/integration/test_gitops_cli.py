@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import git
@@ -10,7 +11,8 @@ import pytest
 
 from gitgate.cli import main
 from gitgate.yamlio import load_one
-from tests.conftest import committed_repo, set_identity, write_files
+from tests.conftest import EXAMPLES, committed_repo, set_identity, write_files
+from tests.support.hostile import gitgate
 
 pytestmark = pytest.mark.integration
 
@@ -84,11 +86,16 @@ def test_resume_removes_the_covering_gate_in_one_commit(repo, capsys):
     root = Path(repo.working_tree_dir)
     main(["pause", "pay*", "--reason", "freeze", "--repo", str(root)])
     before = repo.head.commit
-    assert main(["resume", "payments", "--repo", str(root)]) == 0
+    capsys.readouterr()
+    # `pay*` was paused, not `payments`: the gate is named, not removed
+    assert main(["resume", "payments", "--repo", str(root)]) == 2
+    assert "`gitgate resume pause-pay` lifts it" in capsys.readouterr().err
+    assert repo.head.commit == before
+    assert main(["resume", "pay*", "--repo", str(root)]) == 0
     commit = repo.head.commit
     assert commit.parents == (before,) and changed_files(commit) == ["gates/pause-pay.yaml"]
     assert not (root / "gates/pause-pay.yaml").exists()
-    assert commit.message.startswith("resume payments")
+    assert commit.message.startswith("resume pay*")
     assert plan_json(root, capsys)["payments"]["verdict"] == "apply"
 
 
@@ -214,30 +221,30 @@ def test_resume_lifts_only_what_was_meant_and_names_the_gates_it_will_not_touch(
     assert main(["resume", "payments", "--repo", str(root)]) == 2
     err = capsys.readouterr().err
     assert "nothing was changed" in err
-    assert "gates/pause-all.yaml: gate pause-all covers payments through a glob" in err
+    assert ("gates/pause-all.yaml: gate pause-all holds payments and was not written by "
+            "`gitgate pause payments`") in err
     assert "gates/weekend.yaml: gate weekend is a recurring freeze" in err
-    assert "gitgate resume weekend" in err
+    assert "`gitgate resume weekend` lifts it" in err
+    assert "`gitgate resume freeze` lifts it" in err  # a team's list is not narrowed either
     assert repo.head.commit == head
     assert (root / "gates/pause-all.yaml").exists() and (root / "gates/weekend.yaml").exists()
 
-    for name in ("pause-all", "weekend"):
-        assert main(["resume", name, "--repo", str(root)]) == 0
-    assert changed_files(repo.head.commit) == ["gates/weekend.yaml"]
-
+    # the on-call's own pause goes; the team's freeze stays, named
+    assert main(["pause", "payments", "--reason", "INC-8", "--repo", str(root)]) == 0
+    capsys.readouterr()
     freeze_before = (root / "gates/freeze.yaml").read_text()
-    assert main(["resume", "payments", "--dry-run", "--repo", str(root)]) == 0
-    out = capsys.readouterr().out
-    assert "would narrow gate freeze (gates/freeze.yaml): payments leave its bundles" in out
-    assert (root / "gates/freeze.yaml").read_text() == freeze_before
-    head = repo.head.commit
-
     assert main(["resume", "payments", "--repo", str(root)]) == 0
-    assert repo.head.commit.parents == (head,)
+    out = capsys.readouterr().out
+    assert "remove gate pause-payments" in out
+    assert "still held: gates/freeze.yaml: gate freeze holds payments" in out
+    assert changed_files(repo.head.commit) == ["gates/pause-payments.yaml"]
+    assert (root / "gates/freeze.yaml").read_text() == freeze_before
+
+    for name in ("pause-all", "weekend", "freeze"):
+        assert main(["resume", name, "--repo", str(root)]) == 0
     assert changed_files(repo.head.commit) == ["gates/freeze.yaml"]
-    narrowed = (root / "gates/freeze.yaml").read_text()
-    assert narrowed == freeze_before.replace('    - "payments"\n', "")
     plan = plan_json(root, capsys)
-    assert plan["payments"]["verdict"] == "apply" and plan["apps-web"]["verdict"] == "held"
+    assert plan["payments"]["verdict"] == "apply" and plan["apps-web"]["verdict"] == "apply"
 
 
 def test_an_empty_reason_is_refused_before_anything_is_written(repo, capsys):
@@ -362,3 +369,27 @@ def test_pause_never_writes_through_a_symlinked_gates_folder(repo, tmp_path, cap
     assert main(["pause", "payments", "--reason", "INC-7", "--repo", str(root)]) == 2
     assert "gates is a symlink" in capsys.readouterr().err
     assert list(outside.iterdir()) == []
+
+
+def test_a_label_resume_in_the_example_repo_leaves_the_blue_green_suspension(tmp_path, tools):
+    """Issue 28, item 1, as reported: `pause tier=backend` then `resume tier=backend` in a copy
+    of examples/repo removed the pause and the blue/green suspension of member2 for
+    shop/payment. Run as a user runs it: the real CLI in a subprocess."""
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES, root)
+    committed_repo(root)
+    paused = gitgate("pause", "tier=backend", "--reason", "x", "--for", "1h", "--repo", str(root))
+    assert paused.returncode == 0, paused.stderr
+    resumed = gitgate("resume", "tier=backend", "--repo", str(root))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "remove gate pause-tier-backend" in resumed.stdout
+    assert ("still held: gates/shop-payment-migration.yaml: gate shop-payment-migration "
+            "suspends shop/payment") in resumed.stdout
+    assert "`gitgate resume shop-payment-migration` lifts it" in resumed.stdout
+    assert (root / "gates/shop-payment-migration.yaml").exists()
+    assert not (root / "gates/pause-tier-backend.yaml").exists()
+    plan = json.loads(gitgate("plan", str(root), "-o", "json").stdout)
+    payment = next(b for b in plan["bundles"] if b["name"] == "shop/payment")
+    assert payment["verdict"] == "suspended"
+    assert [(r["gate"], r.get("clusters")) for r in payment["reasons"]] == [
+        ("shop-payment-migration", ["member2"])]

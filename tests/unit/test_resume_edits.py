@@ -1,5 +1,5 @@
-"""Which gates `gitgate resume` removes, narrows or refuses: plain gates and bundles in, edits
-and refusals out."""
+"""Which gates `gitgate resume` removes and which it names and leaves: plain gates and bundles
+in, edits and refusals out."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from gitgate.gate.evaluate import GateState
 from gitgate.gitops.resume import resume_edits
-from gitgate.model import Gate, Window
+from gitgate.model import Action, Gate, Window
 from tests.support.objects import bundle
 
 CARTS, ORDERS, GUESTBOOK = bundle("shop/carts"), bundle("shop/orders"), bundle("guestbook")
@@ -28,27 +28,47 @@ def test_a_gate_named_like_the_selector_is_removed_alone():
     assert [(e.gate, e.deletes) for e in edits] == [("inc-1", True)] and refusals == []
 
 
-def test_pause_gates_for_the_selector_and_gates_holding_nothing_else_are_removed():
+def test_only_the_gates_pause_wrote_for_the_selector_are_removed():
     gates = (state(gate("pause-shop", "shop/*", paused_for="shop/*"), "shop/carts",
                    "shop/orders"),
              state(gate("only-carts", "shop/c*"), "shop/carts"))
     edits, refusals = resume_edits("shop/*", gates, [CARTS, ORDERS])
-    assert sorted(e.gate for e in edits if e.deletes) == ["only-carts", "pause-shop"]
-    assert refusals == []
+    assert [(e.gate, e.deletes) for e in edits] == [("pause-shop", True)]
+    # a hand-written gate that holds nothing but the selected bundles is still not yours
+    assert [(r.gate, r.why) for r in refusals] == [
+        ("only-carts", "holds shop/carts and was not written by `gitgate pause shop/*`")]
+    assert "`gitgate resume only-carts` lifts it" in refusals[0].describe()
 
 
-def test_a_name_list_is_narrowed_a_glob_and_a_recurring_freeze_are_refused():
+def test_no_gate_is_narrowed_and_every_other_holder_is_named():
     weekend = gate("weekend", "*", windows=(Window("0 18 * * 5", timedelta(hours=62)),))
     gates = (state(gate("list", "shop/carts", "guestbook"), "shop/carts", "guestbook"),
              state(gate("pause-shop", "shop/*", paused_for="shop/*"), "shop/carts",
                    "shop/orders"),
              state(weekend, "shop/carts", "shop/orders", "guestbook"))
     edits, refusals = resume_edits("shop/carts", gates, [CARTS])
-    assert [(e.gate, e.remove_bundles) for e in edits] == [("list", ("shop/carts",))]
+    assert edits == []
     assert {r.gate: r.why for r in refusals} == {
-        "pause-shop": "covers shop/carts through a glob or labels that also cover shop/orders",
-        "weekend": "is a recurring freeze (windows) that also covers guestbook, shop/orders"}
-    assert "gitgate resume weekend" in refusals[1].describe()
+        "list": "holds shop/carts and was not written by `gitgate pause shop/carts`",
+        "pause-shop": "holds shop/carts and was not written by `gitgate pause shop/carts`",
+        "weekend": "is a recurring freeze (windows) that holds shop/carts"}
+
+
+def test_a_suspension_selected_by_labels_is_never_lifted_by_a_label_resume():
+    """The reported case: `pause tier=backend`, then `resume tier=backend` must not lift the
+    blue/green suspension of member2 that a team wrote for a backend bundle."""
+    migration = gate("shop-payment-migration", "shop/payment", action=Action.SUSPEND,
+                     clusters=("member2",))
+    paused = gate("pause-tier-backend", match_labels={"tier": "backend"},
+                  paused_for="tier=backend")
+    gates = (state(migration, "shop/payment"),
+             state(paused, "shop/payment", "guestbook"))
+    payment = bundle("shop/payment", labels={"tier": "backend"})
+    edits, refusals = resume_edits("tier=backend", gates, [payment, GUESTBOOK])
+    assert [e.gate for e in edits] == ["pause-tier-backend"]
+    assert [(r.gate, r.why) for r in refusals] == [
+        ("shop-payment-migration",
+         "suspends shop/payment and was not written by `gitgate pause tier=backend`")]
 
 
 def test_inactive_gates_are_left_alone():
