@@ -115,6 +115,19 @@ def next_wake(state: LoopState, now: datetime, interval: timedelta,
     return min(candidates)
 
 
+STANDBY_CHECK = 1.0  # seconds: how soon a standby, or a replica whose role changed, looks again
+
+
+def wait_seconds(wake_at: datetime, now: datetime, was_leading: bool, leading: bool) -> float:
+    """How long the loop sleeps (pure). A standby looks again within STANDBY_CHECK; so does a
+    replica that became leader during this turn (its first pass must not wait a whole
+    interval: the turn was planned as a standby's)."""
+    timeout = max(0.05, (wake_at - now).total_seconds())
+    if not (was_leading and leading):
+        timeout = min(timeout, STANDBY_CHECK)
+    return timeout
+
+
 def next_transition(plan: Plan, now: datetime) -> datetime | None:
     changes = [b.verdict.next_change for b in plan.bundles
                if b.verdict.next_change is not None and b.verdict.next_change > now]
@@ -360,10 +373,7 @@ class Reconciler:
             now = self.clock()
             wake_at = next_wake(self.state, now, self.settings.interval,
                                 self.settings.status_interval if leading else None)
-            timeout = max(0.05, (wake_at - now).total_seconds())
-            if not is_leader():
-                timeout = min(timeout, 1.0)
-            self.wake.wait(timeout)
+            self.wake.wait(wait_seconds(wake_at, now, leading, is_leader()))
             self.wake.clear()
         log.info("shutting down", extra={"event": "shutdown"})
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client as k8s
@@ -44,12 +45,14 @@ class LeaseElector:
     duration when the holder stops renewing."""
 
     def __init__(self, api: k8s.ApiClient, namespace: str, name: str, identity: str, *,
-                 lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2):
+                 lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2,
+                 on_leading: Callable[[], None] = lambda: None):
         if not (lease_duration > renew_deadline > 1.2 * retry_period and retry_period >= 1):
             raise GitgateError("leader election needs lease > renew deadline > 1.2 x retry "
                                "period >= 1 second")
         self.api, self.namespace, self.name, self.identity = api, namespace, name, identity
         self.timings = (lease_duration, renew_deadline, retry_period)
+        self.on_leading = on_leading  # called once this replica holds the Lease (wakes the loop)
         self.leading = threading.Event()
         self.stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -102,3 +105,4 @@ class LeaseElector:
     def _started(self) -> None:
         if not self.stopped.is_set():
             self.leading.set()
+            self.on_leading()

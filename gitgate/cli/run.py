@@ -165,7 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         lease = args.lease_duration
         elector = LeaseElector(api, SYSTEM_NAMESPACE, f"gitgate-{args.instance}", identity,
                                lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
-                               retry_period=max(1, lease // 7)).start()
+                               retry_period=max(1, lease // 7),
+                               on_leading=reconciler.trigger).start()
     try:
         reconciler.run(elector.is_leader if elector else (lambda: True))
     finally:

@@ -163,6 +163,27 @@ def post(url: str, body: bytes, signature: str | None) -> int:
         return exc.code
 
 
+def test_becoming_leader_wakes_the_loop_at_once(kube):
+    """The Lease's holder calls `on_leading` as it starts leading: `gitgate run` wires it to
+    the loop's wake-up, so a fresh replica's first pass does not wait for its next poll."""
+    from gitgate.apiserver.lease import LeaseElector
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apply.inventory import NAMESPACE, system_namespace
+    from tests.support.kubetarget import RecordingKube
+
+    api = load_client(kube.kubeconfig)
+    if RecordingKube(api).get("v1", "Namespace", "", NAMESPACE) is None:
+        RecordingKube(api).apply(system_namespace())
+    woken = threading.Event()
+    elector = LeaseElector(api, NAMESPACE, f"gitgate-wake-{kube.run_id}", "replica-w",
+                           lease_duration=3, renew_deadline=2, retry_period=1,
+                           on_leading=woken.set).start()
+    try:
+        assert woken.wait(20) and elector.is_leader()
+    finally:
+        elector.stop()
+
+
 def test_only_the_leader_writes_and_a_standby_takes_over(upstream, kube, tools, tmp_path):
     from gitgate.apiserver.lease import LeaseElector
     from gitgate.apiserver.transport import load_client

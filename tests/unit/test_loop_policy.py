@@ -1,6 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-from gitgate.loop import LoopState, backoff, next_wake, pass_reason
+from gitgate.loop import STANDBY_CHECK, LoopState, backoff, next_wake, pass_reason, wait_seconds
 
 T0 = datetime(2026, 11, 18, 12, tzinfo=UTC)
 RESYNC = timedelta(minutes=10)
@@ -30,3 +30,14 @@ def test_backoff_doubles_and_is_capped():
     base, cap = timedelta(seconds=5), timedelta(minutes=5)
     assert [backoff(n, base, cap).total_seconds() for n in (1, 2, 3, 4, 10)] == [
         5, 10, 20, 40, 300]
+
+
+def test_a_replica_that_became_leader_during_its_turn_does_not_wait_an_interval():
+    """Issue 28, item 5: `standing by` at 18:14:10, `became leader` at 18:15:10 with the
+    default 1m interval: the turn was planned as a standby's, but the wait was a leader's."""
+    interval_away = T0 + timedelta(minutes=1)
+    assert wait_seconds(interval_away, T0, was_leading=False, leading=True) == STANDBY_CHECK
+    assert wait_seconds(interval_away, T0, was_leading=False, leading=False) == STANDBY_CHECK
+    assert wait_seconds(interval_away, T0, was_leading=True, leading=False) == STANDBY_CHECK
+    assert wait_seconds(interval_away, T0, was_leading=True, leading=True) == 60.0
+    assert wait_seconds(T0, T0, was_leading=True, leading=True) == 0.05  # never a busy loop
