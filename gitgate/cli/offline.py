@@ -30,9 +30,9 @@ from gitgate.passes.onepass import (
     ApplyOptions,
     Checkout,
     ClusterPort,
-    matches,
     plan_checkout,
     preview,
+    selected,
 )
 from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
@@ -134,7 +134,9 @@ def cluster_flag(parser: argparse.ArgumentParser) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize))
-    bundles = [b for b in group_all(result.rendered) if matches(b.name, args.bundle)]
+    grouped = group_all(result.rendered)
+    chosen = set(selected([b.name for b in grouped], args.bundle))
+    bundles = [b for b in grouped if b.name in chosen]
     if args.cluster:
         view = member_view(bundles, args.cluster)
         bundles = [replace(b, objects=tuple(view.objects.get(b.name, ()))) for b in bundles

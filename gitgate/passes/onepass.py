@@ -5,6 +5,7 @@ pass means the same thing everywhere."""
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import logging
 import threading
@@ -22,7 +23,7 @@ from gitgate.apply.ledger import read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
-from gitgate.errors import GitgateError
+from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.model import Action, ReasonKind
@@ -41,7 +42,8 @@ from gitgate.source.tree import gate_texts, scan_repo
 # the pass, and what its callers hand it
 __all__ = ["MAX_CONCURRENCY", "SYSTEM_NAMESPACE", "ApplyOptions", "Checkout", "ClusterPort",
            "Pass", "PassResult", "matches", "plan_checkout", "plan_rendered", "planned",
-           "preview", "progressed", "reconcile", "scope_of_glob", "suspend_before_rendering",
+           "preview", "progressed", "reconcile", "scope_of_glob", "selected",
+           "suspend_before_rendering",
            "system_namespace"]
 
 log = logging.getLogger("gitgate")
@@ -50,6 +52,20 @@ log = logging.getLogger("gitgate")
 def matches(name: str, bundle_glob: str | None) -> bool:
     """The `--bundle GLOB` scope: no glob selects every bundle."""
     return bundle_glob is None or fnmatch.fnmatchcase(name, bundle_glob)
+
+
+def selected(names: list[str], bundle_glob: str | None) -> list[str]:
+    """The names `--bundle GLOB` selects. A glob that selects nothing is an error naming the
+    closest bundle names (a typo must not pass for "nothing to do"). Raises ConfigError."""
+    chosen = [name for name in names if matches(name, bundle_glob)]
+    if bundle_glob is None or chosen:
+        return chosen
+    close = difflib.get_close_matches(bundle_glob, names, n=3, cutoff=0.5)
+    hint = (f"; closest: {', '.join(close)}" if close else
+            f"; the bundles are: {', '.join(sorted(names)[:10])}"
+            f"{', …' if len(names) > 10 else ''}" if names else "; the repo has no bundles")
+    raise ConfigError(f"--bundle {bundle_glob!r} matches no bundle{hint} (`gitgate plan` lists "
+                      "them all)")
 
 
 def scope_of_glob(bundle_glob: str | None) -> Callable[[str], bool] | None:
@@ -93,8 +109,8 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
     rendered = render_repo(root, tools, cache=cache, scope_of=scope_of)
     plan = plan_rendered(rendered, now, revision)
     if bundle_glob is not None:
-        plan = replace(plan, bundles=tuple(b for b in plan.bundles
-                                           if matches(b.bundle.name, bundle_glob)))
+        chosen = set(selected([b.bundle.name for b in plan.bundles], bundle_glob))
+        plan = replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name in chosen))
     return Checkout(rendered, plan)
 
 

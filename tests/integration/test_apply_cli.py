@@ -8,6 +8,7 @@ import pytest
 
 from gitgate.cli import main
 from tests.conftest import write_files
+from tests.support.hostile import gitgate
 
 pytestmark = pytest.mark.integration
 
@@ -146,3 +147,25 @@ def test_live_plan_shows_the_deletes_of_a_removed_bundle_and_honours_prune(small
     code, doc = run(capsys, "plan", str(root), *flags, "-o", "json", "--allow-mass-prune")
     [removed] = doc["removedBundles"]
     assert {c["action"] for c in removed["changes"]} == {"deleted"}
+
+
+
+@pytest.mark.parametrize("command", ["plan", "render", "apply"])
+def test_a_bundle_glob_that_matches_nothing_is_an_error_naming_the_closest(
+        command, small_repo, kube, tools):
+    """Issue 28, item 6: `apply . --bundle shop/cart` printed ok and exited 0, applying
+    nothing. A typo is an error naming the closest bundles, before anything is written; the
+    real CLI, in a subprocess."""
+    root, _ = small_repo
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id] \
+        if command == "apply" else []
+    typo = f"{kube.run_id}-ap"
+    done = gitgate(command, str(root), "--bundle", typo, *flags)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (f"--bundle '{typo}' matches no bundle; closest: {kube.run_id}-app"
+            in done.stderr), done.stderr
+    assert "Traceback" not in done.stderr
+    if command == "apply":
+        assert kube.cluster.get("v1", "ConfigMap", "gitgate-system",
+                                f"gitgate-{kube.run_id}.{kube.run_id}-app") is None
+    assert gitgate(command, str(root), "--bundle", f"{kube.run_id}-*", *flags).returncode == 0
