@@ -69,7 +69,21 @@ def _said(done: workflow.Committed) -> int:
         pushed = " and pushed" + (f" (rebased onto the remote {done.rebased}x first)"
                                   if done.rebased else "")
     console.out(f"{done.summary}\ncommitted {done.sha[:12]} on {done.branch}{pushed}")
+    if not done.pushed:
+        console.warn(not_pushed(done))
     return 0
+
+
+def not_pushed(done: workflow.Committed) -> str:
+    """What a commit that was not pushed does, and does not do yet."""
+    where = f" -C {done.root}" if done.root is not None else ""
+    if done.remote:
+        return (f"not pushed: a `gitgate run` following {done.remote} does not see this yet, "
+                f"so it is not in effect there; push it now: git{where} push {done.remote} "
+                f"{done.branch} (or use --push)")
+    return ("not pushed: the repo has no remote; this commit is in effect for passes that read "
+            "this folder (`gitgate apply`), and for a `gitgate run` once it reaches the repo "
+            "that run follows")
 
 
 def cmd_pause(args: argparse.Namespace) -> int:

@@ -47,6 +47,8 @@ class Committed:
     branch: str = ""
     pushed: bool = False
     rebased: int = 0  # times the commit was rebased onto a remote that moved on
+    remote: str = ""  # the remote a `gitgate run` would follow ("" when the repo has none)
+    root: Path | None = None  # the repo folder, for the command that pushes
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,19 @@ def _commit(repo: GitRepo, checked: tuple[Repo, str], paths: list[Path], message
     with git.git.custom_environment(**dict(repo.env)):
         rebased = push(git, branch) if repo.push else 0
     return Committed(summary, git.head.commit.hexsha if rebased else sha, branch, repo.push,
-                     rebased)
+                     rebased, _remote_of(git), repo.root)
+
+
+def _remote_of(git: Repo) -> str:
+    """The remote the branch tracks, else `origin`, else the only remote; "" without one."""
+    try:
+        tracking = git.active_branch.tracking_branch()
+    except (TypeError, ValueError):
+        tracking = None
+    if tracking is not None:
+        return str(tracking.remote_name)
+    names = [r.name for r in git.remotes]
+    return "origin" if "origin" in names else names[0] if len(names) == 1 else ""
 
 
 def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: str = "hold",

@@ -393,3 +393,30 @@ def test_a_label_resume_in_the_example_repo_leaves_the_blue_green_suspension(tmp
     assert payment["verdict"] == "suspended"
     assert [(r["gate"], r.get("clusters")) for r in payment["reasons"]] == [
         ("shop-payment-migration", ["member2"])]
+
+
+def test_a_pause_that_was_not_pushed_says_it_is_not_on_yet(tmp_path, tools):
+    """Issue 28, item 4: `pause` without --push said nothing of the freeze not being on for
+    the loop that follows the remote. It says so, with the command that pushes."""
+    bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
+    local = write_files(tmp_path / "seed", FILES)
+    seed = committed_repo(local)
+    seed.create_remote("origin", bare.working_dir)
+    seed.git.push("origin", "main")
+    work = git.Repo.clone_from(bare.working_dir, tmp_path / "work")
+    set_identity(work)
+    root = work.working_tree_dir
+    paused = gitgate("pause", "payments", "--reason", "INC-3", "--repo", root)
+    assert paused.returncode == 0, paused.stderr
+    assert "not pushed: a `gitgate run` following origin does not see this yet" in paused.stderr
+    assert f"push it now: git -C {root} push origin main (or use --push)" in paused.stderr
+    assert bare.head.commit == seed.head.commit  # nothing was pushed
+    work.git.push("origin", "main")  # what the message says to do
+    resumed = gitgate("resume", "payments", "--repo", root, "--push")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "not pushed" not in resumed.stderr and "pushed" in resumed.stdout
+    lone = write_files(tmp_path / "lone", FILES)
+    committed_repo(lone)
+    alone = gitgate("pause", "payments", "--reason", "INC-4", "--repo", str(lone))
+    assert alone.returncode == 0, alone.stderr
+    assert "not pushed: the repo has no remote" in alone.stderr
