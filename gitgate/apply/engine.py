@@ -16,7 +16,13 @@ from gitgate.apply.preparation import held_gone_bundle, prepare
 from gitgate.apply.pruning import prune_entries, prune_gone_bundle
 from gitgate.apply.records import overrides_written, report_hooks, write_inventories
 from gitgate.apply.work import ApplyOptions, PassResult
-from gitgate.apply.writes import apply_stages, read_live, report_blocked, staged_writes
+from gitgate.apply.writes import (
+    apply_stages,
+    read_live,
+    report_blocked,
+    report_unchecked,
+    staged_writes,
+)
 from gitgate.errors import Reason
 from gitgate.plan import Plan
 
@@ -69,6 +75,8 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     report_hooks(work)
     written = 0 if options.dry_run else write_inventories(work, plan, cluster, options, ledger,
                                                            overrides_written(work))
+    report_unchecked(work)
     return PassResult(plan.revision, [w.result for w in work.values()], mass, written,
+                      options.dry_run,
                       ledger.known if keep_inventories and ledger.certain and not options.dry_run
                       else None)

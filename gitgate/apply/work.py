@@ -69,6 +69,7 @@ class PassResult:
     bundles: list[BundleResult]
     prune_blocked: bool = False
     inventories_written: int = 0
+    dry_run: bool = False  # a server-side dry run: nothing was written
     # every inventory as it stands after the pass (None when a write or delete of one failed:
     # then only a read can tell); the loop shows status from it without reading them again
     inventories: dict[str, Inventory] | None = None
@@ -91,6 +92,8 @@ class BundleWork:
     resync_only: frozenset[ObjectRef] = frozenset()  # sent only because a resync is due
     live: dict[ObjectRef, Manifest | None] = field(default_factory=dict)  # read for a resync
     blocked: list[str] = field(default_factory=list)  # overrides left out, and why
+    # dry run: objects the server could not check, as what they need is created by this pass
+    unchecked: list[ObjectRef] = field(default_factory=list)
 
     def hashed(self, obj: Manifest) -> Hashed:
         return self.plan.hashed(obj) if self.plan is not None else Hashed.of(obj)

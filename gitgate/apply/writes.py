@@ -5,6 +5,7 @@ reads the live objects first and writes only what drifted."""
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 from gitgate.apply import recreate, stages, suspension
 from gitgate.apply.changeset import ChangeKind, in_place
@@ -61,13 +62,14 @@ def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: Cluster
     """Write every stage; returns the bundles whose suspension does not hold (see
     `confirm_suspensions`)."""
     groups = _levels(order, work)
+    created = _created_here(staged) if options.dry_run else _Created()
     unsafe: dict[str, str] = {}
     for stage in stages.STAGES:
         crds: list[str] = []
         for group in groups:
             batch = [(work[name], obj) for name in _writing(work, group, stage, staged, stop)
                      for obj in staged[name][stage]]
-            answers = _send(batch, cluster, options, stop)
+            answers = _send(batch, cluster, options, stop, created)
             for (unit, obj), answer in zip(batch, answers, strict=True):
                 _record(unit, obj, answer, crds)
         if stage == stages.STAGE_SUSPENSION:
@@ -82,6 +84,45 @@ def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: Cluster
     return unsafe
 
 
+@dataclass(frozen=True)
+class _Created:
+    """What a dry-run pass would create that others of its objects need: namespaces, and the
+    kinds of its CRDs (group, kind)."""
+
+    namespaces: frozenset[str] = frozenset()
+    kinds: frozenset[tuple[str, str]] = frozenset()
+
+    def makes_way(self, ref: ObjectRef, obj: Manifest, exc: KubeError) -> bool:
+        """The server refused the object only because it does not have what this pass would
+        create before it: its namespace, or its kind's CRD."""
+        if exc.status != 404:
+            return False
+        if ref.namespace in self.namespaces and \
+                f'namespaces "{ref.namespace}" not found' in exc.message:
+            return True
+        return (ref.group, ref.kind) in self.kinds and "does not serve" in exc.message
+
+
+def _created_here(staged: dict[str, dict[int, list[Manifest]]]) -> _Created:
+    objects = [o for stages_ in staged.values() for batch in stages_.values() for o in batch]
+    namespaces = {str(o["metadata"]["name"]) for o in objects
+                  if o.get("apiVersion") == "v1" and o.get("kind") == "Namespace"}
+    kinds = {(str(spec.get("group", "")), str((spec.get("names") or {}).get("kind", "")))
+             for o in objects if o.get("kind") == "CustomResourceDefinition"
+             for spec in [o.get("spec") or {}]}
+    return _Created(frozenset(namespaces), frozenset(kinds))
+
+
+def report_unchecked(work: dict[str, BundleWork]) -> None:
+    """A dry run says which objects the server could not check."""
+    for unit in work.values():
+        if unit.unchecked and not unit.result.failed:
+            note = (f"dry run: {len(unit.unchecked)} object(s) not checked by the server, as "
+                    f"their namespace or CRD is created by this pass first (e.g. "
+                    f"{unit.unchecked[0]})")
+            unit.result.message = "; ".join(m for m in (unit.result.message, note) if m)
+
+
 def report_blocked(work: dict[str, BundleWork]) -> None:
     """A bundle whose overrides were left out fails (its other writes went through)."""
     for unit in work.values():
@@ -90,7 +131,7 @@ def report_blocked(work: dict[str, BundleWork]) -> None:
 
 
 def _send(batch: list[tuple[BundleWork, Manifest]], cluster: ClusterPort, options: ApplyOptions,
-          stop: threading.Event | None) -> list[ChangeKind | str | GitgateError]:
+          stop: threading.Event | None, created: _Created) -> list[ChangeKind | str | GitgateError]:
     """Apply every object of the batch, `options.concurrency` at a time. After a bundle's
     first failure its objects not yet sent are skipped, as a serial pass would stop there."""
     failing: set[str] = set()
@@ -102,7 +143,7 @@ def _send(batch: list[tuple[BundleWork, Manifest]], cluster: ClusterPort, option
         if unit.result.bundle in failing:
             return _SKIPPED
         try:
-            return _apply_one(unit, obj, cluster, options)
+            return _apply_one(unit, obj, cluster, options, created)
         except GitgateError:
             failing.add(unit.result.bundle)
             raise
@@ -184,7 +225,7 @@ def read_live(work: dict[str, BundleWork], cluster: ClusterPort, options: ApplyO
 
 
 def _apply_one(unit: BundleWork, obj: Manifest, cluster: ClusterPort,
-               options: ApplyOptions) -> ChangeKind:
+               options: ApplyOptions, created: _Created) -> ChangeKind:
     """Server-side apply, and what the server made of it. A resync reads the object first and
     writes only when a field Git sets has drifted. An immutable field is recreated where the
     object allows it."""
@@ -197,6 +238,9 @@ def _apply_one(unit: BundleWork, obj: Manifest, cluster: ClusterPort,
     try:
         answer = cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
     except KubeError as exc:
+        if options.dry_run and created.makes_way(ref, obj, exc):
+            unit.unchecked.append(ref)  # a real pass creates its namespace or CRD first
+            return ChangeKind.CREATED
         if not exc.immutable_fields:
             raise
         if unit.steps is not None or not recreate.allows_recreate(obj):

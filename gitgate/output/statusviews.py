@@ -102,6 +102,7 @@ def _yes(value: bool) -> str:
 def pass_document(result: PassResult) -> dict[str, Any]:
     return document("ApplyResult", {
             "revision": result.revision, "ok": result.ok, "pruneBlocked": result.prune_blocked,
+            "dryRun": result.dry_run,
             "bundles": [{
                 "name": b.bundle, "verdict": b.verdict, "reason": b.reason, "message": b.message,
                 "failed": b.failed, "applied": [str(r) for r in b.applied],
@@ -118,7 +119,9 @@ def pass_table(result: PassResult) -> str:
         rows.append([b.bundle, "failed" if b.failed else b.verdict, str(len(b.applied)),
                      str(b.unchanged), str(len(b.pruned)), b.reason or "-",
                      one_line(b.message) or "-"])
-    head = f"revision {result.revision}: " + ("ok" if result.ok else "FAILED")
+    head = f"revision {result.revision}" + (" (server dry run: nothing was written)"
+                                            if result.dry_run else "") + ": " + (
+        "ok" if result.ok else "FAILED")
     if result.prune_blocked:
         head += " (PruneBlocked: nothing was deleted)"
     return head + "\n" + table(rows) + "\n"

@@ -169,3 +169,50 @@ def test_a_bundle_glob_that_matches_nothing_is_an_error_naming_the_closest(
         assert kube.cluster.get("v1", "ConfigMap", "gitgate-system",
                                 f"gitgate-{kube.run_id}.{kube.run_id}-app") is None
     assert gitgate(command, str(root), "--bundle", f"{kube.run_id}-*", *flags).returncode == 0
+
+
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"""
+
+
+def test_a_dry_run_is_labelled_and_a_first_deploy_does_not_fail_on_what_it_creates(
+        tmp_path, kube, tools):
+    """Issue 28, item 7: `apply --dry-run` looked like a real apply, and on a first deploy
+    failed every bundle whose Namespace (or CRD: the sibling case) the same pass creates."""
+    ns = kube.ns("dry")
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [m1]}}}\n",
+        "base/bundle.yaml": f"name: {kube.run_id}-base\n",
+        "base/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "base/crd.yaml": CRD,
+        "app/bundle.yaml": f"name: {kube.run_id}-app\ndependsOn: [{kube.run_id}-base]\n",
+        "app/cm.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings, "
+                       f"namespace: {ns}}}\ndata: {{mode: one}}\n---\n"
+                       f"apiVersion: example.com/v1\nkind: Widget\n"
+                       f"metadata: {{name: w, namespace: {ns}}}\n"})
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    as_json = gitgate("apply", str(root), "--dry-run", "-o", "json", *flags)
+    assert as_json.returncode == 0, as_json.stdout + as_json.stderr
+    doc = json.loads(as_json.stdout)
+    assert doc["dryRun"] is True and doc["ok"] is True
+    app = next(b for b in doc["bundles"] if b["name"] == f"{kube.run_id}-app")
+    assert not app["failed"]
+    assert {f"ConfigMap {ns}/settings", f"Widget.example.com {ns}/w"} <= set(app["applied"])
+    assert "not checked by the server" in app["message"]
+    table = gitgate("apply", str(root), "--dry-run", *flags)
+    assert "(server dry run: nothing was written): ok" in table.stdout.splitlines()[0]
+    assert kube.cluster.get("v1", "Namespace", "", ns) is None  # nothing was written
+    real = gitgate("apply", str(root), "-o", "json", *flags)
+    assert json.loads(real.stdout)["dryRun"] is False
