@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitgate.errors import Reason
-from gitgate.plan import Plan
+from gitgate.plan import Plan, unplaced
 from gitgate.render.pipeline import RepoRender
 
 
@@ -75,6 +75,11 @@ def check_report(result: RepoRender, plan: Plan) -> Report:
             cases.append(Case("bundle", item.bundle.name, failures, folder))
             continue
         why = "; ".join(f"{r.file}: {r.reason}" for r in item.verdict.reasons)
+        nowhere = unplaced(item)
+        if nowhere is not None:  # it would report ok, and reach no cluster
+            cases.append(Case("bundle", item.bundle.name, (
+                Failure(nowhere.reason, f"{nowhere.location()}: {nowhere.message}"),), folder))
+            continue
         cases.append(Case("bundle", item.bundle.name, (), folder, 0.0,
                           f"{item.verdict.verdict}" + (f" ({why})" if why else "")))
     cases += _gate_cases(plan, any(r.failed for r in result.rendered) or bool(repo_level))

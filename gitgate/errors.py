@@ -16,6 +16,7 @@ class Reason(StrEnum):
     GATE_MATCHES_NOTHING = "GateMatchesNothing"
     SOURCE_FAILED = "SourceFailed"
     RENDER_FAILED = "RenderFailed"
+    NOT_PLACED = "NotPlaced"  # a bundle reaches no member cluster: nothing places it
     DUPLICATE_OBJECT = "DuplicateObject"
     NOT_OWNED = "NotOwned"
     DUPLICATE_BUNDLE = "DuplicateBundle"

@@ -8,9 +8,17 @@ from datetime import datetime
 from functools import cached_property, partial
 
 from gitgate.bundle.group import group_all
+from gitgate.bundle.selectors import is_control_plane
+from gitgate.errors import Reason
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
 from gitgate.gate.spec import parse_gates
-from gitgate.karmada.policy import generated_overrides, generated_policies, with_suspension
+from gitgate.karmada.dispatch import propagated
+from gitgate.karmada.policy import (
+    generated_overrides,
+    generated_policies,
+    is_policy,
+    with_suspension,
+)
 from gitgate.karmada.syncsteps import HookStep
 from gitgate.karmada.waves import Step
 from gitgate.memo import Memo, derive
@@ -24,6 +32,7 @@ from gitgate.model import (
     ObjectRef,
     Problem,
     RenderedSource,
+    join,
 )
 
 
@@ -89,7 +98,29 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
                     partial(bundle_plan, bundle, verdicts[bundle.name]))
              for bundle in bundles]
     return Plan(revision, now, tuple(plans), tuple(gate_states(gates, bundles, now)),
-                tuple(invalid), problems, warnings)
+                tuple(invalid), problems, warnings + tuple(
+                    problem for item in plans if (problem := unplaced(item)) is not None))
+
+
+def unplaced(item: BundlePlan) -> Problem | None:
+    """A bundle that reaches no member cluster: it has objects Karmada would propagate, but
+    neither a placement nor a propagation policy of its own places them (and it does not say
+    `placement: none`). Karmada keeps them on the control plane without a word."""
+    bundle = item.bundle
+    options = bundle.source.options
+    if options.unplaced or options.placement is not None or bundle.failed or any(
+            is_policy(o) for o in bundle.objects):
+        return None
+    carried = [ObjectRef.of(o) for o in bundle.objects
+               if not is_control_plane(o) and propagated(ObjectRef.of(o))]
+    if not carried:
+        return None  # Namespaces only (Karmada's namespace controller sends them), or none
+    return Problem(bundle.source.path, (
+        f"bundle {bundle.name} reaches no member cluster: nothing places its "
+        f"{len(carried)} object(s) (e.g. {carried[0]}); set `placement` in its bundle.yaml or "
+        "`defaults.placement` in gitgate.yaml, or `placement: none` if it stays on the "
+        "control plane on purpose"), join(bundle.source.path, "bundle.yaml"),
+        reason=Reason.NOT_PLACED)
 
 
 def bundle_plan(bundle: Bundle, verdict: BundleVerdict) -> BundlePlan:

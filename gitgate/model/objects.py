@@ -93,6 +93,7 @@ class BundleOptions:
     values: Manifest = field(default_factory=dict)
     kustomize_dir: str | None = None
     placement: Manifest | None = None
+    unplaced: bool = False  # `placement: none`: it stays on the control plane on purpose
     labels: dict[str, str] = field(default_factory=dict)
     depends_on: tuple[str, ...] = ()
     split: str | None = None

@@ -137,6 +137,7 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
     if phases:
         lines += ["", "hooks:", *(f"  {line}" for line in phases)]
     lines += [problem_line(problem) for problem in plan.problems]
+    lines += [problem_line(warning, warning=True) for warning in plan.warnings]
     lines += [invalid_gate_line(bad.file, bad.line, bad.message) for bad in plan.invalid_gates]
     return "\n".join(lines) + "\n"
 

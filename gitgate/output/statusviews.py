@@ -78,6 +78,8 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
         message = _bundle_message(inv, dispatch)
         if not wide:
             clusters = "  ".join(cluster_cell(c) for c in dispatch.clusters) if dispatch else ""
+            if dispatch is not None and dispatch.propagated and not dispatch.clusters:
+                clusters = "none"  # it has objects to propagate, and reaches no cluster
             rows.append([inv.bundle, inv.verdict, clusters or "-",
                          str(health) if health else "-", age(since, now), age(applied, now),
                          inv.revision[:12] or "-", one_line(message) or "-"])

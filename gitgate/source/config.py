@@ -90,6 +90,9 @@ def _optional_str(value: Any, file: str, key: str) -> str | None:
     return value
 
 
+NO_PLACEMENT = "none"  # `placement: none`: the bundle stays on the control plane on purpose
+
+
 def _optional_mapping(value: Any, file: str, key: str) -> Manifest | None:
     if value is None:
         return None
@@ -233,8 +236,9 @@ def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> Bundl
         values_files=_str_list(data.get("valuesFiles"), file, "valuesFiles"),
         values=values,
         kustomize_dir=_optional_str(data.get("dir"), file, "dir"),
-        placement=_optional_mapping(data.get("placement"), file, "placement")
-        or repo.default_placement,
+        placement=None if data.get("placement") == NO_PLACEMENT else
+        _optional_mapping(data.get("placement"), file, "placement") or repo.default_placement,
+        unplaced=data.get("placement") == NO_PLACEMENT,
         labels={**repo.default_labels, **_labels(data.get("labels"), file, "labels")},
         depends_on=_str_list(data.get("dependsOn"), file, "dependsOn"),
         rollout=parse_rollout(data.get("rollout"), file, "rollout") or repo.default_rollout,

@@ -53,6 +53,7 @@ def junit_cases(report) -> dict[tuple[str, str], ET.Element]:
 def test_junit_has_a_case_per_source_bundle_and_gate_with_time_and_type(tools, make_repo,
                                                                         tmp_path):
     root = make_repo({
+        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [m1]}}}\n",
         "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
         "apps/b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
         "gates/hold-a.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
@@ -80,6 +81,7 @@ def test_junit_has_a_case_per_source_bundle_and_gate_with_time_and_type(tools, m
 def test_a_broken_bundle_yaml_does_not_fail_the_gates_meant_for_it(tools, make_repo,
                                                                     tmp_path):
     root = make_repo({
+        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [m1]}}}\n",
         "apps/a/bundle.yaml": "name: [not, a, name]\n",
         "apps/p/bundle.yaml": "name: payments\nlabels: [broken]\n",
         "apps/p/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n",

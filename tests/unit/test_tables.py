@@ -45,3 +45,17 @@ def test_status_table_has_age_and_wide_keeps_the_full_message():
     assert len(lines) == 2 and long not in lines[1] and lines[1].endswith("…")
     wide = status_table([inventory], NOW, wide=True)
     assert " ".join(long.split()) in wide and "2026-11-22T17:55:00Z" in wide
+
+
+def test_a_bundle_that_reaches_no_cluster_shows_none_not_a_dash():
+    """Issue 28, item 2: `status` said `CLUSTERS -` for a bundle with objects to propagate
+    that reached no member cluster, as for a Namespace-only bundle that has none."""
+    from gitgate.apply.observe import Observation
+    from gitgate.karmada.dispatch import Dispatch
+
+    lonely, namespaces = Inventory("shop", verdict="apply"), Inventory("ns", verdict="apply")
+    seen = Observation({"shop": Dispatch((), "ConfigMap shop/a has no ResourceBinding", 2),
+                        "ns": Dispatch((), "", 0)})
+    rows = {line.split()[0]: line.split() for line in
+            status_table([lonely, namespaces], NOW, observation=seen).splitlines()[1:]}
+    assert rows["shop"][2] == "none" and rows["ns"][2] == "-"
