@@ -5,6 +5,7 @@ handling), bounded by timeouts, with the adapter's one retry policy; answers com
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import warnings
@@ -42,7 +43,11 @@ def load_client(kubeconfig: str | None = None, context: str | None = None, *,
         else:
             try:
                 k8s_config.load_kube_config(client_configuration=configuration)
-            except (ConfigException, FileNotFoundError):
+            except (ConfigException, FileNotFoundError) as exc:
+                if not os.environ.get("KUBERNETES_SERVICE_HOST"):  # not in a pod either
+                    raise GitgateError(
+                        f"no kubeconfig ({exc}) and not running in a pod: pass --kubeconfig, "
+                        "set KUBECONFIG, or create ~/.kube/config") from None
                 k8s_config.load_incluster_config(client_configuration=configuration)
     except (ConfigException, FileNotFoundError) as exc:
         raise GitgateError(f"cannot load a kubeconfig ({exc}); pass --kubeconfig or set "

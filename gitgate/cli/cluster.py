@@ -53,8 +53,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        help="after writing, wait until every open bundle is scheduled, "
                             "applied, current and Healthy on each cluster it is placed on and "
                             "not suspended (suspended clusters are reported, not waited for)")
-    apply.add_argument("--timeout", default="5m",
-                       help="how long --wait waits before it exits 1 naming what is not ready")
+    apply.add_argument("--timeout", default=None,
+                       help="how long --wait waits before it exits 1 naming what is not ready "
+                            "(default 5m; only with --wait)")
     output_flag(apply, "table", "json")
     tool_flags(apply)
     kube_flags(apply, required=True)
@@ -80,6 +81,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
         instance=args.instance, concurrency=args.apply_concurrency,
         suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"),
         hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"))
+    if args.timeout is not None and not args.wait:
+        raise GitgateError("--timeout is how long --wait waits: add --wait, or drop --timeout")
+    args.timeout = args.timeout or WAIT_TIMEOUT
     timeout = duration_flag(args.timeout, "--timeout").total_seconds()
     if args.wait and args.dry_run:
         raise GitgateError("--wait needs a real apply: drop --dry-run or --wait")
@@ -111,6 +115,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
 
 WAIT_POLL = timedelta(seconds=2)  # `apply --wait` reads Karmada's status this often
+WAIT_TIMEOUT = "5m"  # `apply --wait --timeout` by default
 
 
 def _until_settled(root: Path, tools: Tools, cluster: ClusterPort, options: ApplyOptions,

@@ -12,8 +12,8 @@ EXAMPLES = """examples:
   gitgate plan examples/repo                    what would be applied or held, and why
   gitgate check examples/repo --junit out.xml   CI: fail on broken sources or gates
   gitgate apply examples/repo --once            CI: one pass against Karmada
-  gitgate pause shop/* --reason INC-42 --for 2h --push
-  gitgate resume shop/* --push
+  gitgate pause 'shop/*' --reason INC-42 --for 2h --push
+  gitgate resume 'shop/*' --push
   gitgate status                                what gitgate last did with each bundle
   gitgate run --repo https://github.com/acme/fleet.git
 """
