@@ -36,7 +36,7 @@ def test_help_shows_defaults_once_and_examples(capsys):
     assert "(default: None)" not in text and "(default: False)" not in text
     with pytest.raises(SystemExit):
         main(["--help"])
-    assert "gitgate pause shop/* --reason INC-42" in capsys.readouterr().out
+    assert "gitgate pause 'shop/*' --reason INC-42" in capsys.readouterr().out
 
 
 def test_version_command_and_flag(capsys):
