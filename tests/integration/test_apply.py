@@ -12,30 +12,9 @@ import pytest
 from gitgate.apply.work import ApplyOptions
 from gitgate.passes.onepass import reconcile
 from tests.support.applyrepo import NOW, Repo, result_of
-from tests.support.manifests import cm, deployment
+from tests.support.manifests import cm, crd_yaml, deployment
 
 pytestmark = pytest.mark.integration
-
-
-def crd_yaml(group: str, kind: str) -> str:
-    """A namespaced CRD with a schema that keeps any field."""
-    plural = kind.lower() + "s"
-    return textwrap.dedent(f"""\
-        apiVersion: apiextensions.k8s.io/v1
-        kind: CustomResourceDefinition
-        metadata: {{name: {plural}.{group}}}
-        spec:
-          group: {group}
-          scope: Namespaced
-          names: {{kind: {kind}, plural: {plural}, singular: {kind.lower()},
-                   listKind: {kind}List}}
-          versions:
-            - name: v1
-              served: true
-              storage: true
-              schema:
-                openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
-        """)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 from gitgate.cli import main
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
+from tests.support.manifests import crd_yaml
 
 pytestmark = pytest.mark.integration
 
@@ -171,20 +172,7 @@ def test_a_bundle_glob_that_matches_nothing_is_an_error_naming_the_closest(
     assert gitgate(command, str(root), "--bundle", f"{kube.run_id}-*", *flags).returncode == 0
 
 
-CRD = """apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-"""
+CRD = crd_yaml("example.com", "Widget")
 
 
 def test_a_dry_run_is_labelled_and_a_first_deploy_does_not_fail_on_what_it_creates(

@@ -111,3 +111,24 @@ def web_patches(replicas: int) -> str:
                   metadata: {{name: web-config}}
                   data: {{mode: blue}}
         """)
+
+
+def crd_yaml(group: str, kind: str) -> str:
+    """A namespaced CRD with a schema that keeps any field."""
+    plural = kind.lower() + "s"
+    return textwrap.dedent(f"""\
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata: {{name: {plural}.{group}}}
+        spec:
+          group: {group}
+          scope: Namespaced
+          names: {{kind: {kind}, plural: {plural}, singular: {kind.lower()},
+                   listKind: {kind}List}}
+          versions:
+            - name: v1
+              served: true
+              storage: true
+              schema:
+                openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+        """)
