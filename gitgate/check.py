@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitgate.errors import Reason
+from gitgate.model import described
 from gitgate.plan import Plan, unplaced
 from gitgate.render.pipeline import RepoRender
 
@@ -74,7 +75,7 @@ def check_report(result: RepoRender, plan: Plan) -> Report:
                 f"not planned: its source {folder} failed (see that case)")),)
             cases.append(Case("bundle", item.bundle.name, failures, folder))
             continue
-        why = "; ".join(f"{r.file}: {r.reason}" for r in item.verdict.reasons)
+        why = described(item.verdict.reasons)
         nowhere = unplaced(item)
         if nowhere is not None:  # it would report ok, and reach no cluster
             cases.append(Case("bundle", item.bundle.name, (

@@ -85,6 +85,12 @@ class GateSpecError(ConfigError):
         self.path = path
 
 
+class StillHeld(GitgateError):
+    """A resume that lifted nothing: what holds the bundles was not its to lift."""
+
+    reason: Reason = Reason.HELD
+
+
 class GitOpError(GitgateError):
     reason: Reason = Reason.GIT_FAILED
 

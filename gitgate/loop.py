@@ -71,6 +71,7 @@ class LoopState:
     last_result: PassResult | None = None
     last_plan: Plan | None = None
     observation: Observation | None = None  # what Karmada last reported of each bundle
+    inventories: Mapping[str, Inventory] | None = None  # as last read or left by a pass
     last_observed: datetime | None = None
 
     @property
@@ -172,7 +173,8 @@ class Reconciler:
                 self.state.git_reachable = False
                 self.state.requested = False
                 self.state.passes += 1
-                self._failed(now, Reason.SOURCE_FAILED, exc.message)
+                self._failed(now, Reason.SOURCE_FAILED, exc.message,
+                             next_try=now + self.settings.interval)
                 return None
             self.state.git_reachable = True
             reason = pass_reason(self.state, revision, now, self.settings.resync)
@@ -269,14 +271,17 @@ class Reconciler:
                 self.wake.set()  # fetch it at once: the gate takes over the halt
 
     def _failed(self, now: datetime, reason: Reason, message: str, *,
-                count_metric: bool = True) -> None:
+                count_metric: bool = True, next_try: datetime | None = None) -> None:
+        """Record a failure; the log says when it is tried again: a failed pass after its
+        backoff, a failed fetch at `next_try` (the next interval: fetching is cheap)."""
         self.state.failures += 1
         self.state.retry_at = now + backoff(self.state.failures, self.settings.backoff_base,
                                             self.settings.backoff_cap)
         self.state.last_error = f"{reason}: {message}"
         if count_metric:
             self.metrics.errors.labels(reason).inc()
-        log.warning("%s: %s (retry at %s)", reason, message, self.state.retry_at.isoformat(),
+        again = next_try or self.state.retry_at
+        log.warning("%s: %s (tried again at %s)", reason, message, again.isoformat(),
                     extra={"event": "failure", "reason": reason})
 
     # ------------------------------------------------------------------ Karmada's side
@@ -295,6 +300,7 @@ class Reconciler:
             if inventories is None:
                 inventories = read_inventories(self.cluster, self.settings.apply.instance)
             observation = observe(self.cluster, inventories.values())
+            self.state.inventories = inventories
             if retries_requested(inventories):
                 self.state.rollout_retry = True
                 self.wake.set()

@@ -32,6 +32,7 @@ from gitgate.model import (
     ObjectRef,
     Problem,
     RenderedSource,
+    Verdict,
     join,
 )
 
@@ -121,6 +122,49 @@ def unplaced(item: BundlePlan) -> Problem | None:
         "`defaults.placement` in gitgate.yaml, or `placement: none` if it stays on the "
         "control plane on purpose"), join(bundle.source.path, "bundle.yaml"),
         reason=Reason.NOT_PLACED)
+
+
+def destination(item: BundlePlan) -> str:
+    """Where the bundle goes, in a few words (plan's CLUSTERS): the member clusters its
+    placement names, the labels it selects clusters by, `its policies` when the bundle holds
+    its own, `all members` for Namespaces alone (Karmada sends them), `control plane` for
+    `placement: none`, `none` when nothing places it."""
+    bundle = item.bundle
+    options = bundle.source.options
+    if bundle.failed:
+        return "-"
+    if options.unplaced:
+        return "control plane"
+    if unplaced(item) is not None:
+        return "none"
+    carried = [o for o in bundle.objects
+               if not is_control_plane(o) and propagated(ObjectRef.of(o))]
+    if not carried:  # Namespaces (Karmada sends them itself), or policies alone
+        return "all members" if any(o.get("kind") == "Namespace" and "/" not in str(
+            o.get("apiVersion")) for o in bundle.objects) else "control plane"
+    if any(is_policy(o) for o in bundle.objects):
+        words = "its policies"
+    else:
+        words = _placement_words(options.placement or {})
+    suspended = item.verdict.suspend_clusters
+    if item.verdict.verdict is Verdict.SUSPENDED:
+        words += " (all suspended)" if suspended is None else \
+            f" ({','.join(suspended)} suspended)"
+    return words
+
+
+def _placement_words(placement: Manifest) -> str:
+    affinities = [placement.get("clusterAffinity") or {}] + [
+        a for a in placement.get("clusterAffinities") or [] if isinstance(a, dict)]
+    said = []
+    for affinity in affinities:
+        names = affinity.get("clusterNames") or []
+        labels = ((affinity.get("labelSelector") or {}).get("matchLabels") or {})
+        if names:
+            said.append(",".join(str(n) for n in names))
+        elif labels:
+            said.append("labels " + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    return " | ".join(said) or "by placement"
 
 
 def bundle_plan(bundle: Bundle, verdict: BundleVerdict) -> BundlePlan:

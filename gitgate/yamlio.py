@@ -128,11 +128,15 @@ class Document:
     key_lines: dict[tuple[str, ...], int] | None = None  # mapping key path -> 1-based line
 
     def line_of(self, path: tuple[str, ...]) -> int:
-        """The line of the deepest known key along `path` (the document start if none)."""
+        """The line of the deepest known key along `path`; a list item (which has no key of
+        its own) by its first key; the document start if none."""
         lines = self.key_lines or {}
         for end in range(len(path), 0, -1):
             if path[:end] in lines:
                 return lines[path[:end]]
+            below = [line for key, line in lines.items() if key[:end] == path[:end]]
+            if below:
+                return min(below)
         return self.line
 
 
@@ -240,6 +244,18 @@ def load_documents(text: str, *, located: bool = False, key_lines: bool = False,
             raise
         raise YamlSyntaxError(f"invalid YAML: a value cannot be read ({type(exc).__name__})",
                               None) from None
+
+
+def key_line(text: str, path: tuple[str, ...]) -> int | None:
+    """The 1-based line of the deepest key along `path` in a one-document text (list items by
+    their index), None when the text cannot be read or has no such top-level key."""
+    try:
+        documents = list(load_documents(text, key_lines=True))
+    except YamlSyntaxError:
+        return None
+    if not documents or not path or path[:1] not in (documents[0].key_lines or {}):
+        return None
+    return documents[0].line_of(path)
 
 
 def load_one(text: str) -> Any:

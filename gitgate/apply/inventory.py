@@ -60,6 +60,17 @@ class Inventory:
     # member clusters that were suspended when an override acting on the bundle changed:
     # they run the old overrides until their suspension lifts ("*": every cluster)
     overrides_behind: tuple[str, ...] = ()
+    # `revision` is the last revision a pass attempted; these say what is live (as Flux's
+    # lastAppliedRevision): the revision and content digest last written to Karmada, and the
+    # member clusters that were suspended when it changed, with the revision each still runs
+    applied_revision: str = ""
+    applied_digest: str = ""
+    clusters_behind: tuple[tuple[str, str], ...] = ()
+
+    def cluster_revision(self, cluster: str) -> str:
+        """The revision `cluster` runs, as far as gitgate's writes decide it ("" for none)."""
+        behind = dict(self.clusters_behind)
+        return behind.get(cluster, behind.get("*", self.applied_revision))
 
     def by_ref(self) -> dict[ObjectRef, Entry]:
         """The entries by object (worked out once: do not change the dict)."""
@@ -73,7 +84,8 @@ class Inventory:
         """What a status write would change (times excluded)."""
         return (self.entries, self.revision, self.digest, self.verdict,
                 json.dumps(self.reasons, sort_keys=True), self.message, self.labels,
-                self.progression.rollout, self.progression.hooks, self.overrides_behind)
+                self.progression.rollout, self.progression.hooks, self.overrides_behind,
+                self.applied_revision, self.applied_digest, self.clusters_behind)
 
 
 def entry_for(written: Hashed) -> Entry:
@@ -107,6 +119,10 @@ def to_configmap(inventory: Inventory) -> Manifest:
         data["hooks"] = inventory.progression.hooks
     if inventory.overrides_behind:
         data["overridesBehind"] = json.dumps(list(inventory.overrides_behind))
+    data["appliedRevision"] = inventory.applied_revision
+    data["appliedDigest"] = inventory.applied_digest
+    if inventory.clusters_behind:
+        data["clustersBehind"] = json.dumps(dict(inventory.clusters_behind), sort_keys=True)
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": configmap_name(inventory.bundle, inventory.instance),
                          "namespace": NAMESPACE,
@@ -130,8 +146,29 @@ def from_configmap(configmap: Manifest) -> Inventory:
         progression=Progression(data.get("rollout", ""), data.get("hooks", ""),
                                 data.get(RETRY_KEY, "")),
         overrides_behind=tuple(_str_list(data.get("overridesBehind"))),
+        **_applied(data),
         instance=(configmap["metadata"].get("labels") or {}).get(INSTANCE_LABEL,
                                                                   DEFAULT_INSTANCE))
+
+
+_WRITTEN = {"apply", "suspended", "halted"}  # verdicts whose pass wrote the templates
+
+
+def _applied(data: dict[str, str]) -> dict[str, Any]:
+    """What is live. An inventory from before these fields were kept: its revision was
+    applied when its verdict wrote the templates, else what was applied is not known."""
+    if "appliedRevision" in data:
+        try:
+            behind = json.loads(data.get("clustersBehind") or "{}")
+        except ValueError:
+            behind = {"*": ""}  # unreadable: no cluster is known to run anything
+        return {"applied_revision": data["appliedRevision"],
+                "applied_digest": data.get("appliedDigest", ""),
+                "clusters_behind": tuple(sorted((str(k), str(v)) for k, v in behind.items()))
+                if isinstance(behind, dict) else (("*", ""),)}
+    written = data.get("verdict") in _WRITTEN and bool(data.get("lastApplied"))
+    return {"applied_revision": data.get("revision", "") if written else "",
+            "applied_digest": data.get("digest", "") if written else ""}
 
 
 def _str_list(text: str | None) -> list[str]:

@@ -12,7 +12,7 @@ from gitgate.apply.changeset import ChangeKind
 from gitgate.apply.inventory import Inventory, diff
 from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
 from gitgate.errors import Reason
-from gitgate.model import HoldReason, Verdict
+from gitgate.model import HoldReason, Verdict, described
 from gitgate.plan import Plan
 
 
@@ -43,10 +43,10 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
         unit = BundleWork(item, previous, None, result, dict(previous.by_ref()) if previous else {})
         work[name] = unit
         if verdict is Verdict.FAILED:
-            result.fail(Reason.RENDER_FAILED, "; ".join(r.reason for r in item.verdict.reasons))
+            result.fail(_failure_reason(item.verdict.reasons), described(item.verdict.reasons))
         elif verdict is Verdict.HELD:
             result.reason = Reason.HELD
-            result.message = "; ".join(f"{r.file}: {r.reason}" for r in item.verdict.reasons)
+            result.message = described(item.verdict.reasons)
         elif name in order_problems:
             result.fail(Reason.DEPENDENCY_NOT_READY, order_problems[name])
         else:
@@ -72,3 +72,11 @@ def held_gone_bundle(name: str, inventory: Inventory,
     result = BundleResult(name, str(Verdict.HELD), Reason.HELD,
                           f"left Git, but is held ({why}): nothing is pruned while held")
     return BundleWork(None, inventory, None, result, dict(inventory.by_ref()))
+
+
+def _failure_reason(reasons: tuple[HoldReason, ...]) -> Reason:
+    """The reason of the first problem (a broken bundle.yaml is InvalidConfig, a clash is
+    DuplicateObject), RenderFailed when it is none of the vocabulary."""
+    known = {str(r) for r in Reason}
+    first = next((r.gate for r in reasons if r.gate in known), None)
+    return Reason(first) if first is not None else Reason.RENDER_FAILED

@@ -17,9 +17,10 @@ from enum import StrEnum
 from gitgate.apply import overrides
 from gitgate.apply.inventory import Entry, Inventory, mass_prune
 from gitgate.gate.evaluate import gone_bundle_holds
-from gitgate.model import HoldReason, Manifest, ObjectRef, Verdict
+from gitgate.model import HoldReason, Manifest, ObjectRef, Verdict, is_under, join
 from gitgate.model.ownership import identity_problem, owned_by, state_problem
 from gitgate.plan import BundlePlan, Plan
+from gitgate.source.config import BUNDLE_CONFIG
 
 DISABLED_ANNOTATION = "gitgate.io/prune"
 
@@ -71,11 +72,18 @@ def failed_inventories(plan: Plan, inventories: Mapping[str, Inventory]
 
 def _from_failed_source(name: str, inventory: Inventory, plan: Plan) -> bool:
     """A bundle missing from the plan because its source failed to render (the apps of a
-    split source, say) has not left Git: it must not be pruned."""
+    split source, say) has not left Git: it must not be pruned. A folder whose bundle.yaml
+    cannot be read keeps the folders below it (discovery does not descend), so the bundles
+    that were there have not left either."""
     for item in plan.bundles:
-        if item.verdict.verdict is Verdict.FAILED and (
-                inventory.source == item.bundle.source.path
-                or name.startswith(item.bundle.name + "/")):
+        folder = item.bundle.source.path
+        if item.verdict.verdict is not Verdict.FAILED:
+            continue
+        if inventory.source == folder or name.startswith(item.bundle.name + "/"):
+            return True
+        unreadable = join(folder, BUNDLE_CONFIG)
+        if (any(r.file == unreadable for r in item.verdict.reasons)
+                and is_under(inventory.source, folder)):
             return True
     return False
 

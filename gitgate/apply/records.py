@@ -10,6 +10,7 @@ from gitgate.apply import overrides
 from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import Ledger, ensure_system_namespace
+from gitgate.apply.liverevision import Live, after_write
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.bundle.selectors import OVERRIDE_KINDS
@@ -63,6 +64,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
         previous = unit.previous
         state = str(Verdict.FAILED if unit.result.failed else verdict.verdict)
         all_applied = (unit.diff is not None and unit.resync and not unit.result.failed)
+        live = _live_record(unit, plan.revision)
         inventory = Inventory(
             bundle=name,
             entries=tuple(unit.entries[r] for r in sorted(unit.entries)),
@@ -78,7 +80,9 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
             labels=tuple(sorted(unit.plan.bundle.labels.items())),
             progression=Progression(_rollout_record(unit, options),
                                     _hooks_record(unit, options)),
-            overrides_behind=_behind_record(unit, (behind or {}).get(name)))
+            overrides_behind=_behind_record(unit, (behind or {}).get(name)),
+            applied_revision=live.revision, applied_digest=live.digest,
+            clusters_behind=live.behind)
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place
@@ -91,6 +95,17 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
         if isinstance(answer, GitgateError):
             raise answer
     return len(changed)
+
+
+def _live_record(unit: BundleWork, revision: str) -> Live:
+    """What is live once this pass is done: moved on only when it wrote the bundle's
+    templates without failing (an open bundle, suspended clusters included)."""
+    previous = unit.previous
+    before = Live(previous.applied_revision, previous.applied_digest,
+                  previous.clusters_behind) if previous else Live()
+    if unit.plan is None or unit.diff is None or unit.result.failed:
+        return before
+    return after_write(before, revision, unit.plan.verdict.digest, _suspended(unit))
 
 
 def _behind_record(unit: BundleWork, written_while: tuple[str, ...] | None) -> tuple[str, ...]:

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from gitgate.cli.flags import (
+    DOCUMENTS,
     bundle_flag,
+    completes,
     kube_flags,
     output_flag,
     path_arg,
@@ -27,8 +29,8 @@ from gitgate.errors import GitgateError
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output import console
 from gitgate.output.statusviews import pass_document, pass_table, status_document, status_table
-from gitgate.passes.onepass import ApplyOptions, ClusterPort, PassResult, reconcile
-from gitgate.passes.recorded import recorded_status
+from gitgate.passes.onepass import ApplyOptions, ClusterPort, PassResult, reconcile, selected
+from gitgate.passes.recorded import recorded_instances, recorded_status
 from gitgate.plan import Plan
 from gitgate.render.tools import Tools, find_tools
 from gitgate.source.git import LocalCheckout
@@ -65,7 +67,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                             epilog="examples:\n  gitgate status --kubeconfig karmada.config\n"
                                    "  gitgate status -o json | jq '.bundles[].verdict'\n"
                                    "  gitgate status -o wide   # one row per bundle and "
-                                   "member cluster")
+                                   "member cluster\n"
+                                   "  gitgate status 'shop/*' -w")
+    completes(status.add_argument("bundle", nargs="?", help="only bundles whose name matches "
+                                                            "this glob (quote it: 'shop/*')"))
     output_flag(status, "table", "wide", "json")
     status.add_argument("--watch", "-w", action="store_true",
                         help="keep watching: print the status again whenever it changes "
@@ -98,7 +103,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
         plan, result, waited = done.plan, done.result, None
     warn_if_empty(root, plan)
     document = pass_document(result)
-    if args.output != "json":
+    if args.output not in DOCUMENTS:
         console.out(pass_table(result))
     console.problems(plan.problems, plan.warnings)
     ok = result.ok and not plan.problems
@@ -109,8 +114,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
             console.warn(waited.error)
         document["wait"] = waited.document()
         ok = ok and waited.ready
-    if args.output == "json":
-        console.out_json(document)
+    if args.output in DOCUMENTS:
+        console.out_document(document, args.output)
     return 0 if ok else 1
 
 
@@ -205,17 +210,32 @@ def _show_status(args: argparse.Namespace, cluster: ClusterPort,
                  shown: dict[str, Any] | None) -> dict[str, Any]:
     recorded = recorded_status(cluster, args.instance)
     inventories, observation = recorded.inventories, recorded.observation
+    if args.bundle is not None and inventories:
+        chosen = set(selected([i.bundle for i in inventories], args.bundle, "status"))
+        inventories = [i for i in inventories if i.bundle in chosen]
     document = status_document(inventories, observation)
     if document == shown:
         return document
-    if args.output == "json":
-        console.out_json(document)
+    if args.output in DOCUMENTS:
+        console.out_document(document, args.output)
     else:
         console.out(status_table(inventories, args.now(), observation=observation,
                                  wide=args.output == "wide"))
     if observation.error and shown is None:
         console.warn(observation.error)
+    if not inventories and shown is None:
+        console.warn(_no_bundles_hint(cluster, args.instance))
     return document
+
+
+def _no_bundles_hint(cluster: ClusterPort, instance: str) -> str:
+    """Why the table is empty: nothing applied yet, or another --instance recorded it."""
+    others = [name for name in recorded_instances(cluster) if name != instance]
+    if others:
+        return (f"no bundle is recorded for --instance {instance}; instances with bundles "
+                f"here: {', '.join(others)} (pass --instance NAME)")
+    return (f"no bundle is recorded for --instance {instance} on this API server: nothing "
+            "was applied here yet (`gitgate apply` or a running `gitgate run` records them)")
 
 
 WATCH_EVERY = 2.0  # seconds between reads of `status --watch`

@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from gitgate.cli.flags import connection_flags, git_flags, kube_flags
+from gitgate.cli.flags import completes, connection_flags, git_flags, kube_flags
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError, KubeError
 from gitgate.gitops import workflow
@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                "  gitgate pause 'shop/*' --reason \"finishing edits\" --for 2h\n"
                "  gitgate pause team=payments --reason migration --action suspend "
                "--clusters member2")
-    pause.add_argument("selector", help="bundle name glob (shop/*) or labels (team=payments)")
+    completes(pause.add_argument("selector",
+                                 help="bundle name glob (shop/*) or labels (team=payments)"))
     pause.add_argument("--reason", required=True,
                        help="why (shown wherever the bundle is held); must not be empty")
     until = pause.add_mutually_exclusive_group()
@@ -42,7 +43,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "resume", help="commit the removal of the gates covering a bundle",
         epilog="examples:\n  gitgate resume payments --dry-run\n  gitgate resume payments --push\n"
                "  gitgate resume pause-payments   (one gate, by its name)")
-    resume.add_argument("selector", help="a gate name, or a bundle name glob or labels")
+    completes(resume.add_argument("selector", help="a gate name, or a bundle name glob or labels"),
+              gates=True)
     resume.add_argument("--dry-run", action="store_true",
                         help="say which gates would be removed or narrowed; change nothing")
     git_flags(resume)
@@ -50,7 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     resume.set_defaults(func=cmd_resume)
 
     approve = sub.add_parser("approve", help="let the current content of a held bundle through")
-    approve.add_argument("bundle", help="the held bundle to let through")
+    completes(approve.add_argument("bundle", help="the held bundle to let through"))
     git_flags(approve)
     approve.set_defaults(func=cmd_approve)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gitgate.cli import completers
 from gitgate.errors import ConfigError
 from gitgate.passes.onepass import MAX_CONCURRENCY
 
@@ -32,12 +33,24 @@ def at_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def bundle_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bundle", help="only bundles whose name matches this glob")
+    completes(parser.add_argument("--bundle", help="only bundles whose name matches this glob"))
+
+
+def completes(action: argparse.Action, *, gates: bool = False) -> argparse.Action:
+    """Tab completes `action` with the repo's bundle names (and gate names with `gates`)."""
+    action.completer = (completers.bundles_and_gates  # type: ignore[attr-defined]
+                        if gates else completers.bundles)
+    return action
+
+
+DOCUMENTS = ("json", "yaml")  # the formats that print the command's document
 
 
 def output_flag(parser: argparse.ArgumentParser, *choices: str) -> None:
-    parser.add_argument("-o", "--output", choices=list(choices), default=choices[0],
-                        help="output format: " + ", ".join(choices))
+    """`-o`; wherever `json` is offered, `yaml` prints the same document (as kubectl)."""
+    offered = [*choices, "yaml"] if "json" in choices and "yaml" not in choices else choices
+    parser.add_argument("-o", "--output", choices=list(offered), default=offered[0],
+                        help="output format: " + ", ".join(offered))
 
 
 def path_arg(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ import argparse
 import platform
 
 from gitgate import __version__
+from gitgate.cli.flags import DOCUMENTS, output_flag
 from gitgate.errors import GitgateError
 from gitgate.output import console
 from gitgate.render.tools import find_helm, find_kustomize
@@ -47,8 +48,7 @@ def version_text(found: dict[str, str]) -> str:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     version = sub.add_parser("version", help="print gitgate's, helm's, kustomize's and "
                                              "Python's versions")
-    version.add_argument("-o", "--output", choices=["text", "json"], default="text",
-                         help="output format")
+    output_flag(version, "text", "json")
     version.add_argument("--helm", help="helm executable to report on")
     version.add_argument("--kustomize", help="kustomize or kubectl executable to report on")
     version.set_defaults(func=cmd_version)
@@ -65,8 +65,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def cmd_version(args: argparse.Namespace) -> int:
     found = versions(args.helm, args.kustomize)
-    if args.output == "json":
-        console.out_json(found)
+    if args.output in DOCUMENTS:
+        console.out_document(found, args.output)
     else:
         console.out(version_text(found))
     return 0

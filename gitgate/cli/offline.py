@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from gitgate.bundle.group import group_all
 from gitgate.check import check_report
-from gitgate.cli.flags import at_flag, bundle_flag, kube_flags, output_flag, path_arg, tool_flags
+from gitgate.cli.flags import (
+    DOCUMENTS,
+    at_flag,
+    bundle_flag,
+    completes,
+    kube_flags,
+    output_flag,
+    path_arg,
+    tool_flags,
+)
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError
 from gitgate.karmada.effective import member_view
@@ -72,6 +82,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     gates = sub.add_parser("gates", help="every gate: active or not, what it covers, when next")
     path_arg(gates)
     output_flag(gates, "table", "json")
+    completes(gates.add_argument("--bundle", help="only the gates that cover a bundle whose name "
+                                                  "matches this glob"))
     at_flag(gates)
     tool_flags(gates)
     gates.set_defaults(func=cmd_gates)
@@ -158,6 +170,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     cluster = cluster_from(args) if args.kubeconfig or args.context else None
+    if cluster is None and os.environ.get("KUBECONFIG"):
+        console.warn("plan reads the repo only: $KUBECONFIG is set but not read; pass "
+                     "--kubeconfig \"$KUBECONFIG\" to compare with what the cluster holds")
     checkout = _checkout(args, _at(args), args.bundle, cluster)
     plan = checkout.plan
     warn_if_empty(Path(args.path), plan)
@@ -172,7 +187,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.cluster:
         labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
         view = member_view([b.bundle for b in plan.bundles], args.cluster, labels)
-    if args.output == "json":
+    if args.output in DOCUMENTS:
         doc = plan_document(plan)
         if changes is not None:
             for bundle in doc["bundles"]:
@@ -183,7 +198,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 for name in sorted({c.bundle for c in changes} - planned)]
         if view is not None:
             doc["cluster"] = member_document(view)
-        console.out_json(doc)
+        console.out_document(doc, args.output)
     else:
         console.out(plan_table(plan, wide=args.output == "wide"))
         if changes is not None:
@@ -203,9 +218,12 @@ def _cluster_labels(cluster: ClusterPort, name: str) -> dict[str, str] | None:
 
 
 def cmd_gates(args: argparse.Namespace) -> int:
-    plan = _checkout(args, _at(args)).plan
-    if args.output == "json":
-        console.out_json(gates_document(plan))
+    plan = _checkout(args, _at(args), args.bundle).plan
+    if args.bundle is not None:
+        chosen = {item.bundle.name for item in plan.bundles}
+        plan = replace(plan, gates=tuple(s for s in plan.gates if chosen & set(s.covers)))
+    if args.output in DOCUMENTS:
+        console.out_document(gates_document(plan), args.output)
     else:
         console.out(gates_table(plan))
     return 1 if plan.invalid_gates else 0
@@ -216,8 +234,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = check_report(current.rendered, current.plan)
     if args.junit:
         Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
-    if args.output == "json":
-        console.out_json(check_document(report))
+    if args.output in DOCUMENTS:
+        console.out_document(check_document(report), args.output)
     else:
         console.out(check_text(report))
     console.problems((), current.rendered.warnings)

@@ -98,8 +98,8 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
     for bundle in bundles:
         digest = bundle.digest or bundle_digest(bundle.objects, bundle.source.options)
         if bundle.failed:
-            reasons = tuple(HoldReason(ReasonKind.RENDER, p.reason, p.file or p.source, p.message)
-                            for p in bundle.problems)
+            reasons = tuple(HoldReason(ReasonKind.RENDER, p.reason, p.file or p.source, p.message,
+                                       line=p.line) for p in bundle.problems)
             verdicts[bundle.name] = BundleVerdict(bundle.name, Verdict.FAILED, digest, reasons)
             continue
         holds: list[HoldReason] = []
@@ -109,7 +109,7 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
         for bad in invalid:
             holds.append(HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
                                 f"gate file cannot be used ({bad.message}); every bundle is "
-                                "held until it is fixed"))
+                                "held until it is fixed", line=bad.line))
         if bundle.source.pause_reason is not None:
             holds.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE,
                                 join(bundle.source.path, PAUSE_FILE), bundle.source.pause_reason))

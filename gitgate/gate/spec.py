@@ -19,10 +19,14 @@ from gitgate.yamlio import YamlSyntaxError, load_documents
 API_VERSION = "gitgate.io/v1alpha1"
 KIND = "Gate"
 PAUSED_FOR = "gitgate.io/paused-for"  # annotation: the selector `gitgate pause` was given
+PAUSED_BY = "gitgate.io/paused-by"  # annotation: who ran `gitgate pause` (their git identity)
+PAUSED_AT = "gitgate.io/paused-at"  # annotation: when
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _TOP_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 _META_KEYS = {"name", "labels", "annotations"}
-_SPEC_KEYS = {"bundles", "selector", "action", "clusters", "reason", "until", "windows", "approve"}
+_SPEC_KEYS = {"bundles", "selector", "action", "clusters", "reason", "reasons", "until",
+              "windows", "approve"}
+_REASON_KEYS = {"reason", "by", "at"}
 _WINDOW_KEYS = {"cron", "duration", "timeZone"}
 _APPROVE_KEYS = {"bundle", "digest"}
 
@@ -94,6 +98,36 @@ def _approvals(value: Any) -> tuple[Approval, ...]:
     return tuple(out)
 
 
+def _signed(reason: str, by: Any, at: Any) -> str:
+    """`INC-7 (Alice, 2026-11-24T03:00:00Z)`: a reason with who gave it (their name; the gate
+    file keeps the email too) and when, as known."""
+    who = by.split(" <")[0].strip() if isinstance(by, str) else ""
+    said = ", ".join(str(v) for v in (who, at) if isinstance(v, str | datetime) and str(v))
+    return f"{reason} ({said})" if said else reason
+
+
+def _more_reasons(value: Any) -> tuple[tuple[str, str], ...]:
+    """`spec.reasons`: later pauses of the gate's selector, each with who and when. Returns
+    (reason, the reason as shown)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise GateSpecError("spec.reasons must be a list of {reason, by, at}")
+    out = []
+    for index, item in enumerate(value):
+        where = f"spec.reasons[{index}]"
+        data = _mapping(item, where)
+        _unknown(data, _REASON_KEYS, where + ".")
+        reason = data.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise GateSpecError(f"{where}.reason is required")
+        at = data.get("at")
+        if at is not None:
+            parse_time(at, f"{where}.at")
+        out.append((reason.strip(), _signed(reason.strip(), data.get("by"), at)))
+    return tuple(out)
+
+
 def gate_from_data(data: Any, file: str) -> Gate:
     data = _mapping(data, "a Gate document")
     _unknown(data, _TOP_KEYS, "")
@@ -109,6 +143,8 @@ def gate_from_data(data: Any, file: str) -> Gate:
     reason = spec.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise GateSpecError("spec.reason is required: say why the bundles are held")
+    more = _more_reasons(spec.get("reasons"))
+    first = _signed(reason.strip(), _annotation(meta, PAUSED_BY), _annotation(meta, PAUSED_AT))
     bundles = _strings(spec.get("bundles"), "spec.bundles")
     match_labels: dict[str, str] = {}
     if spec.get("selector") is not None:
@@ -133,7 +169,9 @@ def gate_from_data(data: Any, file: str) -> Gate:
     if windows is not None and not isinstance(windows, list):
         raise GateSpecError("spec.windows must be a list")
     return Gate(
-        name=name, file=file, reason=reason.strip(), action=action, bundles=bundles,
+        name=name, file=file, action=action, bundles=bundles,
+        reason="; ".join([first, *(shown for _, shown in more)]) if more else reason.strip(),
+        reasons=(reason.strip(), *(said for said, _ in more)),
         match_labels=match_labels, clusters=clusters,
         until=parse_time(spec["until"], "spec.until") if spec.get("until") is not None else None,
         windows=tuple(_window(w, i) for i, w in enumerate(windows or [])),

@@ -10,7 +10,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from gitgate.errors import ConfigError
-from gitgate.gate.spec import API_VERSION, KIND, PAUSED_FOR
+from gitgate.gate.spec import API_VERSION, KIND, PAUSED_AT, PAUSED_BY, PAUSED_FOR
 from gitgate.model import Gate
 from gitgate.timespec import rfc3339
 
@@ -58,14 +58,21 @@ def written_for(gate: Gate, selector: str) -> bool:
 
 
 def new_gate(name: str, selector: str, reason: str, *, action: str = "hold",
-             until: datetime | None = None, clusters: tuple[str, ...] = ()) -> dict[str, Any]:
+             until: datetime | None = None, clusters: tuple[str, ...] = (),
+             by: str = "", at: datetime | None = None) -> dict[str, Any]:
+    """`by` and `at`: who paused (their git identity) and when, kept beside the reason."""
     spec: dict[str, Any] = {**parse_selector(selector), "action": action, "reason": reason}
     if clusters:
         spec["clusters"] = list(clusters)
     if until is not None:
         spec["until"] = rfc3339(until)
+    annotations = {PAUSED_FOR: selector}
+    if by:
+        annotations[PAUSED_BY] = by
+    if at is not None:
+        annotations[PAUSED_AT] = rfc3339(at)
     return {"apiVersion": API_VERSION, "kind": KIND,
-            "metadata": {"name": name, "annotations": {PAUSED_FOR: selector}}, "spec": spec}
+            "metadata": {"name": name, "annotations": annotations}, "spec": spec}
 
 
 def _yaml() -> YAML:
@@ -148,6 +155,21 @@ def edited_gate_file(text: str, gate: str, remove_bundles: tuple[str, ...]) -> s
             doc["spec"]["bundles"] = type(bundles)(b for b in bundles if b not in remove_bundles)
             kept.append(doc)
     return _dump_all(yaml, kept) if kept else None
+
+
+def with_reason(text: str, gate: str, reason: str, by: str, at: datetime) -> str:
+    """The gate file with one more reason on gate `gate` (in spec.reasons, with who and
+    when): a second pause of the same selector keeps the first one's reason and adds its own."""
+    yaml = _editor(text)
+    documents = [d for d in yaml.load_all(text) if d is not None]
+    for doc in documents:
+        if (doc.get("metadata") or {}).get("name") == gate:
+            entry: dict[str, str] = {"reason": reason}
+            if by:
+                entry["by"] = by
+            entry["at"] = rfc3339(at)
+            doc["spec"].setdefault("reasons", []).append(entry)
+    return _dump_all(yaml, documents)
 
 
 def with_until(text: str, gate: str, until: datetime | None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import tarfile
 from pathlib import Path
 
@@ -31,6 +32,17 @@ def ensure_branch(repo: git.Repo) -> str:
     return repo.active_branch.name
 
 
+def identity(repo: git.Repo) -> str:
+    """Who commits here, as git itself resolves it (`Name <email>`: GIT_AUTHOR_NAME and
+    GIT_AUTHOR_EMAIL, as a CI job sets them, else the config), or "" when git has no identity
+    (the commit itself then fails, saying how to set one)."""
+    try:
+        said = repo.git.var("GIT_AUTHOR_IDENT")
+    except git.GitCommandError:
+        return ""
+    return re.sub(r"\s+\d+\s+[+-]\d{4}$", "", str(said).strip())
+
+
 def commit_only(repo: git.Repo, paths: list[Path], message: str) -> str:
     """Commit exactly `paths` as they are on disk (added, changed or deleted); other staged
     changes stay staged and are not part of the commit. Uses the user's git identity."""
@@ -53,15 +65,16 @@ def commit_only(repo: git.Repo, paths: list[Path], message: str) -> str:
 
 
 def _push_once(repo: git.Repo, branch: str, remote: str) -> str | None:
-    """None when pushed, else git's reason."""
-    try:
-        results = repo.remote(remote).push(branch)
-    except (ValueError, git.GitCommandError) as exc:
-        return str(getattr(exc, "stderr", "") or exc).strip()
-    for result in results:
-        if result.flags & (result.ERROR | result.REJECTED | result.REMOTE_REJECTED):
-            return result.summary.strip() or "rejected"
-    return None
+    """None when pushed, else git's reason in one line. git's own output is captured, never
+    passed through: a push that is rejected and then succeeds after a rebase must not leave
+    "error: failed to push some refs" on the user's terminal."""
+    status, out, err = repo.git.push("--porcelain", remote, branch, with_extended_output=True,
+                                     with_exceptions=False)
+    if status == 0:
+        return None
+    rejected = [line.split("\t")[-1] for line in str(out).splitlines() if line.startswith("!")]
+    last = [line for line in str(err).splitlines() if line.strip()][-1:]
+    return (rejected or last or [f"git push exited {status}"])[0].strip()
 
 
 def unpushed(repo: git.Repo, branch: str, remote: str = "origin") -> list[str]:

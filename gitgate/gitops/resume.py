@@ -20,6 +20,7 @@ class GateEdit:
     file: str
     gate: str
     remove_bundles: tuple[str, ...] = ()  # narrow: these names leave spec.bundles; () deletes
+    reason: str = ""  # every reason the gate holds for, so a resume says what it lifts
 
     @property
     def deletes(self) -> bool:
@@ -27,7 +28,8 @@ class GateEdit:
 
     def describe(self) -> str:
         if self.deletes:
-            return f"remove gate {self.gate} ({self.file})"
+            lifts = f": lifts {self.reason}" if self.reason else ""
+            return f"remove gate {self.gate} ({self.file}){lifts}"
         return (f"narrow gate {self.gate} ({self.file}): {', '.join(self.remove_bundles)} "
                 "leave its bundles")
 
@@ -48,7 +50,7 @@ def resume_edits(selector: str, gates: tuple[GateState, ...], selected: list[Bun
     """The gates to remove, and the other active gates that still hold a selected bundle."""
     named = [s for s in gates if s.gate.name == selector]
     if named:
-        return [GateEdit(s.gate.file, s.gate.name) for s in named], []
+        return [GateEdit(s.gate.file, s.gate.name, reason=s.gate.reason) for s in named], []
     chosen = {b.name for b in selected}
     edits: list[GateEdit] = []
     refusals: list[Refusal] = []
@@ -58,7 +60,7 @@ def resume_edits(selector: str, gates: tuple[GateState, ...], selected: list[Bun
         if not state.active or not holding:
             continue
         if written_for(gate, selector):
-            edits.append(GateEdit(gate.file, gate.name))
+            edits.append(GateEdit(gate.file, gate.name, reason=gate.reason))
         elif gate.windows:
             refusals.append(Refusal(gate.file, gate.name,
                                     f"is a recurring freeze (windows) that holds "

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from git import Repo
 
-from gitgate.errors import ConfigError
+from gitgate.errors import ConfigError, StillHeld
 from gitgate.gate.evaluate import gate_covers
 from gitgate.gitops.gatefile import (
     dump_gate,
@@ -20,6 +20,7 @@ from gitgate.gitops.gatefile import (
     new_gate,
     parse_selector,
     with_approval,
+    with_reason,
     with_until,
     written_for,
 )
@@ -28,12 +29,14 @@ from gitgate.gitops.repo import (
     ensure_branch,
     has_uncommitted_changes,
     head_snapshot,
+    identity,
     open_repo,
     push,
     unpushed,
 )
 from gitgate.gitops.resume import GateEdit, resume_edits
 from gitgate.model import Bundle, Gate
+from gitgate.model.nearby import closest_hint
 from gitgate.passes.onepass import plan_checkout
 from gitgate.plan import Plan
 from gitgate.render.tools import Tools
@@ -148,11 +151,13 @@ def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: s
     same = next((s.gate for s in plan.gates if s.active and written_for(s.gate, selector)
                  and str(s.gate.action) == action and s.gate.clusters == clusters
                  and {b.name for b in matched} <= set(s.covers)), None)
+    by = identity(checked[0])
     if same is not None:
-        return _already_paused(repo, checked, same, until)
+        return _already_paused(repo, checked, same, until, reason.strip(), by, now)
     taken = {s.gate.name for s in plan.gates} | {p.stem for p in (repo.root / gates_path).glob("*")}
     name = gate_name_for(selector, taken)
-    gate = new_gate(name, selector, reason, action=action, until=until, clusters=clusters)
+    gate = new_gate(name, selector, reason, action=action, until=until, clusters=clusters,
+                    by=by, at=now)
     path = repo.root / gates_path / f"{name}.yaml"
     _refuse_links(repo.root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,20 +168,30 @@ def pause(repo: GitRepo, selector: str, reason: str, now: datetime, *, action: s
 
 
 def _already_paused(repo: GitRepo, checked: tuple[Repo, str], gate: Gate,
-                    until: datetime | None) -> Committed:
-    """A second pause of the same selector: extend the existing gate when it asks for longer,
-    else leave it."""
+                    until: datetime | None, reason: str, by: str, now: datetime) -> Committed:
+    """A second pause of the same selector joins the existing gate: its reason is kept beside
+    the others (with who and when), and the gate lasts as long as the longest pause asks."""
     lasts = f"until {rfc3339(gate.until)}" if gate.until else "until resumed"
-    if gate.until is None or (until is not None and until <= gate.until):
+    longer = gate.until is not None and (until is None or until > gate.until)
+    new_reason = reason not in gate.reasons
+    if not longer and not new_reason:
         return Committed(f"already paused by {gate.file} {lasts} (reason: {gate.reason}); "
                          "nothing changed")
     path = repo.root / gate.file
     _refuse_uncommitted(checked[0], path)
-    path.write_text(with_until(path.read_text(encoding="utf-8"), gate.name, until),
-                    encoding="utf-8")
-    longer = f"until {rfc3339(until)}" if until else "until resumed"
-    return _commit(repo, checked, [path], f"extend pause {gate.paused_for}: {longer}",
-                   f"already paused by {gate.file} {lasts}; extended {longer}")
+    text = path.read_text(encoding="utf-8")
+    if new_reason:
+        text = with_reason(text, gate.name, reason, by, now)
+    if longer:
+        text = with_until(text, gate.name, until)
+    path.write_text(text, encoding="utf-8")
+    said = []
+    if new_reason:
+        said.append(f"added the reason {reason!r} beside {'; '.join(map(repr, gate.reasons))}")
+    lasts_now = (f"until {rfc3339(until)}" if until else "until resumed") if longer else lasts
+    said.append(f"extended {lasts_now}" if longer else f"it lasts {lasts_now}")
+    return _commit(repo, checked, [path], f"pause {gate.paused_for}: {reason} (joins "
+                   f"{gate.name})", f"already paused by {gate.file}; {', '.join(said)}")
 
 
 def _refuse_uncommitted(git: Repo, path: Path) -> None:
@@ -214,20 +229,23 @@ def resume(repo: GitRepo, selector: str, now: datetime, *, dry_run: bool = False
     _, plan = _plan(repo, now)
     selected = selected_bundles(selector, _bundles(plan))
     edits, refusals = resume_edits(selector, plan.gates, selected)
+    if not selected and not edits:  # a typo: it names no bundle and no gate
+        names = [b.name for b in _bundles(plan)] + [s.gate.name for s in plan.gates]
+        raise ConfigError(f"{selector!r} names no gate and selects no bundle"
+                          f"{closest_hint(selector, names, 'bundles and gates')}")
     if refusals and not edits:
-        raise ConfigError(f"nothing was changed: no gate is named {selector!r} or was written "
-                          f"by `gitgate pause {selector}`; what holds it is left as it is:\n  "
-                          + "\n  ".join(r.describe() for r in refusals))
+        raise StillHeld(f"nothing was changed: no gate is named {selector!r} or was written "
+                        f"by `gitgate pause {selector}`; what holds it is left as it is:\n"
+                        + "\n".join(r.describe() for r in refusals))
     if not edits and retry is None:
-        raise ConfigError(f"no active gate is named or holds {selector!r}; `gitgate gates "
-                          f"{repo.root}` lists them (a rollout halted without a gate is "
-                          "retried with --kubeconfig)")
+        return Committed(f"{selector} is not paused: no active gate holds it, so there is "
+                         "nothing to resume (a rollout halted without a gate is retried with "
+                         "--kubeconfig)")
     committed = _lift(repo, checked, selector, edits, dry_run) if edits else None
     retried = retry([b.name for b in selected], dry_run) if retry else []
     if committed is None and not retried:
-        raise ConfigError(f"no active gate is named or holds {selector!r}, and no rollout of "
-                          f"it is halted; `gitgate gates {repo.root}` lists the gates, "
-                          "`gitgate status` the rollouts")
+        return Committed(f"{selector} is not paused: no active gate holds it and no rollout of "
+                         "it is halted, so there is nothing to resume")
     lines = "\n".join([("would " if dry_run else "") + line for line in retried]
                       + [f"still held: {r.describe()}" for r in refusals])
     if committed is None:

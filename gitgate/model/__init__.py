@@ -18,7 +18,7 @@ from gitgate.model.objects import (
 )
 from gitgate.model.paths import is_under, join, parent_dir
 from gitgate.model.rolloutspec import RolloutSpec
-from gitgate.model.verdict import BundleVerdict, HoldReason, ReasonKind, Verdict
+from gitgate.model.verdict import BundleVerdict, HoldReason, ReasonKind, Verdict, described
 
 __all__ = [
     "BUNDLE_LABEL", "FIELD_MANAGER", "Action", "Approval", "Bundle", "BundleOptions",
@@ -26,5 +26,6 @@ __all__ = [
     "GateText", "Unreadable",
     "Hashed", "HoldReason", "InvalidGate", "Manifest", "ObjectRef", "Problem", "ReasonKind",
     "RenderedSource", "RolloutSpec", "Source", "SourceKind", "Verdict", "Window",
-    "bundle_from_label", "bundle_label_value", "content_hash", "is_under", "join", "parent_dir",
+    "bundle_from_label", "bundle_label_value", "content_hash", "described", "is_under", "join",
+    "parent_dir",
 ]

@@ -50,6 +50,7 @@ class Gate:
     windows: tuple[Window, ...] = ()
     approvals: tuple[Approval, ...] = ()
     paused_for: str | None = None  # the selector `gitgate pause` wrote this gate for
+    reasons: tuple[str, ...] = ()  # each reason given (spec.reason, then spec.reasons), bare
 
 
 @dataclass(frozen=True)

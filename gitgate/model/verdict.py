@@ -43,16 +43,29 @@ class HoldReason:
     until: datetime | None = None
     clusters: tuple[str, ...] = ()
     target: ObjectRef | None = None  # the object a label or dependency hold is about
+    line: int | None = None  # where in `file`, when the reason is about one line of it
+
+    def where(self) -> str:
+        """`file:line`, or the file alone when no line is known."""
+        return f"{self.file}:{self.line}" if self.line else self.file
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"kind": str(self.kind), "gate": self.gate, "file": self.file,
                                   "reason": self.reason, "action": str(self.action),
                                   "until": self.until.isoformat() if self.until else None}
+        if self.line:
+            out["line"] = self.line
         if self.clusters:
             out["clusters"] = list(self.clusters)
         if self.target is not None:
             out["object"] = str(self.target)
         return out
+
+
+def described(reasons: tuple[HoldReason, ...] | list[HoldReason]) -> str:
+    """Every reason as `file:line: why`, joined: the one wording of a verdict's reasons in
+    tables, results, logs and reports."""
+    return "; ".join(f"{r.where()}: {r.reason}" for r in reasons)
 
 
 @dataclass(frozen=True)

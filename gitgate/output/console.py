@@ -10,6 +10,7 @@ from typing import Any
 
 from gitgate.errors import GitgateError
 from gitgate.model import Problem
+from gitgate.yamlio import dump_one
 
 # C0 controls but newline and tab, DEL, C1 controls, and the bidirectional overrides: a file
 # or object name holding one could move the cursor, recolour or hide text, or reorder a line
@@ -30,18 +31,54 @@ def single_line(text: str) -> str:
     return text.translate(_ONE_LINE)
 
 
+# what the tables' marks become on a terminal that cannot show them (a latin-1 or ASCII
+# locale): one character for one, so that the columns stay aligned
+_PLAIN = str.maketrans({"✓": "+", "✗": "x", "⏸": "=", "…": "~", "→": ">", "—": "-", "–": "-",
+                        "·": "."})
+
+
+def fitted(text: str, encoding: str | None) -> str:
+    """`text` as the stream can encode it: marks spelled in ASCII, anything else replaced,
+    instead of a UnicodeEncodeError halfway through a table."""
+    if not encoding:
+        return text
+    try:
+        text.encode(encoding)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        plain = text.translate(_PLAIN)
+        try:
+            return plain.encode(encoding, "replace").decode(encoding)
+        except LookupError:
+            return plain.encode("ascii", "replace").decode("ascii")
+
+
+def _say(text: str, stream: Any, *, flush: bool = False) -> None:
+    stream.write(fitted(text if not text or text.endswith("\n") else text + "\n",
+                        getattr(stream, "encoding", None)))
+    if flush:
+        stream.flush()
+
+
 def out(text: str) -> None:
     """Text for stdout; non-empty text ends in a newline."""
-    text = printable(text)
-    sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+    _say(printable(text), sys.stdout)
 
 
 def out_json(document: Any) -> None:
     out(json.dumps(document, indent=2))
 
 
+def out_document(document: Any, output: str) -> None:
+    """The command's document as `-o json` or `-o yaml` asked (the same fields)."""
+    if output == "yaml":
+        out(dump_one(document))
+    else:
+        out_json(document)
+
+
 def warn(text: str) -> None:
-    print(printable(f"warning: {text}"), file=sys.stderr)
+    _say(printable(f"warning: {text}"), sys.stderr)
 
 
 def problem_line(problem: Problem, *, warning: bool = False) -> str:
@@ -60,17 +97,20 @@ def invalid_gate_line(file: str, line: int | None, message: str) -> str:
 
 def problems(errors: Iterable[Problem], warnings: Iterable[Problem] = ()) -> None:
     for warning in warnings:
-        print(problem_line(warning, warning=True), file=sys.stderr)
+        _say(problem_line(warning, warning=True), sys.stderr)
     for problem in errors:
-        print(problem_line(problem), file=sys.stderr)
+        _say(problem_line(problem), sys.stderr)
 
 
 def error(exc: GitgateError) -> None:
+    """`error: [Reason] message (file:line)`; a message of several lines keeps them, each
+    made safe to print on its own and indented under the first."""
     where = f" ({exc.file}{':' + str(exc.line) if exc.line else ''})" if exc.file else ""
-    print(f"error: [{exc.reason}] {single_line(exc.message)}{single_line(where)}",
-          file=sys.stderr)
+    first, *more = exc.message.split("\n")
+    _say(f"error: [{exc.reason}] {single_line(first)}{single_line(where)}"
+         + "".join(f"\n  {single_line(line)}" for line in more), sys.stderr)
 
 
 def progress(text: str) -> None:
     """A line of progress while a command waits (stderr, so stdout stays a document)."""
-    print(printable(text), file=sys.stderr, flush=True)
+    _say(printable(text), sys.stderr, flush=True)

@@ -9,11 +9,11 @@ from gitgate.apply.changeset import Change
 from gitgate.errors import Reason
 from gitgate.karmada.effective import MemberView
 from gitgate.karmada.syncsteps import sync_plan
-from gitgate.model import ObjectRef
+from gitgate.model import ObjectRef, described
 from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, rfc3339, table
-from gitgate.plan import BundlePlan, Plan
+from gitgate.plan import BundlePlan, Plan, destination
 from gitgate.timespec import age
 
 
@@ -31,6 +31,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "objects": [_ref_dict(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
             "heldObjects": [str(r) for r in verdict.held_objects],
             "policies": list(item.policies),
+            "clusters": destination(item),
             "rollout": _rollout_document(item),
             "hooks": _hooks_document(item),
         })
@@ -119,14 +120,14 @@ def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
 
 def plan_table(plan: Plan, *, wide: bool = False) -> str:
     """NEXT CHANGE reads `in 2h` (the time itself with -o wide); WHY is cut to one line."""
-    head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "NEXT CHANGE", "DIGEST", "ROLLOUT",
-            "WHY"]
+    head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "CLUSTERS", "NEXT CHANGE", "DIGEST",
+            "ROLLOUT", "WHY"]
     rows = [head + (["NEXT CHANGE AT"] if wide else [])]
     for item in plan.bundles:
         verdict = item.verdict
-        why = "; ".join(f"{r.file}: {r.reason}" for r in verdict.reasons) or "-"
+        why = described(verdict.reasons) or "-"
         row = [item.bundle.name, str(verdict.verdict), str(len(item.desired)),
-               str(len(item.policies)),
+               str(len(item.policies)), destination(item),
                age(verdict.next_change, plan.at) if verdict.next_change else "-",
                verdict.digest[:12], _rollout_cell(item), why if wide else one_line(why)]
         if wide:

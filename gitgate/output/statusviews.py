@@ -25,28 +25,70 @@ def _bundle_message(inv: Inventory, dispatch: Dispatch | None) -> str:
     return dispatch.message or (waiting[0].message if waiting else "")
 
 
-def status_document(inventories: list[Inventory],
-                    observation: Observation | None = None) -> dict[str, Any]:
-    seen = observation.bundles if observation else {}
-    bundles = []
-    for inv in sorted(inventories, key=lambda i: i.bundle):
-        bundles.append({
-            "name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
+def namespaces_everywhere(inv: Inventory, dispatch: Dispatch | None) -> bool:
+    """A bundle of Namespaces alone (policies aside): Karmada's namespace controller sends a
+    Namespace to every member cluster by itself, with no binding to show per cluster. It
+    skips `default`, its own and `kube-*` namespaces (its default --skipped-propagating-
+    namespaces), and those labelled skip-auto-propagation (the inventory does not keep
+    labels: such a bundle is shown as reaching all members)."""
+    return (dispatch is not None and not dispatch.clusters and not dispatch.propagated
+            and any(e.kind == "Namespace" and "/" not in e.api_version
+                    and not _karmada_skips(e.name) for e in inv.entries))
+
+
+def _karmada_skips(namespace: str) -> bool:
+    return (namespace in ("default", "karmada-system", "karmada-cluster")
+            or namespace.startswith(("karmada-es-", "kube-")))
+
+
+def _pending(inv: Inventory) -> bool:
+    """The last attempted revision changes the bundle, and that change is not live."""
+    return bool(inv.revision) and inv.applied_digest != inv.digest
+
+
+def revision_cell(inv: Inventory) -> str:
+    """The live revision; `(tried abc1234)` beside it when a later one is not applied."""
+    cell = inv.applied_revision[:12] or "-"
+    if _pending(inv) and inv.revision != inv.applied_revision:
+        cell += f" (tried {inv.revision[:7]})"
+    return cell
+
+
+def bundle_document(inv: Inventory, dispatch: Dispatch) -> dict[str, Any]:
+    """One bundle as `status -o json` and the loop's `/status` show it: what gitgate decided,
+    which revision is live (lastAppliedRevision) and which was last tried
+    (lastAttemptedRevision; `revision` says the same, kept for older readers), and per member
+    cluster what Karmada reports with the revision it runs."""
+    clusters = [{**c.as_dict(), "revision": inv.cluster_revision(c.name) or None}
+                for c in dispatch.clusters]
+    return {"name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
+            "lastAttemptedRevision": inv.revision or None,
+            "lastAppliedRevision": inv.applied_revision or None,
+            "pending": _pending(inv),
             "digest": inv.digest,
             "gates": [r.get("gate") for r in inv.reasons if r.get("kind") != "rollout"],
             "reasons": list(inv.reasons), "since": inv.since or None,
             "lastApplied": inv.last_applied or None,
             "message": inv.message, "objects": len(inv.entries),
-            **dispatch_document(inv.bundle, seen.get(inv.bundle, Dispatch()))})
+            **dispatch_document(inv.bundle, dispatch), "clusters": clusters,
+            "allMembers": namespaces_everywhere(inv, dispatch)}
+
+
+def status_document(inventories: list[Inventory],
+                    observation: Observation | None = None) -> dict[str, Any]:
+    seen = observation.bundles if observation else {}
+    bundles = [bundle_document(inv, seen.get(inv.bundle, Dispatch()))
+               for inv in sorted(inventories, key=lambda i: i.bundle)]
     doc = document("Status", {"bundles": bundles})
     if observation is not None and observation.error:
         doc["observeError"] = observation.error
     return doc
 
 
-def cluster_cell(state: ClusterState) -> str:
+def cluster_cell(state: ClusterState, runs: str | None = None) -> str:
     """`member1 ✓` ready, `⏸` dispatch suspended, `✗` unhealthy or failed to apply, `…` on
-    its way; then `behind` when it runs an older template."""
+    its way; then `behind` when it runs an older template, and `@abc1234` when it runs
+    another revision than the applied one (`runs`, "" for none)."""
     if state.suspended:
         mark = "⏸"
     elif state.ready:
@@ -55,17 +97,26 @@ def cluster_cell(state: ClusterState) -> str:
         mark = "✗"
     else:
         mark = "…"
-    return f"{state.name} {mark}" + (" behind" if state.version is Version.BEHIND else "")
+    cell = f"{state.name} {mark}" + (" behind" if state.version is Version.BEHIND else "")
+    return cell if runs is None else f"{cell} @{runs[:7] or 'none'}"
+
+
+def _runs_other(inv: Inventory, cluster: str) -> str | None:
+    runs = inv.cluster_revision(cluster)
+    return None if runs == inv.applied_revision else runs
 
 
 def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = False,
                  observation: Observation | None = None) -> str:
     """AGE: since the verdict last changed; APPLIED: since gitgate last wrote the bundle;
-    CLUSTERS and HEALTH: what Karmada reports (`-o wide`: one row per bundle and cluster)."""
+    REVISION: the revision live in Karmada, with the last one a pass tried when that is not
+    live (per cluster with `-o wide`, and ATTEMPTED); CLUSTERS and HEALTH: what Karmada
+    reports (`-o wide`: one row per bundle and cluster)."""
     seen = observation.bundles if observation else {}
     if wide:
         rows = [["BUNDLE", "VERDICT", "CLUSTER", "SCHEDULED", "APPLIED", "HEALTH", "SUSPENDED",
-                 "VERSION", "REVISION", "GATES", "AGE", "SINCE", "LAST APPLIED", "MESSAGE"]]
+                 "VERSION", "REVISION", "ATTEMPTED", "GATES", "AGE", "SINCE", "LAST APPLIED",
+                 "MESSAGE"]]
     else:
         rows = [["BUNDLE", "VERDICT", "CLUSTERS", "HEALTH", "AGE", "APPLIED", "REVISION",
                  "MESSAGE"]]
@@ -77,12 +128,15 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
         health = dispatch.health if dispatch else None
         message = _bundle_message(inv, dispatch)
         if not wide:
-            clusters = "  ".join(cluster_cell(c) for c in dispatch.clusters) if dispatch else ""
+            clusters = "  ".join(cluster_cell(c, _runs_other(inv, c.name))
+                                 for c in dispatch.clusters) if dispatch else ""
             if dispatch is not None and dispatch.propagated and not dispatch.clusters:
                 clusters = "none"  # it has objects to propagate, and reaches no cluster
+            elif namespaces_everywhere(inv, dispatch):
+                clusters = "all members"  # Karmada propagates Namespaces by itself
             rows.append([inv.bundle, inv.verdict, clusters or "-",
                          str(health) if health else "-", age(since, now), age(applied, now),
-                         inv.revision[:12] or "-", one_line(message) or "-"])
+                         revision_cell(inv), one_line(message) or "-"])
             continue
         states: list[ClusterState | None] = list(dispatch.clusters) if dispatch else []
         for state in states or [None]:
@@ -91,7 +145,9 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
                 _yes(state.suspended), str(state.version)]
             text = (state.message if state is not None and state.message and not inv.message
                     else message)
-            rows.append([inv.bundle, inv.verdict, *cells, inv.revision[:12] or "-", gates,
+            runs = inv.applied_revision if state is None else inv.cluster_revision(state.name)
+            rows.append([inv.bundle, inv.verdict, *cells, runs[:12] or "-",
+                         inv.revision[:12] or "-", gates,
                          age(since, now), inv.since or "-", inv.last_applied or "-",
                          " ".join(text.split()) or "-"])
     return table(rows) + "\n"
@@ -145,7 +201,9 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
         doc["lastObserved"] = rfc3339(state.last_observed)
         if state.observation.error:
             doc["observeError"] = state.observation.error
-        doc["bundles"] = [dispatch_document(name, dispatch) for name, dispatch
+        known = state.inventories or {}
+        doc["bundles"] = [bundle_document(known[name], dispatch) if name in known
+                          else dispatch_document(name, dispatch) for name, dispatch
                           in sorted(state.observation.bundles.items())]
     return doc
 

@@ -5,7 +5,6 @@ pass means the same thing everywhere."""
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import logging
 import threading
@@ -27,6 +26,7 @@ from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.model import Action, ReasonKind
+from gitgate.model.nearby import closest_hint
 from gitgate.model.ownership import SYSTEM_NAMESPACE
 from gitgate.passes.clusterview import ClusterView, observe_cluster
 from gitgate.plan import Plan, make_plan
@@ -54,18 +54,14 @@ def matches(name: str, bundle_glob: str | None) -> bool:
     return bundle_glob is None or fnmatch.fnmatchcase(name, bundle_glob)
 
 
-def selected(names: list[str], bundle_glob: str | None) -> list[str]:
+def selected(names: list[str], bundle_glob: str | None, said: str = "--bundle") -> list[str]:
     """The names `--bundle GLOB` selects. A glob that selects nothing is an error naming the
     closest bundle names (a typo must not pass for "nothing to do"). Raises ConfigError."""
     chosen = [name for name in names if matches(name, bundle_glob)]
     if bundle_glob is None or chosen:
         return chosen
-    close = difflib.get_close_matches(bundle_glob, names, n=3, cutoff=0.5)
-    hint = (f"; closest: {', '.join(close)}" if close else
-            f"; the bundles are: {', '.join(sorted(names)[:10])}"
-            f"{', …' if len(names) > 10 else ''}" if names else "; the repo has no bundles")
-    raise ConfigError(f"--bundle {bundle_glob!r} matches no bundle{hint} (`gitgate plan` lists "
-                      "them all)")
+    raise ConfigError(f"{said} {bundle_glob!r} matches no bundle"
+                      f"{closest_hint(bundle_glob, names)} (`gitgate plan` lists them all)")
 
 
 def scope_of_glob(bundle_glob: str | None) -> Callable[[str], bool] | None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from gitgate.apply.inventory import Inventory, retry_request
+from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, retry_request
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.members import member_clusters
 from gitgate.apply.observe import Observation, observe
 from gitgate.apply.ports import ClusterPort, Lister
+from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
 from gitgate.progression.rollouts import halted_rollouts
 from gitgate.timespec import rfc3339
 
@@ -29,6 +30,13 @@ def recorded_status(cluster: ClusterPort, instance: str) -> Recorded:
     observation's error; unreadable inventories raise GitgateError)."""
     inventories = list(read_inventories(cluster, instance).values())
     return Recorded(inventories, observe(cluster, inventories))
+
+
+def recorded_instances(cluster: Lister) -> list[str]:
+    """The gitgate instances that recorded bundles on this API server (by their label)."""
+    found = cluster.list_objects("v1", "ConfigMap", NAMESPACE, f"{INVENTORY_LABEL}=true")
+    return sorted({(c["metadata"].get("labels") or {}).get(INSTANCE_LABEL, DEFAULT_INSTANCE)
+                   for c in found})
 
 
 def retry_halted(cluster: ClusterPort, instance: str, names: list[str], now: datetime,

@@ -27,6 +27,10 @@ def looks_remote(entry: str) -> bool:
     return bool(_REMOTE.search(entry))
 
 
+def has_kustomization(tree: RepoTree, folder: str) -> bool:
+    return _kustomization_file(tree, folder) is not None
+
+
 def _kustomization_file(tree: RepoTree, folder: str) -> str | None:
     for name in KUSTOMIZATION_FILES:
         if join(folder, name) in tree.files:
@@ -70,7 +74,7 @@ def check_kustomization(tree: RepoTree, folder: str) -> list[str]:
         visited.append(current)
         file = _kustomization_file(tree, current)
         if file is None:
-            raise RenderError(f"{current}: no kustomization.yaml in this folder", file=current)
+            raise RenderError("no kustomization.yaml in this folder", file=current)
         _check_links(tree, current, file)
         try:
             doc = load_one(tree.read(file) or "") or {}

@@ -29,12 +29,14 @@ from gitgate.render.customize import compile_overrides
 from gitgate.render.helm import helm_values_merge, make_client, render_helm
 from gitgate.render.helm_schema import check_chart_schemas
 from gitgate.render.kustomize import kustomize_build
-from gitgate.render.kustomize_guard import check_kustomization
+from gitgate.render.kustomize_guard import check_kustomization, has_kustomization
 from gitgate.render.patches import patched
 from gitgate.render.rawyaml import render_raw
 from gitgate.render.tools import Tools
+from gitgate.source.config import BUNDLE_CONFIG
 from gitgate.source.discover import Discovery, discover
 from gitgate.source.tree import RepoTree, scan_repo
+from gitgate.yamlio import key_line
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,12 @@ def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools |
         check_chart_schemas(tree, source.path)  # before helm resolves any $ref
         return render_helm(helm_client(), tree, root, source)  # type: ignore[arg-type]
     folder = join(source.path, source.options.kustomize_dir or ".").removesuffix("/.")
+    if source.options.kustomize_dir and not has_kustomization(tree, folder):
+        bundle_file = join(source.path, BUNDLE_CONFIG)
+        raise RenderError(
+            f"dir {source.options.kustomize_dir!r} is not a kustomize folder (no "
+            f"kustomization.yaml in {folder}); fix `dir` in {bundle_file}", file=bundle_file,
+            line=key_line(tree.read(bundle_file) or "", ("dir",)))
     check_kustomization(tree, folder)
     return kustomize_build(tools.kustomize, root / folder, display=folder)
 

@@ -1,4 +1,5 @@
-"""Find the helm and kustomize executables: flag, env var, PATH, then the venv's bin."""
+"""Find the helm and kustomize executables: flag, env var, the venv's bin (the versions
+`make setup` pinned), then PATH."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def _venv_bin() -> Path:
 
 
 def _which(name: str) -> str | None:
-    return shutil.which(name) or shutil.which(name, path=str(_venv_bin()))
+    """The venv's pinned tool before one on PATH: `.venv/bin/gitgate` run directly (PATH
+    without the venv) must not render with an older system kubectl's kustomize."""
+    return shutil.which(name, path=str(_venv_bin())) or shutil.which(name)
 
 
 def _version(argv: list[str]) -> str:
@@ -50,7 +53,7 @@ def _semver(text: str) -> tuple[int, ...]:
 def find_helm(explicit: str | None = None) -> tuple[str, str]:
     path = explicit or os.environ.get("GITGATE_HELM") or _which("helm")
     if not path or not shutil.which(path):
-        raise ToolMissing(f"helm not found (looked at --helm, GITGATE_HELM, PATH, {_venv_bin()}); "
+        raise ToolMissing(f"helm not found (looked at --helm, GITGATE_HELM, {_venv_bin()}, PATH); "
                           f"{INSTALL_HINT}")
     version = _version([path, "version", "--template", "{{.Version}}"])
     if _semver(version)[:2] < MIN_HELM:
@@ -61,7 +64,10 @@ def find_helm(explicit: str | None = None) -> tuple[str, str]:
 
 def find_kustomize(explicit: str | None = None) -> tuple[tuple[str, ...], str]:
     chosen = explicit or os.environ.get("GITGATE_KUSTOMIZE")
-    candidates = [chosen] if chosen else [_which("kustomize"), _which("kubectl")]
+    venv = str(_venv_bin())
+    candidates = [chosen] if chosen else [
+        shutil.which("kustomize", path=venv), shutil.which("kubectl", path=venv),
+        shutil.which("kustomize"), shutil.which("kubectl")]
     for path in filter(None, candidates):
         if not shutil.which(path):
             continue
@@ -81,7 +87,7 @@ def find_kustomize(explicit: str | None = None) -> tuple[tuple[str, ...], str]:
             raise ToolMissing(f"{path} has kustomize {version or 'of unknown version'}; gitgate "
                               f"needs kustomize v5; {INSTALL_HINT}")
     raise ToolMissing("kustomize v5 not found (looked at --kustomize, GITGATE_KUSTOMIZE, "
-                      f"kustomize and kubectl on PATH and in {_venv_bin()}); {INSTALL_HINT}")
+                      f"kustomize and kubectl in {_venv_bin()} and on PATH); {INSTALL_HINT}")
 
 
 def find_tools(helm: str | None = None, kustomize: str | None = None) -> Tools:

@@ -17,7 +17,7 @@ from gitgate.model.rolloutspec import (
     Wave,
 )
 from gitgate.timespec import parse_duration
-from gitgate.yamlio import YamlSyntaxError, load_one
+from gitgate.yamlio import YamlSyntaxError, key_line, load_one
 
 REPO_CONFIG = "gitgate.yaml"
 BUNDLE_CONFIG = "bundle.yaml"
@@ -50,7 +50,7 @@ def _mapping(text: str, file: str) -> dict[str, Any]:
     try:
         data = load_one(text)
     except YamlSyntaxError as exc:
-        raise ConfigError(f"{file}:{exc.line or 1}: {exc}", file=file, line=exc.line) from None
+        raise ConfigError(str(exc), file=file, line=exc.line or 1) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -101,7 +101,31 @@ def _optional_mapping(value: Any, file: str, key: str) -> Manifest | None:
     return value
 
 
+def _located(exc: ConfigError, text: str | None) -> ConfigError:
+    """Give a complaint the line of the key it names: messages begin with the key path
+    (`rollout.waves[1]...`, `unknown field(s) defaults.x`), looked up in the parsed text."""
+    if exc.line or not text:
+        return exc
+    unknown = re.match(r"unknown field\(s\) ([^,;]+)", exc.message)
+    named = unknown or re.match(r"([A-Za-z][A-Za-z0-9]*(?:(?:\.[A-Za-z][A-Za-z0-9]*)|"
+                                r"(?:\[\d+\]))*)(?![A-Za-z0-9])", exc.message)
+    if named is None:
+        return exc
+    parts = [p for p in re.split(r"[.\[\]]+", named.group(1)) if p]
+    # messages count list items from 1 (`waves[1]` is the first wave); the lines from 0
+    exc.line = key_line(text, tuple(str(int(p) - 1) if p.isdigit() else p for p in parts))
+    return exc
+
+
 def parse_repo_config(text: str | None, file: str = REPO_CONFIG) -> RepoConfig:
+    """Read gitgate.yaml; a complaint names the line of the key it is about."""
+    try:
+        return _repo_config(text, file)
+    except ConfigError as exc:
+        raise _located(exc, text) from None
+
+
+def _repo_config(text: str | None, file: str) -> RepoConfig:
     if text is None:
         return RepoConfig()
     data = _mapping(text, file)
@@ -212,7 +236,15 @@ def _selector(value: Any, file: str, where: str) -> ClusterSelector:
 
 
 def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOptions:
-    """Read a bundle.yaml; the repo defaults fill what it leaves out."""
+    """Read a bundle.yaml; the repo defaults fill what it leaves out. A complaint names the
+    line of the key it is about."""
+    try:
+        return _bundle_options(text, file, repo)
+    except ConfigError as exc:
+        raise _located(exc, text) from None
+
+
+def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOptions:
     data = _mapping(text, file) if text is not None else {}
     _reject_unknown(data, _BUNDLE_KEYS, file)
     split = _optional_str(data.get("split"), file, "split")

@@ -100,9 +100,12 @@ def discover(tree: RepoTree) -> Discovery:
             options = parse_bundle_options(tree.read(bundle_file) if BUNDLE_CONFIG in names
                                            else None, bundle_file, config)
         except GitgateError as exc:
-            # The source stays (as failed) so that nothing it owns is pruned.
+            # The source stays (as failed) so that nothing it owns is pruned, and it keeps the
+            # folders below: what it meant (a `dir:` overlay, say) is unknown, so they are not
+            # sources of their own whose objects would clash. The cause is said once.
             problems.append(Problem(folder, exc.message, bundle_file, exc.line, exc.reason))
             options = parse_bundle_options(None, bundle_file, config)
+            leaves.add(folder)
         if kind is SourceKind.RAW and options.kustomize_dir:
             kind = SourceKind.KUSTOMIZE
             leaves.add(folder)

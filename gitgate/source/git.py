@@ -79,6 +79,18 @@ def redact(text: str, secrets: list[str]) -> str:
     return text
 
 
+def git_said(stderr: str) -> str:
+    """git's complaint in one line: its `fatal:`/`error:` lines (GitPython's `stderr: '...'`
+    wrapping and git's progress lines dropped), else every line joined."""
+    text = stderr.strip()
+    if text.startswith("stderr:"):
+        text = text.removeprefix("stderr:").strip().strip("'").strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line.split(":", 1)[1].strip() for line in lines
+            if line.startswith(("fatal:", "error:"))]
+    return "; ".join(said or lines) or "git gave no reason"
+
+
 class GitSource:
     """One remote branch checked out in `cache_dir`."""
 
@@ -94,8 +106,7 @@ class GitSource:
         return redact(self.url, self.auth.secrets())
 
     def _fail(self, what: str, exc: Exception) -> SourceError:
-        detail = getattr(exc, "stderr", "") or str(exc)
-        detail = redact(str(detail).strip(), self.auth.secrets())
+        detail = redact(git_said(str(getattr(exc, "stderr", "") or exc)), self.auth.secrets())
         return SourceError(f"{what} {self.display_url} (branch {self.branch}) failed: {detail}")
 
     def sync(self) -> str:

@@ -29,8 +29,8 @@ def start_apply_wait(run: Run, timeout: str) -> subprocess.Popen:
 
 def test_status_per_cluster_and_apply_wait(run, karmada):
     ns = run.ns("web")
-    run.repo.commit({**with_namespaces(run, "web"), **app_files(run, "web", "nginx:1.0", "a")},
-                    "web at 1.0")
+    first = run.repo.commit({**with_namespaces(run, "web"),
+                             **app_files(run, "web", "nginx:1.0", "a")}, "web at 1.0")
     run.apply()
     fields = ("scheduled", "applied", "health", "suspended", "version")
     # both members run it; their Deployments have no controllers, so Unhealthy
@@ -45,14 +45,18 @@ def test_status_per_cluster_and_apply_wait(run, karmada):
         message="member1 Healthy and current")
 
     # member2 suspended, new image: member1 current, member2 behind
-    run.repo.commit({"gates/x.yaml": gate("x", run.bundle("web"), clusters="member2"),
-                     **app_files(run, "web", "nginx:1.1", "a")}, "suspend member2, 1.1")
+    second = run.repo.commit({"gates/x.yaml": gate("x", run.bundle("web"), clusters="member2"),
+                              **app_files(run, "web", "nginx:1.1", "a")}, "suspend member2, 1.1")
     assert run.result(run.apply(), "web")["verdict"] == "suspended"
     wait_for(lambda: karmada.image("member1", ns, "web") == "nginx:1.1", message="member1 1.1")
     wait_for(lambda: states(run, "web", "suspended", "version") == {
         "member1": (False, "current"), "member2": (True, "behind")},
         message="member2 suspended and behind, member1 current")
     assert karmada.image("member2", ns, "web") == "nginx:1.0"
+    # issue 28, item 3: status says which revision each member runs, and Karmada agrees
+    web = run.result(run.status(), "web")
+    assert (web["lastAppliedRevision"], web["lastAttemptedRevision"]) == (second, second)
+    assert states(run, "web", "revision") == {"member1": (second,), "member2": (first,)}
 
     # apply --wait exits 0 only once member1 (not suspended) is healthy on 1.2
     run.repo.commit(app_files(run, "web", "nginx:1.2", "a"), "1.2 with member2 suspended")

@@ -281,6 +281,20 @@ def test_apps_of_a_split_source_that_fails_to_render_are_not_pruned(repo, tools,
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
 
 
+def test_bundles_below_a_folder_whose_bundle_yaml_breaks_are_not_pruned(repo, tools, kube):
+    """Discovery does not descend below a bundle.yaml it cannot read (what it meant is
+    unknown), so the bundles that were there have not left Git: nothing of them is deleted."""
+    repo.write({"web/extra/bundle.yaml": f"name: {repo.run}-extra\n",
+                "web/extra/cm.yaml": cm("below", repo.web_ns)})
+    assert f"{repo.run}-extra" in [b.bundle for b in repo.apply(tools).bundles]
+    repo.write({"web/bundle.yaml": f"name: {repo.run}-web\nlabels: a: b\n"})
+    result = repo.apply(tools, NOW + timedelta(minutes=1), allow_mass_prune=True)
+    broken = next(b for b in result.bundles if b.failed)
+    assert broken.reason == "InvalidConfig" and "web/bundle.yaml:2" in broken.message
+    assert [w for w in kube.bundle_writes() if w[0] == "DELETE"] == []
+    assert repo.live("v1", "ConfigMap", repo.web_ns, "below") is not None
+
+
 @pytest.mark.parametrize("concurrency", [1, 8])
 def test_sigterm_mid_pass_finishes_the_objects_in_flight_and_writes_status(
         repo, tools, kube, concurrency):

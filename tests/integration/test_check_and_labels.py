@@ -103,7 +103,7 @@ def test_a_broken_bundle_yaml_does_not_fail_the_gates_meant_for_it(tools, make_r
     assert "a source failed to render" in cases[("gate", "gates/hold-payments.yaml")].find(
         "system-out").text
     assert failed[("source.raw", "apps/a")] == [
-        "apps/a/bundle.yaml: name must be a non-empty string"]
+        "apps/a/bundle.yaml:1: name must be a non-empty string"]
     assert failed[("bundle", "apps-a")] == ["not planned: its source apps/a failed (see that "
                                             "case)"]
 

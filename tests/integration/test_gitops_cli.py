@@ -121,8 +121,9 @@ def test_refusals_detached_head_and_unknown_selector(repo, capsys):
     root = Path(repo.working_tree_dir)
     assert main(["pause", "nothing-like-this", "--reason", "x", "--repo", str(root)]) == 2
     assert "matches no bundle" in capsys.readouterr().err
-    assert main(["resume", "payments", "--repo", str(root)]) == 2
-    assert "no active gate" in capsys.readouterr().err
+    assert main(["resume", "paymnets", "--repo", str(root)]) == 2  # a typo is an error
+    assert "'paymnets' names no gate and selects no bundle; closest: payments" in \
+        capsys.readouterr().err
     assert main(["pause", "payments", "--reason", "x", "--until", "2020-01-01T00:00:00Z",
                  "--repo", str(root)]) == 2
     assert "in the past" in capsys.readouterr().err
@@ -323,9 +324,10 @@ def test_a_push_race_is_resolved_by_rebasing_the_one_commit(repo, tmp_path, caps
     commit_all(teammate, "teammate's change")
     teammate.git.push("origin", "main")
 
-    assert main(["pause", "payments", "--reason", "INC-10", "--push",
-                 "--repo", str(root)]) == 0
-    assert "rebased onto the remote 1x first" in capsys.readouterr().out
+    paused = gitgate("pause", "payments", "--reason", "INC-10", "--push", "--repo", str(root))
+    assert paused.returncode == 0, paused.stderr
+    assert "rebased onto the remote 1x first" in paused.stdout
+    assert paused.stderr == ""  # git's "failed to push some refs" of the first try is not said
     tip = remote.commit("main")
     assert tip.message.strip() == "pause payments: INC-10"
     assert tip.parents[0].message.strip() == "teammate's change"
@@ -420,3 +422,52 @@ def test_a_pause_that_was_not_pushed_says_it_is_not_on_yet(tmp_path, tools):
     alone = gitgate("pause", "payments", "--reason", "INC-4", "--repo", str(lone))
     assert alone.returncode == 0, alone.stderr
     assert "not pushed: the repo has no remote" in alone.stderr
+
+
+def test_a_second_pause_keeps_every_reason_with_who_and_when(repo, tmp_path):
+    """Issue 28, item 9: `INC-9` extended `INC-7`'s gate and appeared nowhere. Every reason is
+    kept in the gate, with who gave it and when, and shown wherever the bundle is held."""
+    root = repo.working_tree_dir
+    set_identity(repo, "Alice Ops", "alice@example.com")
+    first = gitgate("pause", "payments", "--reason", "INC-7", "--for", "1h", "--repo", root)
+    assert first.returncode == 0, first.stderr
+    set_identity(repo, "Bob Ops", "bob@example.com")
+    second = gitgate("pause", "payments", "--reason", "INC-9", "--for", "30m", "--repo", root)
+    assert second.returncode == 0, second.stderr
+    assert "added the reason 'INC-9' beside 'INC-7'" in second.stdout  # shorter: not extended
+    gate = load_one((Path(root) / "gates/pause-payments.yaml").read_text())
+    assert gate["spec"]["reason"] == "INC-7"
+    assert gate["metadata"]["annotations"]["gitgate.io/paused-by"] == \
+        "Alice Ops <alice@example.com>"
+    [added] = gate["spec"]["reasons"]
+    assert added["reason"] == "INC-9" and added["by"] == "Bob Ops <bob@example.com>"
+    assert repo.head.commit.message.startswith("pause payments: INC-9")
+    again = gitgate("pause", "payments", "--reason", "INC-9", "--for", "10m", "--repo", root)
+    assert "nothing changed" in again.stdout  # the same reason is not kept twice
+
+    plan = json.loads(gitgate("plan", root, "-o", "json").stdout)
+    held = next(b for b in plan["bundles"] if b["name"] == "payments")
+    [why] = held["reasons"]
+    assert "INC-7 (Alice Ops," in why["reason"] and "INC-9 (Bob Ops," in why["reason"]
+    gates = gitgate("gates", root).stdout
+    assert "INC-7 (Alice Ops" in gates and "INC-9 (Bob Ops" in gates
+    resumed = gitgate("resume", "payments", "--repo", root)
+    assert "lifts INC-7 (Alice Ops" in resumed.stdout and "INC-9 (Bob Ops" in resumed.stdout
+
+
+def test_resuming_what_is_not_paused_is_not_an_error(repo):
+    """Issue 28, item 11: `resume` of a bundle nothing holds exited 2 as [InvalidConfig],
+    turning the example pause workflow red. It says so and exits 0. A bundle held by a gate
+    resume may not lift exits 2 with [Held], one line per holder (not a literal \\n)."""
+    root = repo.working_tree_dir
+    done = gitgate("resume", "payments", "--repo", root)
+    assert done.returncode == 0, done.stderr
+    assert "payments is not paused: no active gate holds it" in done.stdout
+    write_files(Path(root), {"gates/team.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                             "metadata: {name: team}\nspec: {bundles: [payments], reason: x}\n"})
+    commit_all(repo, "a team freeze")
+    held = gitgate("resume", "payments", "--repo", root)
+    assert held.returncode == 2
+    first, second = held.stderr.splitlines()[:2]
+    assert first.startswith("error: [Held] nothing was changed")
+    assert second.startswith("  gates/team.yaml: gate team holds payments") and "\\n" not in first

@@ -160,7 +160,7 @@ def test_a_repo_propagation_policy_cannot_take_over_another_bundle(repo, tools, 
         """)})
     result = repo.apply(tools, NOW + timedelta(minutes=1))
     platform = result_of(result, "-platform")
-    assert platform.failed and platform.reason == "RenderFailed"
+    assert platform.failed and platform.reason == "PolicyTakeover"  # the reason of its problem
     assert "take over" in platform.message and f"{repo.run}-db" in platform.message
     assert repo.live(API, "PropagationPolicy", repo.db_ns, "grab") is None
     db = repo.live(API, "PropagationPolicy", repo.db_ns, f"gitgate-{repo.run}-db")

@@ -81,7 +81,10 @@ def test_status_shows_each_cluster_from_the_bindings(setup, emulator, capsys):
     row = next(line for line in table.splitlines() if line.startswith("web "))
     assert "member1 ✓  member2 ✗" in row and "Unhealthy" in row
     ns_row = next(line for line in table.splitlines() if line.startswith("ns "))
-    assert ns_row.split()[2] == "-"  # Namespaces are dispatched without a binding
+    assert ns_row.split()[2:4] == ["all", "members"]  # Karmada sends Namespaces itself
+    shown = {b["name"]: b for b in json.loads(run(capsys, "status", *flags, "-o", "json")[1])[
+        "bundles"]}
+    assert (shown["ns"]["allMembers"], shown["web"]["allMembers"]) == (True, False)
 
     # member2 suspended, a new image: member1 gets it, member2 stays behind
     write_files(root, {"gates/move.yaml": SUSPEND_M2, "web/app.yaml": app("web:2")})
@@ -246,3 +249,62 @@ def test_status_watch_prints_again_when_karmada_reports_a_change(setup, emulator
         watch.send_signal(signal.SIGINT)
         watch.wait(timeout=20)
     assert watch.returncode == 0
+
+
+def test_status_shows_the_live_revision_and_what_each_cluster_runs(setup, emulator):
+    """Issue 28, item 3: a held bundle's new commit showed as its revision with ✓✓ Healthy,
+    though the members ran the old one. status shows the applied revision (lastApplied) and
+    the attempted one, and per cluster the revision it runs. The real CLI, in subprocesses."""
+    from tests.conftest import committed_repo
+    from tests.support.hostile import gitgate
+
+    root, flags = setup
+    repo = committed_repo(root)
+    first = repo.head.commit.hexsha
+
+    def commit(files: dict[str, str]) -> str:
+        write_files(root, files)
+        repo.git.add("-A")
+        repo.git.commit("-m", "change")
+        return repo.head.commit.hexsha
+
+    def status() -> tuple[dict, str]:
+        shown = gitgate("status", *flags, "-o", "json")
+        assert shown.returncode == 0, shown.stderr
+        doc = json.loads(shown.stdout)
+        validate(doc, "Status")
+        table = gitgate("status", *flags).stdout
+        return (next(b for b in doc["bundles"] if b["name"] == "web"),
+                next(line for line in table.splitlines() if line.startswith("web ")))
+
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    for cluster in ("member1", "member2"):
+        healthy(emulator, cluster)
+    held = commit({"gates/hold.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                   "metadata: {name: hold}\nspec: {bundles: [web], reason: INC-1}\n",
+                   "web/app.yaml": app("web:7.2")})
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    web, row = status()
+    assert (web["lastAppliedRevision"], web["lastAttemptedRevision"], web["pending"]) == \
+        (first, held, True)
+    assert f"{first[:12]} (tried {held[:7]})" in row
+    assert {c["revision"] for c in web["clusters"]} == {first}
+
+    lifted = commit({"gates/hold.yaml": SUSPEND_M2})  # now member2 only is suspended
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    web, row = status()
+    assert (web["lastAppliedRevision"], web["pending"]) == (lifted, False)
+    runs = {c["name"]: c["revision"] for c in web["clusters"]}
+    assert runs == {"member1": lifted, "member2": first}
+    assert f"member2 ⏸ behind @{first[:7]}" in row and row.count("@") == 1  # member1: live
+    wide = gitgate("status", *flags, "-o", "wide").stdout
+    rows = {line.split()[2]: line.split() for line in wide.splitlines()
+            if line.startswith("web ")}
+    assert rows["member1"][8] == lifted[:12] and rows["member2"][8] == first[:12]
+    assert rows["member2"][9] == lifted[:12]  # ATTEMPTED
+
+    (root / "gates/hold.yaml").unlink()
+    released = commit({})
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    web, row = status()
+    assert {c["revision"] for c in web["clusters"]} == {released}

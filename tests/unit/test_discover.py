@@ -1,3 +1,5 @@
+import pytest
+
 from gitgate.model import SourceKind
 from gitgate.source.discover import discover
 from tests.conftest import memory_tree
@@ -110,3 +112,33 @@ def test_bad_gitgate_yaml_names_the_file_and_line():
     found = discover(memory_tree({"gitgate.yaml": "paths: [a\n", "a/x.yaml": "k: v\n"}))
     (problem,) = found.problems
     assert problem.file == "gitgate.yaml" and problem.line is not None
+
+
+def test_a_folder_whose_bundle_yaml_breaks_keeps_the_folders_below():
+    """Issue 28, item 10: a `dir:` overlay's base and overlays became sources of their own
+    when its bundle.yaml had a typo, and clashed; the typo is the one problem."""
+    found = discover(memory_tree({
+        "app/bundle.yaml": "dir: overlays/prod\nlabels: a: b\n",
+        "app/base/kustomization.yaml": "resources: [cm.yaml]\n",
+        "app/base/cm.yaml": "kind: ConfigMap\n",
+        "app/overlays/prod/kustomization.yaml": "resources: [../../base]\n",
+        "web/cm.yaml": "kind: ConfigMap\n"}))
+    assert [s.path for s in found.sources] == ["app", "web"]
+    [problem] = found.problems
+    assert (problem.file, problem.line, problem.source) == ("app/bundle.yaml", 2, "app")
+
+
+@pytest.mark.parametrize(("file", "text", "line", "words"), [
+    ("app/bundle.yaml", "name: a\n\ndri: x\n", 3, "unknown field(s) dri"),
+    ("app/bundle.yaml", "rollout:\n  waves:\n  - clusters: [a]\n  - clusters: [a]\n", 4,
+     "rollout.waves[2]"),
+    ("app/bundle.yaml", "clusters:\n- clusters: [a]\n  values: {x: 1}\n- clusters: [b]\n", 4,
+     "clusters[2] changes nothing"),
+    ("app/bundle.yaml", "name: a\nsplit: apps\n", 2, "split must be"),
+    ("gitgate.yaml", "paths: [app]\ndefaults:\n  nmespace: x\n", 3, "defaults.nmespace"),
+    ("gitgate.yaml", "paths: [app]\ngatesPath: /abs\n", 2, "gatesPath"),
+])
+def test_a_config_complaint_names_the_line_of_its_key(file, text, line, words):
+    files = {"gitgate.yaml": "paths: [app]\n", "app/cm.yaml": "kind: ConfigMap\n", file: text}
+    [problem] = discover(memory_tree(files)).problems
+    assert (problem.file, problem.line) == (file, line) and words in problem.message
