@@ -75,6 +75,11 @@ def check_report(result: RepoRender, plan: Plan) -> Report:
                 f"not planned: its source {folder} failed (see that case)")),)
             cases.append(Case("bundle", item.bundle.name, failures, folder))
             continue
+        if item.bundle.failed:  # failed after rendering: a takeover, a tenant's rule, a clash
+            cases.append(Case("bundle", item.bundle.name, tuple(
+                Failure(p.reason, f"{p.location()}: {p.message}")
+                for p in item.bundle.problems), folder))
+            continue
         why = described(item.verdict.reasons)
         nowhere = unplaced(item)
         if nowhere is not None:  # it would report ok, and reach no cluster

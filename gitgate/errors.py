@@ -21,6 +21,8 @@ class Reason(StrEnum):
     NOT_OWNED = "NotOwned"
     DUPLICATE_BUNDLE = "DuplicateBundle"
     POLICY_TAKEOVER = "PolicyTakeover"
+    OUTSIDE_TENANT = "OutsideTenant"  # a tenant's bundle writes or places beyond its rules
+    UNVERIFIED = "Unverified"  # --verify-commits: the commit is not signed by an allowed key
     UNKNOWN_KIND = "UnknownKind"
     TOOL_MISSING = "ToolMissing"
     GIT_FAILED = "GitFailed"

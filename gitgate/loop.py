@@ -29,7 +29,9 @@ from gitgate.plan import Plan
 from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
+from gitgate.source.gateguard import GateReport
 from gitgate.source.git import GitSource, LocalCheckout
+from gitgate.source.signatures import Signature
 from gitgate.status.metrics import LoopMetrics
 
 log = logging.getLogger("gitgate")
@@ -72,6 +74,8 @@ class LoopState:
     last_plan: Plan | None = None
     observation: Observation | None = None  # what Karmada last reported of each bundle
     inventories: Mapping[str, Inventory] | None = None  # as last read or left by a pass
+    signature: Signature | None = None  # with --verify-commits: of the branch's last head
+    gate_report: GateReport | None = None  # with --gate-signers: where the freeze files come from
     last_observed: datetime | None = None
 
     @property
@@ -167,8 +171,11 @@ class Reconciler:
             now = self.clock()
             try:
                 revision = self.source.sync()
+                self._note_signature(revision)
+                self._note_gates()
                 self.metrics.record_fetch(True, now.timestamp())
             except GitgateError as exc:
+                self._note_signature(None)
                 self.metrics.record_fetch(False, now.timestamp())
                 self.state.git_reachable = False
                 self.state.requested = False
@@ -184,6 +191,37 @@ class Reconciler:
             self._pass(now, revision, reason)
             self.state.passes += 1
             return reason
+
+    def _note_signature(self, in_force: str | None) -> None:
+        """With --verify-commits: say once per commit when the branch's head is not signed by
+        an allowed key and which earlier commit stays in force (`in_force`; None: none)."""
+        signature = getattr(self.source, "signature", None)
+        if signature is None:
+            return
+        previous = self.state.signature
+        self.state.signature = signature
+        self.metrics.head_verified.set(1 if signature.trusted else 0)
+        if signature.trusted or (previous is not None and previous == signature):
+            return
+        kept = f"{in_force[:12]} stays in force" if in_force else "nothing is applied"
+        log.warning("not applied: %s; %s", signature.said(), kept,
+                    extra={"event": "unverified", "commit": signature.commit,
+                           "key": signature.key or None, "inForce": in_force})
+
+    def _note_gates(self) -> None:
+        """With --gate-signers: say once per head which freeze files were put back because a
+        commit without a gate signer's signature changed them."""
+        report = getattr(self.source, "gate_report", None)
+        if report is None:
+            return
+        previous = self.state.gate_report
+        self.state.gate_report = report
+        self.metrics.gates_trusted.set(0 if report.refused else 1)
+        if report.refused and (previous is None or previous.head != report.head
+                               or previous.refused != report.refused):
+            log.warning("%s", report.said(), extra={
+                "event": "untrusted-gates", "commit": report.head,
+                "refused": [r.commit for r in report.refused]})
 
     def _pass(self, now: datetime, revision: str, reason: str) -> None:
         started = time.monotonic()

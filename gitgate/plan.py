@@ -35,6 +35,7 @@ from gitgate.model import (
     Verdict,
     join,
 )
+from gitgate.model.tenantspec import Tenancy
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,12 @@ def misplaced_gates(rendered: tuple[RenderedSource, ...]) -> list[InvalidGate]:
 
 def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateText],
               now: datetime, revision: str, problems: tuple[Problem, ...] = (),
-              warnings: tuple[Problem, ...] = (), memo: Memo | None = None) -> Plan:
+              warnings: tuple[Problem, ...] = (), memo: Memo | None = None,
+              tenancy: Tenancy | None = None) -> Plan:
     """With a `memo`, a bundle with the same objects and verdict as in the last pass keeps
-    its plan, and with it the content hashes its writes are compared by."""
-    bundles = group_all(rendered, memo)
+    its plan, and with it the content hashes its writes are compared by. `tenancy`: the
+    rules of gitgate.yaml's `tenants` (bundles that break them fail)."""
+    bundles = group_all(rendered, memo, tenancy)
     gates, invalid = parse_gates(gate_texts)
     invalid += misplaced_gates(rendered)
     verdicts = evaluate(bundles, gates, invalid, now)

@@ -12,6 +12,7 @@ from typing import Any
 
 from gitgate.bundle import deps
 from gitgate.bundle.policies import link_policies, with_overrides
+from gitgate.bundle.tenancy import police
 from gitgate.errors import Reason
 from gitgate.memo import Memo, derive
 from gitgate.model import (
@@ -26,6 +27,7 @@ from gitgate.model.hookmarks import HookError, Skipped, generated_name, hook_of
 from gitgate.model.labels import stored_name
 from gitgate.model.objects import Problem
 from gitgate.model.ownership import claim_problem, claimed_bundle
+from gitgate.model.tenantspec import Tenancy
 from gitgate.render.post import with_bundle_label
 
 
@@ -165,13 +167,16 @@ def name_generated(obj: Manifest, digest: str) -> Manifest:
     return {**obj, "metadata": {**meta, "name": generated_name(prefix, digest, own)}}
 
 
-def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None) -> list[Bundle]:
+def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None,
+              tenancy: Tenancy | None = None) -> list[Bundle]:
     """Every source's bundles, by name, linked by the Karmada policies in the repo (see
-    `bundle.policies`). With a `memo`, a source finished as in the last pass keeps the bundles
-    it had (the same objects, so what is derived from them is kept too)."""
+    `bundle.policies`), each held to its tenant's rules (`bundle.tenancy`). With a `memo`, a
+    source finished as in the last pass keeps the bundles it had (the same objects, so what
+    is derived from them is kept too)."""
     bundles = [b for r in rendered
                for b in derive(memo, "bundles", r, (), partial(group_source, r))]
-    return sorted(link_policies(_one_source_per_name(bundles)), key=lambda b: b.name)
+    linked = link_policies(_one_source_per_name(bundles))
+    return sorted(police(linked, tenancy), key=lambda b: b.name)
 
 
 def _one_source_per_name(bundles: list[Bundle]) -> list[Bundle]:

@@ -70,7 +70,8 @@ def _said(done: workflow.Committed) -> int:
     if done.pushed:
         pushed = " and pushed" + (f" (rebased onto the remote {done.rebased}x first)"
                                   if done.rebased else "")
-    console.out(f"{done.summary}\ncommitted {done.sha[:12]} on {done.branch}{pushed}")
+    signed = "signed" if done.signed else "not signed (git's commit.gpgsign is off)"
+    console.out(f"{done.summary}\ncommitted {done.sha[:12]} on {done.branch}{pushed}, {signed}")
     if not done.pushed:
         console.warn(not_pushed(done))
     return 0

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
 from gitgate.cli import completers
 from gitgate.errors import ConfigError
 from gitgate.passes.onepass import MAX_CONCURRENCY
+from gitgate.source.signatures import Trust
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -120,3 +122,28 @@ def read_secret_file(path: str, flag: str) -> bytes:
     if not secret:
         raise ConfigError(f"{path} ({flag}) is empty")
     return secret
+
+
+def verify_flags(parser: argparse.ArgumentParser, what: str) -> None:
+    """--verify-commits and the allowed signers (`what` says what verifying does here)."""
+    parser.add_argument("--verify-commits", action="store_true",
+                        help=what + " (needs --allowed-signers and/or --allowed-gpg-keys)")
+    parser.add_argument("--allowed-signers", metavar="FILE",
+                        help="SSH keys allowed to sign, in git's allowed-signers format "
+                             "(`principal key`, as for gpg.ssh.allowedSignersFile)")
+    parser.add_argument("--allowed-gpg-keys", metavar="FILE",
+                        help="OpenPGP public keys allowed to sign (armored, as `gpg --export "
+                             "--armor` writes them)")
+
+
+def trust_from(args: argparse.Namespace) -> Trust | None:
+    """The allowed signers of --verify-commits (their OpenPGP keys in a keyring of their own,
+    so that the machine's keys never count); None without the flag."""
+    if not args.verify_commits:
+        if args.allowed_signers or args.allowed_gpg_keys:
+            raise ConfigError("--allowed-signers and --allowed-gpg-keys take effect with "
+                              "--verify-commits: add it")
+        return None
+    home = Path(tempfile.mkdtemp(prefix="gitgate-signers-"))
+    return Trust(Path(args.allowed_signers) if args.allowed_signers else None,
+                 Path(args.allowed_gpg_keys) if args.allowed_gpg_keys else None, home)

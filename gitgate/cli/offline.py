@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gitgate.bundle.group import group_all
-from gitgate.check import check_report
+from gitgate.check import Case, Failure, Report, check_report
 from gitgate.cli.flags import (
     DOCUMENTS,
     at_flag,
@@ -19,10 +19,13 @@ from gitgate.cli.flags import (
     output_flag,
     path_arg,
     tool_flags,
+    trust_from,
+    verify_flags,
 )
 from gitgate.cli.kube import cluster_from
-from gitgate.errors import ConfigError
+from gitgate.errors import ConfigError, Reason
 from gitgate.karmada.effective import member_view
+from gitgate.model import Verdict
 from gitgate.output import console
 from gitgate.output.checkreport import check_document, check_text, junit_xml
 from gitgate.output.plantables import (
@@ -48,6 +51,7 @@ from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
+from gitgate.source.signatures import head_signature
 from gitgate.timespec import parse_time
 
 
@@ -69,6 +73,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                  "   (with the live diff)")
     path_arg(plan)
     output_flag(plan, "table", "wide", "json")
+    verify_flags(plan, "fail unless HEAD is signed by an allowed key, as a verifying loop "
+                       "requires")
     bundle_flag(plan)
     at_flag(plan)
     cluster_flag(plan)
@@ -94,6 +100,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     path_arg(check)
     check.add_argument("--junit", help="write a JUnit XML report to this file")
     output_flag(check, "text", "json")
+    verify_flags(check, "one more case: HEAD must be signed by an allowed key, as a verifying "
+                        "loop requires")
     tool_flags(check)
     check.set_defaults(func=cmd_check)
 
@@ -146,7 +154,7 @@ def cluster_flag(parser: argparse.ArgumentParser) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize))
-    grouped = group_all(result.rendered)
+    grouped = group_all(result.rendered, tenancy=result.discovery.config.tenancy)
     chosen = set(selected([b.name for b in grouped], args.bundle))
     bundles = [b for b in grouped if b.name in chosen]
     if args.cluster:
@@ -169,6 +177,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    trust = trust_from(args)
     cluster = cluster_from(args) if args.kubeconfig or args.context else None
     if cluster is None and os.environ.get("KUBECONFIG"):
         console.warn("plan reads the repo only: $KUBECONFIG is set but not read; pass "
@@ -206,6 +215,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if view is not None:
             console.out("\n" + member_lines(view))
     failed = changes is not None and any(c.failed for c in changes)
+    failed = failed or any(item.verdict.verdict is Verdict.FAILED for item in plan.bundles)
+    if trust is not None:
+        signed = head_signature(repo_folder(args), trust)
+        if not signed.trusted:
+            console.warn(f"[Unverified] {signed.said()}: a `gitgate run --verify-commits` "
+                         "would not apply it")
+            failed = True
     return 1 if plan.problems or plan.invalid_gates or failed else 0
 
 
@@ -230,8 +246,14 @@ def cmd_gates(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    trust = trust_from(args)
     current = _checkout(args, args.now())
     report = check_report(current.rendered, current.plan)
+    if trust is not None:  # one more case: the commit under test, signed or not
+        signed = head_signature(repo_folder(args), trust)
+        report = Report((Case("commit", signed.commit[:12], () if signed.trusted else (
+            Failure(Reason.UNVERIFIED, f"{signed.said()}: a `gitgate run --verify-commits` "
+                    "would not apply it"),), note=signed.said()), *report.cases))
     if args.junit:
         Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
     if args.output in DOCUMENTS:

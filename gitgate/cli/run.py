@@ -7,6 +7,7 @@ import argparse
 import logging
 import signal
 import socket
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -17,6 +18,8 @@ from gitgate.cli.flags import (
     kube_flags,
     read_secret_file,
     tool_flags,
+    trust_from,
+    verify_flags,
     write_flags,
 )
 from gitgate.cli.kube import timeouts_from
@@ -28,7 +31,9 @@ from gitgate.output.statusviews import loop_document
 from gitgate.passes.onepass import SYSTEM_NAMESPACE, ApplyOptions, ClusterPort, system_namespace
 from gitgate.render.sandbox import stop_all
 from gitgate.render.tools import find_tools
+from gitgate.source.gateguard import GateGuard
 from gitgate.source.git import GitAuth, GitSource
+from gitgate.source.signatures import Trust
 from gitgate.timespec import duration_flag
 
 log = logging.getLogger("gitgate")
@@ -84,6 +89,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="user name sent with the token")
     run.add_argument("--git-ssh-key", help="SSH private key file for the Git host")
     run.add_argument("--git-known-hosts", help="known_hosts file (required with an SSH key)")
+    verify_flags(run, "apply only a branch head signed by an allowed key; otherwise the last "
+                      "such commit stays in force")
+    run.add_argument("--gate-signers", metavar="FILE",
+                     help="SSH keys (allowed-signers format) who may change a freeze: a change "
+                          "to a gate file, a PAUSE file or gitgate.yaml without one of their "
+                          "signatures is put back as they left it")
+    run.add_argument("--gate-gpg-keys", metavar="FILE",
+                     help="OpenPGP public keys who may change a freeze (armored)")
     run.add_argument("--webhook-secret-file",
                      help="file holding the secret of the Git webhook and of /reconcile "
                           "(without it both are disabled)")
@@ -121,6 +134,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     listen = parse_listen(args.listen)
     auth = GitAuth.from_settings(args.git_token_file, args.git_token_env, args.git_ssh_key,
                                  args.git_known_hosts, args.git_username)
+    trust = trust_from(args)
+    guard = guard_from(args)
     secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
               if args.webhook_secret_file else None)
     tools = find_tools(args.helm, args.kustomize)
@@ -129,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.warning("TLS verification is off for %s (insecure-skip-tls-verify)",
                     display_url(api.configuration.host))
     cluster = KubeCluster(api, timeouts=timeouts)
-    source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth)
+    source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth, trust, guard)
     settings = LoopSettings(
         path=args.path, interval=interval, resync=resync, status_interval=status_interval,
         commit_halts=args.commit_halts,
@@ -174,3 +189,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             elector.stop()  # hands the Lease over when this replica held it
         server.stop()
     return 0
+
+
+def guard_from(args: argparse.Namespace) -> GateGuard | None:
+    """The gate signers of --gate-signers / --gate-gpg-keys (None without them)."""
+    if not (args.gate_signers or args.gate_gpg_keys):
+        return None
+    home = Path(tempfile.mkdtemp(prefix="gitgate-gate-signers-"))
+    trust = Trust(Path(args.gate_signers) if args.gate_signers else None,
+                  Path(args.gate_gpg_keys) if args.gate_gpg_keys else None, home)
+    return GateGuard(trust, args.path)

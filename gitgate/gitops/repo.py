@@ -43,6 +43,16 @@ def identity(repo: git.Repo) -> str:
     return re.sub(r"\s+\d+\s+[+-]\d{4}$", "", str(said).strip())
 
 
+def is_signed(repo: git.Repo, commit: str) -> bool:
+    """Whether the commit carries a signature at all (git signs when `commit.gpgsign` is set;
+    whose key it is, a verifying loop decides)."""
+    try:
+        raw = str(repo.git.cat_file("commit", commit))
+    except git.GitCommandError:
+        return False
+    return any(line.startswith("gpgsig") for line in raw.split("\n\n", 1)[0].splitlines())
+
+
 def commit_only(repo: git.Repo, paths: list[Path], message: str) -> str:
     """Commit exactly `paths` as they are on disk (added, changed or deleted); other staged
     changes stay staged and are not part of the commit. Uses the user's git identity."""

@@ -30,6 +30,7 @@ from gitgate.gitops.repo import (
     has_uncommitted_changes,
     head_snapshot,
     identity,
+    is_signed,
     open_repo,
     push,
     unpushed,
@@ -52,6 +53,7 @@ class Committed:
     rebased: int = 0  # times the commit was rebased onto a remote that moved on
     remote: str = ""  # the remote a `gitgate run` would follow ("" when the repo has none)
     root: Path | None = None  # the repo folder, for the command that pushes
+    signed: bool = False  # git signed the commit (commit.gpgsign): a loop verifying applies it
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,9 @@ def _commit(repo: GitRepo, checked: tuple[Repo, str], paths: list[Path], message
     sha = commit_only(git, paths, message)
     with git.git.custom_environment(**dict(repo.env)):
         rebased = push(git, branch) if repo.push else 0
-    return Committed(summary, git.head.commit.hexsha if rebased else sha, branch, repo.push,
-                     rebased, _remote_of(git), repo.root)
+    head = git.head.commit.hexsha if rebased else sha
+    return Committed(summary, head, branch, repo.push, rebased, _remote_of(git), repo.root,
+                     signed=is_signed(git, head))
 
 
 def _remote_of(git: Repo) -> str:

@@ -195,6 +195,11 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
         "lastPass": rfc3339(state.last_pass), "lastReason": state.last_reason,
         "lastError": state.last_error, "nextTransition": rfc3339(state.next_transition),
         "repo": reconciler.source.display_url, "branch": reconciler.source.branch})
+    if state.signature is not None:  # with --verify-commits
+        doc["signature"] = {**state.signature.as_dict(), "inForce": state.revision,
+                            "message": state.signature.said()}
+    if state.gate_report is not None:  # with --gate-signers
+        doc["gateTrust"] = state.gate_report.as_dict()
     if state.last_result is not None:
         doc["pass"] = pass_document(state.last_result)
     if state.observation is not None:

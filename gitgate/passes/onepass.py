@@ -92,7 +92,7 @@ def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = No
     texts = gate_texts(rendered.tree, config.gates_path, configured=config.gates_path_configured)
     return make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
-                     rendered.problems, rendered.warnings, rendered.memo)
+                     rendered.problems, rendered.warnings, rendered.memo, config.tenancy)
 
 
 def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,

@@ -16,6 +16,7 @@ from gitgate.model.rolloutspec import (
     Requirement,
     Wave,
 )
+from gitgate.model.tenantspec import PLATFORM, REFUSE, Tenancy, Tenant
 from gitgate.timespec import parse_duration
 from gitgate.yamlio import YamlSyntaxError, key_line, load_one
 
@@ -24,7 +25,7 @@ BUNDLE_CONFIG = "bundle.yaml"
 
 _DEFAULT_KEYS = {"namespace", "placement", "labels", "rollout"}
 _ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure"}
-_REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults"}
+_REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults", "tenants", "untenanted"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
                 "placement", "labels", "dependsOn", "split", "rollout", "clusters"}
 _CUSTOMIZATION_KEYS = {"clusters", "labelSelector", "values", "patches"}
@@ -44,6 +45,7 @@ class RepoConfig:
     default_placement: Manifest | None = None
     default_labels: dict[str, str] = field(default_factory=dict)
     default_rollout: RolloutSpec | None = None
+    tenancy: Tenancy = field(default_factory=Tenancy)
 
 
 def _mapping(text: str, file: str) -> dict[str, Any]:
@@ -101,6 +103,65 @@ def _optional_mapping(value: Any, file: str, key: str) -> Manifest | None:
     return value
 
 
+_TENANT_KEYS = {"name", "paths", "namespaces", "clusters", "kinds", "clusterScoped",
+                "serviceAccount"}
+_TENANT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def parse_tenancy(data: dict[str, Any], file: str) -> Tenancy:
+    """`tenants:` (who owns which folders, and where their bundles may write) and
+    `untenanted: platform | refuse` (what a source outside every tenant is)."""
+    outside = data.get("untenanted", PLATFORM)
+    if outside not in (PLATFORM, REFUSE):
+        raise ConfigError(f"untenanted must be {PLATFORM} or {REFUSE}, not {outside!r}",
+                          file=file)
+    value = data.get("tenants")
+    if value is None:
+        return Tenancy((), outside)
+    if not isinstance(value, list):
+        raise ConfigError("tenants must be a list of {name, paths, namespaces, ...}", file=file)
+    tenants: list[Tenant] = []
+    for index, item in enumerate(value, 1):
+        where = f"tenants[{index}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where} must be a mapping", file=file)
+        _reject_unknown(item, _TENANT_KEYS, file, f"{where}.")
+        name = item.get("name")
+        if not isinstance(name, str) or not _TENANT_NAME.match(name) or name == PLATFORM:
+            raise ConfigError(f"{where}.name must be a lowercase DNS label other than "
+                              f"{PLATFORM!r}", file=file)
+        if any(t.name == name for t in tenants):
+            raise ConfigError(f"{where}.name {name!r} is used twice", file=file)
+        paths = _str_list(item.get("paths"), file, f"{where}.paths")
+        if not paths:
+            raise ConfigError(f"{where}.paths names no folder: a tenant owns the folders "
+                              "it lists", file=file)
+        for path in paths:
+            if path.startswith("/") or ".." in path.split("/"):
+                raise ConfigError(f"{where}.paths entry {path!r} must stay inside the repo",
+                                  file=file)
+        clusters = item.get("clusters")
+        if clusters is not None and not isinstance(clusters, list):
+            raise ConfigError(f"{where}.clusters must be a list of member cluster names "
+                              "(omit it for any cluster)", file=file)
+        kinds = _optional_mapping(item.get("kinds"), file, f"{where}.kinds") or {}
+        _reject_unknown(kinds, {"allow", "deny"}, file, f"{where}.kinds.")
+        scoped = item.get("clusterScoped", False)
+        if not isinstance(scoped, bool):
+            raise ConfigError(f"{where}.clusterScoped must be true or false", file=file)
+        if "serviceAccount" in item:  # refused rather than ignored: it would promise RBAC
+            raise ConfigError(f"{where}.serviceAccount: impersonating a tenant's "
+                              "ServiceAccount is not built yet, so its writes would go with "
+                              "gitgate's own identity; remove it (the tenant's other rules "
+                              "are enforced by gitgate itself)", file=file)
+        tenants.append(Tenant(
+            name, paths, _str_list(item.get("namespaces"), file, f"{where}.namespaces"),
+            None if clusters is None else _str_list(clusters, file, f"{where}.clusters"),
+            _str_list(kinds.get("allow"), file, f"{where}.kinds.allow") or ("*",),
+            _str_list(kinds.get("deny"), file, f"{where}.kinds.deny"), scoped))
+    return Tenancy(tuple(tenants), outside)
+
+
 def _located(exc: ConfigError, text: str | None) -> ConfigError:
     """Give a complaint the line of the key it names: messages begin with the key path
     (`rollout.waves[1]...`, `unknown field(s) defaults.x`), looked up in the parsed text."""
@@ -149,6 +210,7 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
         default_placement=_optional_mapping(defaults.get("placement"), file, "defaults.placement"),
         default_labels=_labels(defaults.get("labels"), file, "defaults.labels"),
         default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout"),
+        tenancy=parse_tenancy(data, file),
     )
 
 

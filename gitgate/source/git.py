@@ -14,6 +14,8 @@ from pathlib import Path
 import git
 
 from gitgate.errors import SourceError
+from gitgate.source.gateguard import GateGuard, GateReport
+from gitgate.source.signatures import Signature, Trust
 
 _URL_CREDENTIALS = re.compile(r"(://)[^/@\s]+@")
 
@@ -91,14 +93,22 @@ def git_said(stderr: str) -> str:
     return "; ".join(said or lines) or "git gave no reason"
 
 
+VERIFIED_REF = "refs/gitgate/verified"  # the last commit signed by an allowed key
+
+
 class GitSource:
     """One remote branch checked out in `cache_dir`."""
 
-    def __init__(self, url: str, branch: str, cache_dir: Path, auth: GitAuth | None = None):
+    def __init__(self, url: str, branch: str, cache_dir: Path, auth: GitAuth | None = None,
+                 trust: Trust | None = None, guard: GateGuard | None = None):
         self.url = url
         self.branch = branch
         self.cache_dir = Path(cache_dir)
         self.auth = auth or GitAuth()
+        self.trust = trust  # with it, only a commit signed by an allowed key is taken
+        self.signature: Signature | None = None  # of the branch's head, when checked
+        self.guard = guard  # with it, freeze files change only with a gate signer's signature
+        self.gate_report: GateReport | None = None
         self._repo: git.Repo | None = None
 
     @property
@@ -115,13 +125,41 @@ class GitSource:
         try:
             repo = self._open_or_clone(env)
             shallow = ["--depth=1"] if "://" in self.url or self.url.startswith("git@") else []
+            if self.guard is not None:  # who changed a gate needs the commits in between
+                shallow = (["--unshallow"] if (Path(repo.git_dir) / "shallow").exists()
+                           else [])
             repo.git.fetch("origin", f"+refs/heads/{self.branch}:refs/remotes/origin/"
                            f"{self.branch}", "--force", "--prune", *shallow, env=env)
             repo.git.reset("--hard", f"origin/{self.branch}", env=env)
             repo.git.clean("-ffdx", env=env)
-            return repo.head.commit.hexsha
+            head = repo.head.commit.hexsha
+            revision = head if self.trust is None else self._verified(repo, head, env)
+            if self.guard is not None:
+                self.gate_report = self.guard.enforce(repo, revision)
+            return revision
         except (git.GitCommandError, git.InvalidGitRepositoryError, ValueError) as exc:
             raise self._fail("fetching", exc) from None
+
+    def _verified(self, repo: git.Repo, head: str, env: dict[str, str]) -> str:
+        """`head` when an allowed key signed it (it becomes the verified revision); else the
+        last verified revision, checked out again and checked again with today's signers.
+        Raises SourceError when no revision was ever verified: nothing is applied then."""
+        assert self.trust is not None
+        self.signature = self.trust.check(repo, head)
+        if self.signature.trusted:
+            repo.git.update_ref(VERIFIED_REF, head, env=env)
+            return head
+        try:
+            kept = str(repo.git.rev_parse("--verify", "--quiet", VERIFIED_REF, env=env)).strip()
+        except git.GitCommandError:
+            kept = ""
+        if not kept or not self.trust.check(repo, kept).trusted:
+            raise SourceError(f"{self.signature.said()}, and no earlier commit of "
+                              f"{self.branch} was verified: nothing is applied until the "
+                              "branch's head is signed by an allowed key")
+        repo.git.reset("--hard", kept, env=env)
+        repo.git.clean("-ffdx", env=env)
+        return kept
 
     def ensure_identity(self) -> None:
         """A committer for what gitgate itself commits (`run --commit-halts`), unless the
@@ -144,7 +182,8 @@ class GitSource:
             if self.cache_dir.exists():
                 shutil.rmtree(self.cache_dir)
             self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
-            shallow = ["--depth=1"] if "://" in self.url or self.url.startswith("git@") else []
+            shallow = ["--depth=1"] if ("://" in self.url or self.url.startswith("git@")) and (
+                self.guard is None) else []
             try:
                 repo = git.Repo.clone_from(self.url, self.cache_dir, branch=self.branch,
                                            env=env, multi_options=shallow)

@@ -51,6 +51,14 @@ class LoopMetrics:
                                 "when the last successful fetch ended", registry=self.registry)
         self.last_fetch_ok = Gauge("gitgate_git_last_fetch_success",
                                    "1 when the last fetch worked", registry=self.registry)
+        self.gates_trusted = Gauge("gitgate_gates_trusted",
+                                   "with --gate-signers: 1 when every freeze file is as the head "
+                                   "has it, 0 while some are put back (a change lacked a gate "
+                                   "signer's signature)", registry=self.registry)
+        self.head_verified = Gauge("gitgate_git_head_verified",
+                                   "with --verify-commits: 1 when the branch's head is signed by "
+                                   "an allowed key, 0 while an earlier commit stays in force",
+                                   registry=self.registry)
         self.verdict = Gauge("gitgate_bundle_verdict", "1 for the bundle's current verdict",
                              ["bundle", "verdict"], registry=self.registry)
         self.pass_duration = Histogram("gitgate_pass_duration_seconds", "duration of a pass",

@@ -178,3 +178,18 @@ def test_an_empty_folder_or_a_code_project_warns(tools, tmp_path, capsys):
     assert "looks like a code project" in capsys.readouterr().err
     main(["plan", str(EXAMPLES)])
     assert "warning" not in capsys.readouterr().err
+
+
+def test_check_fails_a_bundle_that_fails_after_rendering(tools, make_repo, capsys):
+    """A propagation policy taking over another bundle rendered cleanly, so `check` reported
+    its bundle `ok` with the failure tucked into a note; CI passed what every pass refuses."""
+    root = make_repo({
+        "gitgate.yaml": "paths: [apps]\n",
+        "apps/a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: x}\n",
+        "apps/b/pp.yaml": "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\n"
+                          "metadata: {name: grab, namespace: x}\nspec:\n  resourceSelectors:\n"
+                          "  - {apiVersion: v1, kind: ConfigMap}\n  placement: {}\n"})
+    assert main(["check", str(root), "-o", "json"]) == 1
+    failed = {c["name"]: c["failures"] for c in json.loads(capsys.readouterr().out)["cases"]
+              if c["failures"]}
+    assert [f["type"] for f in failed["apps-b"]] == ["PolicyTakeover"]

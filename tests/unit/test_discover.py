@@ -137,6 +137,13 @@ def test_a_folder_whose_bundle_yaml_breaks_keeps_the_folders_below():
     ("app/bundle.yaml", "name: a\nsplit: apps\n", 2, "split must be"),
     ("gitgate.yaml", "paths: [app]\ndefaults:\n  nmespace: x\n", 3, "defaults.nmespace"),
     ("gitgate.yaml", "paths: [app]\ngatesPath: /abs\n", 2, "gatesPath"),
+    ("gitgate.yaml", "paths: [app]\ntenants:\n- name: a\n  paths: [a]\n- name: a\n  paths: [b]\n",
+     5, "tenants[2].name 'a' is used twice"),
+    ("gitgate.yaml", "paths: [app]\ntenants:\n- name: a\n  paths: [a]\n  serviceAccount: "
+     "{namespace: t, name: a}\n", 5, "impersonating a tenant's ServiceAccount is not built yet"),
+    ("gitgate.yaml", "paths: [app]\ntenants:\n- {name: a, paths: ['../x']}\n", 3,
+     "must stay inside the repo"),
+    ("gitgate.yaml", "paths: [app]\nuntenanted: deny\n", 2, "untenanted must be platform"),
 ])
 def test_a_config_complaint_names_the_line_of_its_key(file, text, line, words):
     files = {"gitgate.yaml": "paths: [app]\n", "app/cm.yaml": "kind: ConfigMap\n", file: text}

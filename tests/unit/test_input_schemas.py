@@ -53,6 +53,7 @@ def test_the_schemas_name_the_keys_the_parsers_accept():
     assert keys(repo) == config._REPO_KEYS
     assert keys(repo, "properties", "defaults") == config._DEFAULT_KEYS
     assert keys(repo, "$defs", "rollout") == config._ROLLOUT_KEYS
+    assert set(repo["properties"]["tenants"]["items"]["properties"]) == config._TENANT_KEYS
     assert keys(bundle) == config._BUNDLE_KEYS
     item = bundle["properties"]["clusters"]["items"]
     assert set(item["properties"]) == config._CUSTOMIZATION_KEYS
@@ -102,6 +103,13 @@ def _parses(kind: str, data: object) -> bool:
     ("gitgate.yaml", {"pahts": ["apps"]}),
     ("gitgate.yaml", {"defaults": {"nmespace": "x"}}),
     ("gitgate.yaml", {"defaults": {"rollout": {"waves": []}}}),
+    ("gitgate.yaml", {"untenanted": "deny"}),
+    ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"], "namspaces": ["a"]}]}),
+    ("gitgate.yaml", {"tenants": [{"name": "a", "paths": []}]}),
+    ("gitgate.yaml", {"tenants": [{"name": "platform", "paths": ["p/**"]}]}),
+    ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"], "clusterScoped": "yes"}]}),
+    ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"],
+                                   "serviceAccount": {"namespace": "t", "name": "a"}}]}),
     ("bundle.yaml", {"dri": "overlays/prod"}),
     ("bundle.yaml", {"name": "Not_Valid"}),
     ("bundle.yaml", {"split": "apps"}),
@@ -131,6 +139,9 @@ def test_what_the_parsers_refuse_the_schemas_refuse(kind, data):
 
 @pytest.mark.parametrize(("kind", "data"), [
     ("gitgate.yaml", None),
+    ("gitgate.yaml", {"untenanted": "refuse", "tenants": [
+        {"name": "payments", "paths": ["apps/payments/**"], "namespaces": ["payments-*"],
+         "clusters": ["member1"], "kinds": {"deny": ["Secret"]}, "clusterScoped": False}]}),
     ("bundle.yaml", {"placement": "none"}),
     ("bundle.yaml", {"rollout": {"waves": [{"labelSelector": {"matchExpressions": [
         {"key": "region", "operator": "In", "values": ["eu"]}]}}], "bake": "1h30m"}}),

@@ -1,0 +1,96 @@
+"""Tenants of a shared repo (issue 27, item 1), through the real CLI: `check` and `plan` catch
+a team's folder acting beyond what it owns before it merges, and `apply` writes nothing of
+that bundle while the rest of the pass goes on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import write_files
+from tests.support.hostile import gitgate
+
+pytestmark = pytest.mark.integration
+
+
+def cm(name: str, namespace: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {namespace}}}\n"
+
+
+def shared_repo(tmp_path, run: str, pay: str, ops: str, extra: dict[str, str]):
+    """Platform namespaces; a payments tenant owning apps/payments (namespace `pay`, member1
+    only, no Secrets); an ops folder of the platform."""
+    return write_files(tmp_path / "repo", {
+        "gitgate.yaml": f"""
+            defaults:
+              placement: {{clusterAffinity: {{clusterNames: [member1]}}}}
+            tenants:
+              - name: payments
+                paths: ["apps/payments/**"]
+                namespaces: ["{pay}"]
+                clusters: [member1]
+                kinds: {{deny: ["Secret"]}}
+            """,
+        "platform/ns/bundle.yaml": f"name: {run}-ns\n",
+        "platform/ns/ns.yaml": "".join(
+            f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n"
+            for n in (pay, ops)),
+        "platform/ops/bundle.yaml": f"name: {run}-ops\ndependsOn: [{run}-ns]\n",
+        "platform/ops/cm.yaml": cm("ops", ops),
+        "apps/payments/api/bundle.yaml": f"name: {run}-api\ndependsOn: [{run}-ns]\n",
+        "apps/payments/api/cm.yaml": cm("api", pay),
+        **extra})
+
+
+def test_a_tenants_folder_cannot_write_into_the_platforms_namespace(tmp_path, kube):
+    pay, ops = kube.ns("pay"), kube.ns("ops")
+    root = shared_repo(tmp_path, kube.run_id, pay, ops, {
+        "apps/payments/sneaky/bundle.yaml": f"name: {kube.run_id}-sneaky\n",
+        "apps/payments/sneaky/cm.yaml": cm("planted", ops),
+    })
+    check = gitgate("check", str(root), "-o", "json")
+    assert check.returncode == 1
+    failed = {c["name"]: c["failures"] for c in json.loads(check.stdout)["cases"]
+              if c["failures"]}
+    assert list(failed) == [f"{kube.run_id}-sneaky"]
+    [failure] = failed[f"{kube.run_id}-sneaky"]
+    assert failure["type"] == "OutsideTenant"
+    assert f"ConfigMap {ops}/planted is in namespace {ops}, outside tenant payments's " \
+           f"namespaces ({pay})" in failure["message"]
+
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    applied = gitgate("apply", str(root), *flags, "-o", "json")
+    assert applied.returncode == 1  # a bundle failed; the others were applied
+    results = {b["name"]: b for b in json.loads(applied.stdout)["bundles"]}
+    assert results[f"{kube.run_id}-sneaky"]["reason"] == "OutsideTenant"
+    assert not results[f"{kube.run_id}-api"]["failed"]
+    assert kube.cluster.get("v1", "ConfigMap", ops, "planted") is None
+    assert kube.cluster.get("v1", "ConfigMap", pay, "api") is not None
+    assert kube.cluster.get("v1", "ConfigMap", ops, "ops") is not None
+
+
+def test_a_tenant_that_later_breaks_a_rule_keeps_what_it_had_and_writes_nothing(tmp_path,
+                                                                             kube):
+    pay, ops = kube.ns("pay"), kube.ns("ops")
+    root = shared_repo(tmp_path, kube.run_id, pay, ops, {})
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    write_files(root, {  # a Secret (denied) and member2 (not its cluster), and a change
+        "apps/payments/api/bundle.yaml": f"name: {kube.run_id}-api\ndependsOn: "
+                                         f"[{kube.run_id}-ns]\nplacement: {{clusterAffinity: "
+                                         "{clusterNames: [member1, member2]}}\n",
+        "apps/payments/api/cm.yaml": cm("api", pay).replace("}\n", "}\ndata: {v: '2'}\n"),
+        "apps/payments/api/secret.yaml": f"apiVersion: v1\nkind: Secret\nmetadata: "
+                                         f"{{name: s, namespace: {pay}}}\n"})
+    kube.cluster.forget()
+    plan = gitgate("plan", str(root))
+    row = next(line for line in plan.stdout.splitlines() if f"{kube.run_id}-api " in line)
+    assert " failed " in row
+    applied = gitgate("apply", str(root), *flags, "-o", "json")
+    api = next(b for b in json.loads(applied.stdout)["bundles"]
+               if b["name"] == f"{kube.run_id}-api")
+    assert api["reason"] == "OutsideTenant" and "member2" in api["message"]
+    assert [w for w in kube.bundle_writes() if f"/namespaces/{pay}/" in w[1]] == []
+    live = kube.cluster.get("v1", "ConfigMap", pay, "api")
+    assert live is not None and "data" not in live  # neither changed nor pruned

@@ -1,0 +1,68 @@
+"""Signing keys made by the real `ssh-keygen` and `gpg` for a test, and signed commits."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+NEEDED = pytest.mark.skipif(not (shutil.which("gpg") and shutil.which("ssh-keygen")),
+                            reason="gpg and ssh-keygen make the keys these tests sign with "
+                                   "(Debian: gnupg, openssh-client)")
+
+
+class Keys:
+    """An allowed SSH key (alice), an allowed OpenPGP key (bob), an SSH key nobody allowed
+    (mallory); the allowed signers' files as `gitgate run` takes them."""
+
+    def __init__(self, folder: Path, ssh_names: tuple[str, ...] = ("alice", "mallory")):
+        self.folder = folder
+        for name in ssh_names:
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name,
+                            "-f", str(folder / name)], check=True)
+        self.allowed_ssh = folder / "allowed_signers"
+        self.allowed_ssh.write_text(f"alice@example.com {(folder / 'alice.pub').read_text()}")
+        # a short path: gpg-agent's socket must fit in a Unix socket name
+        self.gnupg = Path(tempfile.mkdtemp(prefix="gg-gpg-", dir="/tmp"))
+        self.gpg("--quick-gen-key", "Bob <bob@example.com>", "ed25519", "sign", "never")
+        listed = self.gpg("--list-keys", "--with-colons").stdout
+        self.bob = next(line.split(":")[9] for line in listed.splitlines()
+                        if line.startswith("fpr"))
+        self.allowed_gpg = folder / "bob.asc"
+        self.allowed_gpg.write_text(self.gpg("--armor", "--export", self.bob).stdout)
+
+    def gpg(self, *argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["gpg", "--batch", "--passphrase", "", *argv], check=True,
+                              capture_output=True, text=True,
+                              env={**os.environ, "GNUPGHOME": str(self.gnupg)})
+
+    def signing(self, who: str | None) -> list[str]:
+        """git's options to sign a commit as `who` (None: unsigned)."""
+        if who is None:
+            return []
+        if who == "bob":
+            return ["-c", f"user.signingkey={self.bob}", "-c", "gpg.format=openpgp"]
+        return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={self.folder / who}"]
+
+    def close(self) -> None:
+        subprocess.run(["gpgconf", "--kill", "all"], env={**os.environ,
+                                                         "GNUPGHOME": str(self.gnupg)})
+        shutil.rmtree(self.gnupg, ignore_errors=True)
+
+    def commit(self, cwd: Path, who: str | None, message: str) -> None:
+        """`git commit` of what is staged, signed as `who` (None: unsigned)."""
+        signed = ["-S"] if who else []
+        subprocess.run(["git", *self.signing(who), "commit", "-q", "--allow-empty", *signed,
+                        "-m", message], cwd=cwd, check=True,
+                       env={**os.environ, "GNUPGHOME": str(self.gnupg)})
+
+
+def allowed_signers(path: Path, folder: Path, *names: str) -> Path:
+    """An allowed-signers file for the SSH keys `names` (made by Keys in `folder`)."""
+    path.write_text("".join(f"{n}@example.com {(folder / f'{n}.pub').read_text()}"
+                            for n in names))
+    return path

@@ -1,0 +1,160 @@
+"""A tenant's bundles write only where gitgate.yaml's `tenants` lets them (issue 27, item 1):
+the rules over plain data. Each case is one way a team's folder could act beyond what it owns;
+every one fails only the bundle that breaks the rule, naming the object, the tenant and the
+rule, and leaves the other bundles alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitgate.bundle.tenancy import path_matches, police
+from gitgate.errors import Reason
+from gitgate.model import Bundle, BundleOptions, ObjectRef, RolloutSpec, Source, SourceKind
+from gitgate.model.clusterspec import Customization
+from gitgate.model.rolloutspec import ClusterSelector, Wave
+from gitgate.model.tenantspec import REFUSE, Tenancy, Tenant
+
+PLACED = {"clusterAffinity": {"clusterNames": ["member1"]}}
+PAY = Tenant("payments", ("apps/payments/**",), ("payments", "payments-*"), ("member1",),
+             kinds_deny=("rbac.authorization.k8s.io/ClusterRole*",))
+TENANCY = Tenancy((PAY,))
+
+
+def obj(kind: str, name: str, namespace: str = "", api: str = "v1") -> dict:
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": api, "kind": kind, "metadata": meta}
+
+
+def bundle(name: str, path: str, *objects: dict, **options) -> Bundle:
+    options.setdefault("placement", PLACED)
+    return Bundle(name, Source(path, SourceKind.RAW, BundleOptions(**options), name), objects)
+
+
+def broken(*bundles: Bundle, tenancy: Tenancy = TENANCY) -> dict[str, list[str]]:
+    """The bundles that fail, with their messages; every failure is OutsideTenant."""
+    out = {}
+    for b in police(list(bundles), tenancy):
+        if b.failed:
+            assert {p.reason for p in b.problems} == {Reason.OUTSIDE_TENANT}
+            assert b.objects == ()  # nothing of it is written
+            out[b.name] = [p.message for p in b.problems]
+    return out
+
+
+GOOD = bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+              obj("Deployment", "api", "payments-eu", "apps/v1"), obj("Namespace", "payments"))
+
+
+def test_a_tenant_within_its_rules_and_the_platform_are_untouched():
+    platform = bundle("infra", "platform/rbac",
+                      obj("ClusterRoleBinding", "admin", api="rbac.authorization.k8s.io/v1"))
+    assert broken(GOOD, platform) == {}
+
+
+@pytest.mark.parametrize(("culprit", "words"), [
+    (obj("ConfigMap", "c", "kube-system"), "is in namespace kube-system, outside tenant payments"),
+    (obj("Secret", "s", "billing"), "is in namespace billing"),
+    (obj("Namespace", "billing"), "Namespace billing is not one of tenant payments's namespaces"),
+    (obj("StorageClass", "fast", api="storage.k8s.io/v1"),
+     "is cluster-scoped, and tenant payments may write only namespaced objects"),
+    (obj("ClusterRoleBinding", "me-admin", api="rbac.authorization.k8s.io/v1"),
+     "the kind rbac.authorization.k8s.io/ClusterRoleBinding is not allowed"),
+    (obj("CustomResourceDefinition", "x.example.com", api="apiextensions.k8s.io/v1"),
+     "is cluster-scoped"),
+    (obj("ClusterOverridePolicy", "all", api="policy.karmada.io/v1alpha1"), "is cluster-scoped"),
+    (obj("ClusterRole", "reader", api="rbac.authorization.k8s.io/v1"),
+     "the kind rbac.authorization.k8s.io/ClusterRole is not allowed for tenant payments"),
+])
+def test_an_object_outside_the_tenant_fails_its_bundle_by_name(culprit, words):
+    found = broken(bundle("pay", "apps/payments/api", obj("ConfigMap", "ok", "payments"),
+                          culprit), GOOD)
+    assert list(found) == ["pay"]
+    assert any(words in line and str(ObjectRef.of(culprit)) in line for line in found["pay"])
+
+
+def test_an_allow_list_limits_the_kinds():
+    narrow = Tenant("t", ("t/**",), ("t",), kinds_allow=("ConfigMap", "apps/*"))
+    found = broken(bundle("t", "t", obj("ConfigMap", "c", "t"),
+                          obj("Deployment", "d", "t", "apps/v1"), obj("Secret", "s", "t")),
+                   tenancy=Tenancy((narrow,)))
+    assert found == {"t": ["Secret t/s: the kind Secret is not allowed for tenant t (kinds.allow "
+                           "['ConfigMap', 'apps/*'], kinds.deny [])"]}
+
+
+def test_cluster_scoped_objects_when_the_tenant_may():
+    wide = Tenant("ops", ("ops/**",), ("ops",), cluster_scoped=True)
+    assert broken(bundle("ops", "ops", obj("ClusterRole", "r",
+                                           api="rbac.authorization.k8s.io/v1")),
+                  tenancy=Tenancy((wide,))) == {}
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    ({"placement": {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}},
+     "names member2: tenant payments may place only on member1"),
+    ({"placement": {"clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}}}},
+     "does not name its member clusters"),
+    ({"placement": {"clusterAffinities": [{"affinityName": "a", "clusterNames": ["member1"]},
+                                          {"affinityName": "b", "clusterNames": ["member3"]}]}},
+     "names member3"),
+    ({"placement": {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}},
+     "does not name its member clusters"),
+    ({"clusters": (Customization(("member2",), values={"a": 1}),)},
+     "clusters[1] in apps/payments/api/bundle.yaml names member2"),
+    ({"clusters": (Customization((), ClusterSelector((("env", "prod"),)), {"a": 1}),)},
+     "clusters[1] in apps/payments/api/bundle.yaml selects clusters by labels"),
+    ({"rollout": RolloutSpec((Wave(("member1",)), Wave(("member2",))))},
+     "rollout.waves[2] in apps/payments/api/bundle.yaml names member2"),
+    ({"rollout": RolloutSpec((Wave(selector=ClusterSelector((("ring", "1"),))),))},
+     "rollout.waves[1] in apps/payments/api/bundle.yaml selects clusters by labels"),
+])
+def test_a_placement_beyond_the_tenants_clusters_fails(options, words):
+    found = broken(bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+                          **options))
+    assert any(words in line for line in found["pay"]), found
+
+
+def test_a_propagation_policy_in_the_tenants_folder_is_held_to_its_clusters_too():
+    policy = {**obj("PropagationPolicy", "mine", "payments", "policy.karmada.io/v1alpha1"),
+              "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap"}],
+                       "placement": {"clusterAffinity": {"clusterNames": ["member9"]}}}}
+    found = broken(bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+                          policy))
+    assert any("PropagationPolicy.policy.karmada.io payments/mine names member9" in line
+               for line in found["pay"])
+
+
+def test_a_tenants_override_cannot_act_on_another_tenants_or_the_platforms_bundle():
+    override = obj("OverridePolicy", "o", "payments", "policy.karmada.io/v1alpha1")
+    acting = Bundle("pay", Source("apps/payments/o", SourceKind.RAW,
+                                  BundleOptions(placement=PLACED), "pay"), (override,),
+                    acts_on=((ObjectRef.of(override), ("infra",)),))
+    found = broken(acting, bundle("infra", "platform/infra", obj("ConfigMap", "c", "x")))
+    assert found == {"pay": ["OverridePolicy.policy.karmada.io payments/o acts on infra, outside "
+                             "tenant payments: a tenant's policies act only on its own bundles"]}
+
+
+def test_a_folder_two_tenants_claim_and_a_refused_one_fail():
+    other = Tenant("billing", ("apps/*",), ("payments",))
+    found = broken(GOOD, tenancy=Tenancy((PAY, other)))
+    assert "claimed by tenants payments, billing" in found["pay"][0]
+    refused = broken(bundle("infra", "platform/x", obj("ConfigMap", "c", "x")),
+                     tenancy=Tenancy((PAY,), REFUSE))
+    assert "belongs to no tenant" in refused["infra"][0]
+
+
+def test_a_failed_bundle_keeps_its_own_problems():
+    failed = Bundle("pay", GOOD.source, (), problems=(), labels={})
+    assert police([failed], TENANCY) == [failed]
+
+
+@pytest.mark.parametrize(("path", "pattern", "matches"), [
+    ("apps/payments", "apps/payments/**", True),
+    ("apps/payments/api/v2", "apps/payments/**", True),
+    ("apps/paymentsX", "apps/payments/**", False),
+    ("apps/payments-eu", "apps/payments*/**", True),
+    ("apps/payments", "apps/payments", True),
+    ("apps/payments/api", "apps/payments", False),
+    ("apps", "apps/payments/**", False),
+])
+def test_tenant_paths(path, pattern, matches):
+    assert path_matches(path, pattern) is matches
