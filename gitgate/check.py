@@ -103,8 +103,9 @@ def _gate_cases(plan: Plan, some_source_failed: bool) -> list[Case]:
         if file in invalid_files:
             bad = invalid_files[file]
             where = f"{file}:{bad.line}" if bad.line else file
+            held = "every bundle of its tenant" if bad.within else "every bundle"
             failures.append(Failure(Reason.INVALID_GATE, f"{where}: {bad.message} (an invalid "
-                                    "gate holds every bundle)"))
+                                    f"gate holds {held})"))
         for state in plan.gates:
             if state.gate.file != file:
                 continue

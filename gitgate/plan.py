@@ -9,6 +9,7 @@ from functools import cached_property, partial
 
 from gitgate.bundle.group import group_all
 from gitgate.bundle.selectors import is_control_plane
+from gitgate.bundle.tenancy import tenants_of
 from gitgate.errors import Reason
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
 from gitgate.gate.spec import parse_gates
@@ -76,15 +77,21 @@ class Plan:
     warnings: tuple[Problem, ...] = ()
 
 
-def misplaced_gates(rendered: tuple[RenderedSource, ...]) -> list[InvalidGate]:
+def misplaced_gates(rendered: tuple[RenderedSource, ...],
+                    tenancy: Tenancy | None = None) -> list[InvalidGate]:
     """A Gate in a source folder is not read as a gate, yet whoever wrote it expects it to
-    hold: it holds every bundle until moved into the gates folder (fail closed)."""
-    return [InvalidGate(r.source.path, (
-        f"a {o.get('kind')} {o.get('metadata', {}).get('name')!r} ({o.get('apiVersion')}) is in "
-        f"the source {r.source.path}, outside the gates folder: gitgate does not read gates "
-        "there; move it to the gates folder"))
-        for r in rendered for o in r.objects
-        if str(o.get("apiVersion", "")).startswith("gitgate.io/")]
+    hold: it holds every bundle until moved into the gates folder (fail closed). In a
+    tenant's folder, every bundle of that tenant: a tenant cannot freeze the others."""
+    out = []
+    for r in rendered:
+        owners = tenants_of(r.source.path, tenancy) if tenancy is not None else []
+        within = owners[0].paths if len(owners) == 1 else ()
+        out += [InvalidGate(r.source.path, (
+            f"a {o.get('kind')} {o.get('metadata', {}).get('name')!r} ({o.get('apiVersion')}) "
+            f"is in the source {r.source.path}, outside the gates folder: gitgate does not read "
+            "gates there; move it to the gates folder"), within=within)
+            for o in r.objects if str(o.get("apiVersion", "")).startswith("gitgate.io/")]
+    return out
 
 
 def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateText],
@@ -96,7 +103,7 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
     rules of gitgate.yaml's `tenants` (bundles that break them fail)."""
     bundles = group_all(rendered, memo, tenancy)
     gates, invalid = parse_gates(gate_texts)
-    invalid += misplaced_gates(rendered)
+    invalid += misplaced_gates(rendered, tenancy)
     verdicts = evaluate(bundles, gates, invalid, now)
     plans = [derive(memo, "plan", bundle, verdicts[bundle.name],
                     partial(bundle_plan, bundle, verdicts[bundle.name]))

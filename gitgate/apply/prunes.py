@@ -107,7 +107,7 @@ def decide(plan: Plan, inventories: Mapping[str, Inventory],
            allow_mass_prune: bool = False) -> PruneDecision:
     """`leftovers`: per open bundle, the inventory entries that left Git (its diff)."""
     gone = {name: GoneBundle(name, inventory, tuple(gone_bundle_holds(
-        name, dict(inventory.labels), plan.gates, plan.invalid_gates)))
+        name, dict(inventory.labels), plan.gates, plan.invalid_gates, inventory.source)))
         for name, inventory in gone_bundles(plan, inventories, scope).items()}
     prunes = sum(len(e) for e in leftovers.values()) + sum(
         len(g.inventory.entries) for g in gone.values())

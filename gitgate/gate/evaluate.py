@@ -10,6 +10,7 @@ from datetime import datetime
 
 from gitgate.bundle import deps
 from gitgate.bundle.group import bundle_digest
+from gitgate.bundle.tenancy import path_matches
 from gitgate.gate.windows import gate_activity
 from gitgate.model import (
     Action,
@@ -50,13 +51,19 @@ def covers_name(gate: Gate, name: str, labels: dict[str, str]) -> bool:
         labels.get(k) == v for k, v in gate.match_labels.items())
 
 
+def holds_bundle_at(bad: InvalidGate, source: str) -> bool:
+    """Whether an unusable gate holds the bundle of the folder `source` ("": unknown, held)."""
+    return not bad.within or not source or any(path_matches(source, p) for p in bad.within)
+
+
 def gone_bundle_holds(name: str, labels: dict[str, str], states: Iterable[GateState],
-                      invalid: Iterable[InvalidGate]) -> list[HoldReason]:
+                      invalid: Iterable[InvalidGate], source: str = "") -> list[HoldReason]:
     """Why a bundle that left Git must not be pruned yet: a gate that cannot be read, or an
     active gate (hold or suspend) that still covers its name or its last known labels.
     Deleting its objects would be a write to a held bundle."""
     reasons = [HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
-                      f"gate file cannot be used ({bad.message})") for bad in invalid]
+                          f"gate file cannot be used ({bad.message})")
+               for bad in invalid if holds_bundle_at(bad, source)]
     for state in states:
         gate = state.gate
         if state.active and covers_name(gate, name, labels):
@@ -107,8 +114,11 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
         notes: list[HoldReason] = []
         changes: list[datetime | None] = []
         for bad in invalid:
+            if not holds_bundle_at(bad, bundle.source.path):
+                continue  # a tenant's misplaced gate holds that tenant's bundles alone
+            which = "every bundle of its tenant" if bad.within else "every bundle"
             holds.append(HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
-                                f"gate file cannot be used ({bad.message}); every bundle is "
+                                f"gate file cannot be used ({bad.message}); {which} is "
                                 "held until it is fixed", line=bad.line))
         if bundle.source.pause_reason is not None:
             holds.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE,

@@ -58,3 +58,4 @@ class InvalidGate:
     file: str
     message: str
     line: int | None = None
+    within: tuple[str, ...] = ()  # folder globs of the bundles it holds (a tenant's); (): all

@@ -89,10 +89,11 @@ def problem_line(problem: Problem, *, warning: bool = False) -> str:
             f"{single_line(problem.message)}")
 
 
-def invalid_gate_line(file: str, line: int | None, message: str) -> str:
+def invalid_gate_line(file: str, line: int | None, message: str,
+                      within: tuple[str, ...] = ()) -> str:
     where = f"{file}:{line}" if line else file
-    return f"error: {single_line(where)}: [InvalidGate] {single_line(message)} (every bundle " \
-        "is held)"
+    held = "every bundle of its tenant is held" if within else "every bundle is held"
+    return f"error: {single_line(where)}: [InvalidGate] {single_line(message)} ({held})"
 
 
 def problems(errors: Iterable[Problem], warnings: Iterable[Problem] = ()) -> None:

@@ -139,7 +139,8 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
         lines += ["", "hooks:", *(f"  {line}" for line in phases)]
     lines += [problem_line(problem) for problem in plan.problems]
     lines += [problem_line(warning, warning=True) for warning in plan.warnings]
-    lines += [invalid_gate_line(bad.file, bad.line, bad.message) for bad in plan.invalid_gates]
+    lines += [invalid_gate_line(bad.file, bad.line, bad.message, bad.within)
+              for bad in plan.invalid_gates]
     return "\n".join(lines) + "\n"
 
 

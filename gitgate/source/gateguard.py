@@ -20,10 +20,10 @@ import git
 
 from gitgate.errors import GitgateError
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
+from gitgate.source.discover import PAUSE_FILE
 from gitgate.source.signatures import Trust
 
 TRUSTED_REF = "refs/gitgate/gates-trusted"
-PAUSE_FILE = "PAUSE"
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,15 @@ def push(upstream: Upstream, keys: Keys, who: str, files: dict[str, str | None],
     upstream.work.git.push("origin", "main", "--force")
 
 
+def guarded_loop(upstream, kube, tools, tmp_path, keys, clock):
+    """The loop, with alice as the one gate signer."""
+    loop = reconciler(upstream, kube, tools, tmp_path, clock)
+    gate_signers = allowed_signers(tmp_path / "gate_signers", keys.folder, "alice")
+    loop.source.guard = GateGuard(Trust(gate_signers, None, tmp_path / "g"))
+    loop.tick()
+    return loop
+
+
 def verdict(loop, upstream) -> str:
     return {b.bundle: b.verdict for b in loop.state.last_result.bundles}[f"{upstream.run}-app"]
 
@@ -48,10 +57,7 @@ def test_only_a_gate_signer_lifts_a_freeze(tmp_path, kube, tools, keys, caplog):
     incident = upstream.gate("incident", f'{{bundles: ["{upstream.run}-app"], reason: INC-1}}')
     push(upstream, keys, "alice", incident, "freeze")
     clock = Clock(T0)
-    loop = reconciler(upstream, kube, tools, tmp_path, clock)
-    gate_signers = allowed_signers(tmp_path / "gate_signers", keys.folder, "alice")
-    loop.source.guard = GateGuard(Trust(gate_signers, None, tmp_path / "g"))
-    loop.tick()
+    loop = guarded_loop(upstream, kube, tools, tmp_path, keys, clock)
     assert verdict(loop, upstream) == "held"
 
     def tick() -> list[str]:
@@ -100,10 +106,7 @@ def test_a_pause_file_carol_deletes_keeps_pausing(tmp_path, kube, tools, keys):
     upstream = Upstream(tmp_path, kube)
     push(upstream, keys, "alice", {"app/PAUSE": "INC-2: hands off\n"}, "pause the app")
     clock = Clock(T0)
-    loop = reconciler(upstream, kube, tools, tmp_path, clock)
-    gate_signers = allowed_signers(tmp_path / "gate_signers", keys.folder, "alice")
-    loop.source.guard = GateGuard(Trust(gate_signers, None, tmp_path / "g"))
-    loop.tick()
+    loop = guarded_loop(upstream, kube, tools, tmp_path, keys, clock)
     assert verdict(loop, upstream) == "held"
     push(upstream, keys, "carol", {"app/PAUSE": None}, "unpause")
     clock.advance(seconds=60)

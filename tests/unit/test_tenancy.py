@@ -158,3 +158,31 @@ def test_a_failed_bundle_keeps_its_own_problems():
 ])
 def test_tenant_paths(path, pattern, matches):
     assert path_matches(path, pattern) is matches
+
+
+def test_a_gate_committed_in_a_tenants_folder_holds_that_tenant_alone():
+    """A Gate in a source folder holds every bundle (whoever wrote it expects a hold); in a
+    tenant's folder it must not freeze the other teams: it holds that tenant's bundles."""
+    from datetime import UTC, datetime
+
+    from gitgate.model import RenderedSource
+    from gitgate.plan import make_plan
+
+    gate = {"apiVersion": "gitgate.io/v1alpha1", "kind": "Gate", "metadata": {"name": "g"},
+            "spec": {"bundles": ["*"], "reason": "x"}}
+
+    def source(path: str, *objects: dict) -> RenderedSource:
+        options = BundleOptions(name=path.replace("/", "-"), placement=PLACED)
+        return RenderedSource(Source(path, SourceKind.RAW, options, options.name or path),
+                              objects)
+    rendered = (source("apps/payments/api", obj("ConfigMap", "c", "payments"), gate),
+                source("apps/payments/web", obj("ConfigMap", "w", "payments")),
+                source("platform/infra", obj("ConfigMap", "i", "infra")))
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    verdicts = {b.bundle.name: str(b.verdict.verdict)
+                for b in make_plan(rendered, {}, now, "r", tenancy=TENANCY).bundles}
+    assert verdicts == {"apps-payments-api": "failed", "apps-payments-web": "held",
+                        "platform-infra": "apply"}  # api: its Gate is cluster-scoped too
+    untenanted = {b.bundle.name: str(b.verdict.verdict)
+                  for b in make_plan(rendered, {}, now, "r").bundles}
+    assert set(untenanted.values()) == {"held"}  # without tenants: every bundle, as before
