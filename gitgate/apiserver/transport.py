@@ -95,6 +95,15 @@ def throttled_refresh(hook: Callable[[Any], None], seconds: float = TOKEN_CHECK_
     return refresh
 
 
+def impersonating(api: k8s.ApiClient, user: str) -> k8s.ApiClient:
+    """A client that sends every request as `user` (`Impersonate-User`): the API server's
+    RBAC then decides as for that user. It shares the connection settings and pool."""
+    client = k8s.ApiClient(api.configuration)
+    client.rest_client = api.rest_client
+    client.set_default_header("Impersonate-User", user)
+    return client
+
+
 def tls_verification_off(api: k8s.ApiClient) -> bool:
     return not api.configuration.verify_ssl
 

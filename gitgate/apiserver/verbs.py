@@ -5,6 +5,7 @@ are applied. The `ClusterPort` of a real API server."""
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ from gitgate.apiserver.apierrors import (
     without,
 )
 from gitgate.apiserver.discovery import ApiResource, Discovery
-from gitgate.apiserver.transport import Transport
+from gitgate.apiserver.transport import Transport, impersonating
 from gitgate.apply.changeset import Applied
 from gitgate.errors import KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
@@ -32,6 +33,13 @@ class KubeCluster:
         self.api, self.timeouts, self.retry = api, self.transport.timeouts, self.transport.retry
         self.server = self.transport.server
         self.discovery = Discovery(lambda method, path: self.transport.request(method, path))
+
+    def impersonating(self, user: str) -> KubeCluster:
+        """The same cluster, every request sent as `user` (its discovery is shared)."""
+        clone = copy.copy(self)
+        clone.api = impersonating(self.api, user)
+        clone.transport = Transport(clone.api, timeouts=self.timeouts, retry=self.retry)
+        return clone
 
     def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
                 body: Any = None, content_type: str | None = None) -> tuple[int, Any]:

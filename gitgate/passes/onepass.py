@@ -29,6 +29,7 @@ from gitgate.model import Action, ReasonKind
 from gitgate.model.nearby import closest_hint
 from gitgate.model.ownership import SYSTEM_NAMESPACE
 from gitgate.passes.clusterview import ClusterView, observe_cluster
+from gitgate.passes.identities import as_tenants
 from gitgate.plan import Plan, make_plan
 from gitgate.progression.hookphases import syncing, with_hooks
 from gitgate.progression.rollouts import hold_for, with_rollouts
@@ -156,7 +157,9 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of)
     seen = planned(checkout, cluster, options, inventories)
-    result = run_pass(seen.plan, cluster, options, scope=scope_of_glob(bundle_glob), stop=stop,
+    writer = as_tenants(cluster, seen.plan, seen.view.inventories,
+                        checkout.rendered.discovery.config.tenancy)
+    result = run_pass(seen.plan, writer, options, scope=scope_of_glob(bundle_glob), stop=stop,
                       inventories=dict(seen.view.inventories),
                       keep_inventories=keep_inventories)
     return replace(seen, result=result)

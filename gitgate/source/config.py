@@ -149,16 +149,19 @@ def parse_tenancy(data: dict[str, Any], file: str) -> Tenancy:
         scoped = item.get("clusterScoped", False)
         if not isinstance(scoped, bool):
             raise ConfigError(f"{where}.clusterScoped must be true or false", file=file)
-        if "serviceAccount" in item:  # refused rather than ignored: it would promise RBAC
-            raise ConfigError(f"{where}.serviceAccount: impersonating a tenant's "
-                              "ServiceAccount is not built yet, so its writes would go with "
-                              "gitgate's own identity; remove it (the tenant's other rules "
-                              "are enforced by gitgate itself)", file=file)
+        account = _optional_mapping(item.get("serviceAccount"), file, f"{where}.serviceAccount")
+        if account is not None:
+            _reject_unknown(account, {"namespace", "name"}, file, f"{where}.serviceAccount.")
+            if not all(isinstance(account.get(k), str) and _TENANT_NAME.match(account[k])
+                       for k in ("namespace", "name")):
+                raise ConfigError(f"{where}.serviceAccount needs a namespace and a name (DNS "
+                                  "labels)", file=file)
         tenants.append(Tenant(
             name, paths, _str_list(item.get("namespaces"), file, f"{where}.namespaces"),
             None if clusters is None else _str_list(clusters, file, f"{where}.clusters"),
             _str_list(kinds.get("allow"), file, f"{where}.kinds.allow") or ("*",),
-            _str_list(kinds.get("deny"), file, f"{where}.kinds.deny"), scoped))
+            _str_list(kinds.get("deny"), file, f"{where}.kinds.deny"), scoped,
+            (account["namespace"], account["name"]) if account else None))
     return Tenancy(tuple(tenants), outside)
 
 

@@ -94,3 +94,43 @@ def test_a_tenant_that_later_breaks_a_rule_keeps_what_it_had_and_writes_nothing(
     assert [w for w in kube.bundle_writes() if f"/namespaces/{pay}/" in w[1]] == []
     live = kube.cluster.get("v1", "ConfigMap", pay, "api")
     assert live is not None and "data" not in live  # neither changed nor pruned
+
+
+def test_a_tenant_with_a_service_account_writes_as_it_and_rbac_decides(tmp_path, kube):
+    """Issue 27, item 2: with `serviceAccount`, a tenant's objects go to the API server as
+    that account (Impersonate-User), so its RBAC is the final word: a namespace the account
+    may not write fails that bundle with `forbidden` naming the account; nothing else of the
+    pass is affected. (The emulator holds an allow-list per user; tests/e2e proves it on
+    Karmada's real RBAC.)"""
+    if kube.emulator is None:
+        pytest.skip("the allow-list is the emulator's; tests/e2e/test_tenants_on_karmada.py "
+                    "runs this against Karmada's RBAC")
+    pay, extra, ops = kube.ns("pay"), kube.ns("pay-x"), kube.ns("ops")
+    user = "system:serviceaccount:gitgate-tenants:payments"
+    kube.emulator.state.grants = {user: {pay}}
+    root = shared_repo(tmp_path, kube.run_id, pay, ops, {
+        "apps/payments/more/bundle.yaml": f"name: {kube.run_id}-more\ndependsOn: "
+                                          f"[{kube.run_id}-ns]\n",
+        "apps/payments/more/cm.yaml": cm("more", extra),
+        "platform/ns/ns.yaml": "".join(
+            f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {n}}}\n"
+            for n in (pay, ops, extra))})
+    config = (root / "gitgate.yaml").read_text().replace(
+        f'namespaces: ["{pay}"]', f'namespaces: ["{pay}", "{extra}"]') + \
+        "    serviceAccount: {namespace: gitgate-tenants, name: payments}\n"
+    (root / "gitgate.yaml").write_text(config)
+    applied = gitgate("apply", str(root), "--kubeconfig", kube.kubeconfig, "--instance",
+                      kube.run_id, "-o", "json")
+    results = {b["name"]: b for b in json.loads(applied.stdout)["bundles"]}
+    more = results[f"{kube.run_id}-more"]
+    assert more["failed"] and more["reason"] == "Forbidden", more
+    assert user in more["message"]
+    assert not results[f"{kube.run_id}-api"]["failed"]  # its namespace is granted
+    assert not results[f"{kube.run_id}-ops"]["failed"]  # the platform's, as gitgate
+    assert kube.cluster.get("v1", "ConfigMap", pay, "api") is not None
+    assert kube.cluster.get("v1", "ConfigMap", extra, "more") is None
+    sent_as = {r.path.rsplit("/", 1)[-1]: r.impersonated
+               for r in kube.emulator.state.requests if r.method == "PATCH"}
+    assert sent_as["api"] == user  # the tenant's object, as the tenant
+    assert sent_as["ops"] == ""  # the platform's, as gitgate
+    assert sent_as[f"gitgate-{kube.run_id}.{kube.run_id}-api"] == ""  # gitgate's own state

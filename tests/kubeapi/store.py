@@ -86,6 +86,7 @@ class Request:
     content_type: str | None
     body: Any
     user_agent: str = ""
+    impersonated: str = ""  # the Impersonate-User header ("": the caller's own identity)
 
     @property
     def is_write(self) -> bool:
@@ -128,6 +129,9 @@ class ApiState:
         # `accepted_tokens` set, any other bearer token is 401; `denied` holds (verb, plural)
         # pairs RBAC refuses with the API server's 403 wording
         self.accepted_tokens: set[str] | None = None
+        # RBAC for impersonated users, as an allow-list: user -> the namespaces it may use
+        # (None: no check); an impersonated user it does not name may do nothing
+        self.grants: dict[str, set[str]] | None = None
         self.user = "system:serviceaccount:gitgate-system:gitgate"
         self.denied: set[tuple[str, str]] = set()
         # with `allowed` set, only these (verb, group, plural, namespace or "*") pass RBAC
@@ -150,7 +154,7 @@ class ApiState:
         content_type = (headers.get("content-type") or "").split(";")[0].strip() or None
         parsed = _parse_body(body, content_type)
         request = Request(method, path, query, content_type, parsed,
-                          headers.get("user-agent", ""))
+                          headers.get("user-agent", ""), headers.get("impersonate-user", ""))
         if self.stall:
             time.sleep(self.stall)
         token = (headers.get("authorization") or "").removeprefix("Bearer ").strip()
@@ -158,6 +162,9 @@ class ApiState:
             return 401, {"kind": "Status", "apiVersion": "v1", "metadata": {},
                          "status": "Failure", "message": "Unauthorized",
                          "reason": "Unauthorized", "code": 401}
+        refused = self._impersonation_refused(method, path, headers.get("impersonate-user"))
+        if refused is not None:
+            return refused
         with self.lock:
             self.requests.append(request)
             for fault in list(self.faults):
@@ -171,6 +178,26 @@ class ApiState:
                 return self._route(request)
             except ApiError as exc:
                 return exc.status, exc.body
+
+    def _impersonation_refused(self, method: str, path: str,
+                               user: str | None) -> tuple[int, Any] | None:
+        """A kube-apiserver with RBAC answers an impersonated request the user may not make
+        with 403, naming the user (discovery is open to every authenticated user)."""
+        if user is None or self.grants is None or path in ("/api", "/apis") or (
+                path.startswith(("/api/v1", "/apis/")) and path.count("/") <= 3):
+            return None
+        parts = [p for p in path.split("/") if p]
+        namespace = parts[parts.index("namespaces") + 1] if "namespaces" in parts and (
+            parts.index("namespaces") + 1 < len(parts)) else ""
+        if namespace and namespace in self.grants.get(user, set()):
+            return None
+        verb = {"GET": "get", "PATCH": "patch", "DELETE": "delete", "POST": "create",
+                "PUT": "update"}.get(method, method.lower())
+        where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+        message = f'User "{user}" cannot {verb} this resource{where}'
+        return 403, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                     "status": "Failure", "message": message, "reason": "Forbidden",
+                     "code": 403}
 
     def _route(self, request: Request) -> tuple[int, Any]:
         parts = [p for p in request.path.split("/") if p]

@@ -140,7 +140,7 @@ def test_a_folder_whose_bundle_yaml_breaks_keeps_the_folders_below():
     ("gitgate.yaml", "paths: [app]\ntenants:\n- name: a\n  paths: [a]\n- name: a\n  paths: [b]\n",
      5, "tenants[2].name 'a' is used twice"),
     ("gitgate.yaml", "paths: [app]\ntenants:\n- name: a\n  paths: [a]\n  serviceAccount: "
-     "{namespace: t, name: a}\n", 5, "impersonating a tenant's ServiceAccount is not built yet"),
+     "{namespace: t}\n", 5, "serviceAccount needs a namespace and a name"),
     ("gitgate.yaml", "paths: [app]\ntenants:\n- {name: a, paths: ['../x']}\n", 3,
      "must stay inside the repo"),
     ("gitgate.yaml", "paths: [app]\nuntenanted: deny\n", 2, "untenanted must be platform"),

@@ -109,7 +109,7 @@ def _parses(kind: str, data: object) -> bool:
     ("gitgate.yaml", {"tenants": [{"name": "platform", "paths": ["p/**"]}]}),
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"], "clusterScoped": "yes"}]}),
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"],
-                                   "serviceAccount": {"namespace": "t", "name": "a"}}]}),
+                                   "serviceAccount": {"namespace": "t"}}]}),
     ("bundle.yaml", {"dri": "overlays/prod"}),
     ("bundle.yaml", {"name": "Not_Valid"}),
     ("bundle.yaml", {"split": "apps"}),
@@ -141,7 +141,8 @@ def test_what_the_parsers_refuse_the_schemas_refuse(kind, data):
     ("gitgate.yaml", None),
     ("gitgate.yaml", {"untenanted": "refuse", "tenants": [
         {"name": "payments", "paths": ["apps/payments/**"], "namespaces": ["payments-*"],
-         "clusters": ["member1"], "kinds": {"deny": ["Secret"]}, "clusterScoped": False}]}),
+         "clusters": ["member1"], "kinds": {"deny": ["Secret"]}, "clusterScoped": False,
+         "serviceAccount": {"namespace": "gitgate-tenants", "name": "payments"}}]}),
     ("bundle.yaml", {"placement": "none"}),
     ("bundle.yaml", {"rollout": {"waves": [{"labelSelector": {"matchExpressions": [
         {"key": "region", "operator": "In", "values": ["eu"]}]}}], "bake": "1h30m"}}),
