@@ -9,7 +9,7 @@ from functools import cached_property, partial
 
 from gitgate.bundle.group import group_all
 from gitgate.bundle.selectors import is_control_plane
-from gitgate.bundle.tenancy import tenants_of
+from gitgate.bundle.tenancy import tenants_of, unjudged
 from gitgate.errors import Reason
 from gitgate.gate.evaluate import GateState, evaluate, gate_states
 from gitgate.gate.spec import parse_gates
@@ -36,7 +36,9 @@ from gitgate.model import (
     Verdict,
     join,
 )
+from gitgate.model.rolloutspec import Members
 from gitgate.model.tenantspec import Tenancy
+from gitgate.source.config import REPO_CONFIG
 
 
 @dataclass(frozen=True)
@@ -97,11 +99,15 @@ def misplaced_gates(rendered: tuple[RenderedSource, ...],
 def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateText],
               now: datetime, revision: str, problems: tuple[Problem, ...] = (),
               warnings: tuple[Problem, ...] = (), memo: Memo | None = None,
-              tenancy: Tenancy | None = None) -> Plan:
+              tenancy: Tenancy | None = None, members: Members | None = None) -> Plan:
     """With a `memo`, a bundle with the same objects and verdict as in the last pass keeps
     its plan, and with it the content hashes its writes are compared by. `tenancy`: the
-    rules of gitgate.yaml's `tenants` (bundles that break them fail)."""
-    bundles = group_all(rendered, memo, tenancy)
+    rules of gitgate.yaml's `tenants` (bundles that break them fail); `members`: Karmada's
+    Clusters, for tenants that choose theirs by labels (None: not read, and a warning)."""
+    bundles = group_all(rendered, memo, tenancy, members)
+    if members is None:
+        warnings += tuple(Problem(".", said, REPO_CONFIG, reason=Reason.OUTSIDE_TENANT)
+                          for said in unjudged(tenancy))
     gates, invalid = parse_gates(gate_texts)
     invalid += misplaced_gates(rendered, tenancy)
     verdicts = evaluate(bundles, gates, invalid, now)

@@ -27,6 +27,7 @@ from gitgate.model.hookmarks import HookError, Skipped, generated_name, hook_of
 from gitgate.model.labels import stored_name
 from gitgate.model.objects import Problem
 from gitgate.model.ownership import claim_problem, claimed_bundle
+from gitgate.model.rolloutspec import Members
 from gitgate.model.tenantspec import Tenancy
 from gitgate.render.post import with_bundle_label
 
@@ -168,7 +169,7 @@ def name_generated(obj: Manifest, digest: str) -> Manifest:
 
 
 def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None,
-              tenancy: Tenancy | None = None) -> list[Bundle]:
+              tenancy: Tenancy | None = None, members: Members | None = None) -> list[Bundle]:
     """Every source's bundles, by name, linked by the Karmada policies in the repo (see
     `bundle.policies`), each held to its tenant's rules (`bundle.tenancy`). With a `memo`, a
     source finished as in the last pass keeps the bundles it had (the same objects, so what
@@ -176,7 +177,7 @@ def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None,
     bundles = [b for r in rendered
                for b in derive(memo, "bundles", r, (), partial(group_source, r))]
     linked = link_policies(_one_source_per_name(bundles))
-    return sorted(police(linked, tenancy), key=lambda b: b.name)
+    return sorted(police(linked, tenancy, members), key=lambda b: b.name)
 
 
 def _one_source_per_name(bundles: list[Bundle]) -> list[Bundle]:

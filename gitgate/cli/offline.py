@@ -138,7 +138,8 @@ def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None =
               cluster: ClusterPort | None = None) -> Checkout:
     return plan_checkout(repo_folder(args), find_tools(args.helm, args.kustomize), now,
                          bundle_glob=bundle_glob,
-                         scope_of=cluster.scope_of if cluster is not None else None)
+                         scope_of=cluster.scope_of if cluster is not None else None,
+                         clusters=cluster)
 
 
 def _at(args: argparse.Namespace) -> datetime:

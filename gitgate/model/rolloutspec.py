@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -62,6 +62,14 @@ class ClusterSelector:
         if self.match_expressions:
             out["matchExpressions"] = [r.as_dict() for r in self.match_expressions]
         return out
+
+
+@dataclass(frozen=True)
+class Members:
+    """Karmada's member clusters (name -> labels), or why they could not be read."""
+
+    labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    error: str = ""
 
 
 @dataclass(frozen=True)

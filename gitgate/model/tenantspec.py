@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitgate.model.rolloutspec import ClusterSelector
+
 PLATFORM = "platform"  # a source outside every tenant belongs to the platform (admin)
 REFUSE = "refuse"  # ... or is refused
 
@@ -19,9 +21,25 @@ class Tenant:
     kinds_deny: tuple[str, ...] = ()
     cluster_scoped: bool = False  # may it write cluster-scoped objects (Namespaces aside)
     service_account: tuple[str, str] | None = None  # (namespace, name), impersonated
+    cluster_selector: ClusterSelector | None = None  # its clusters by labels, not by name
+
+    @property
+    def bounded(self) -> bool:
+        """Whether its placements are held to a set of clusters at all."""
+        return self.clusters is not None or self.cluster_selector is not None
+
+    def clusters_said(self) -> str:
+        if self.cluster_selector is not None:
+            return f"clusters labelled {self.cluster_selector.text()}"
+        return ", ".join(self.clusters or ()) or "no cluster"
 
 
 @dataclass(frozen=True)
 class Tenancy:
     tenants: tuple[Tenant, ...] = ()
     outside: str = PLATFORM  # what a source outside every tenant is: PLATFORM or REFUSE
+
+    @property
+    def by_labels(self) -> tuple[Tenant, ...]:
+        """The tenants whose clusters are chosen by labels (they need Karmada's Clusters)."""
+        return tuple(t for t in self.tenants if t.cluster_selector is not None)

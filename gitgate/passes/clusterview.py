@@ -24,9 +24,9 @@ from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.syncsteps import Progress
 from gitgate.model import ObjectRef
+from gitgate.model.rolloutspec import Members
 from gitgate.plan import Plan
 from gitgate.progression.hookphases import syncing, watched
-from gitgate.progression.rollouts import Members
 
 
 @dataclass(frozen=True)
@@ -40,17 +40,21 @@ class ClusterView:
 
 
 def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
-                    inventories: Mapping[str, Inventory] | None = None) -> ClusterView:
+                    inventories: Mapping[str, Inventory] | None = None,
+                    members: Members | None = None) -> ClusterView:
     """Read what `plan` needs of the cluster, once. `inventories`: as read earlier in this
     pass (suspend-first), else read here; a failure to read them raises GitgateError (no
-    bundle can be decided without them). Every other read error stays in the view."""
+    bundle can be decided without them). Every other read error stays in the view.
+    `members`: Karmada's Clusters as read earlier in this pass (for tenants)."""
     if inventories is None:
         inventories = read_inventories(cluster, instance)
     with_rollout = [b.bundle.name for b in plan.bundles if b.bundle.source.options.rollout]
     rolling = [inventories[name] for name in with_rollout if name in inventories]
     steps = syncing(plan)
     objects = watched(plan, steps) if steps else []
-    view = ClusterView(inventories, members=_members(cluster) if with_rollout else Members())
+    if members is None:
+        members = read_members(cluster) if with_rollout else Members()
+    view = ClusterView(inventories, members=members)
     if not rolling and not objects:
         return view
     refs = {**inventory_refs(rolling), **object_refs(o for o, _ in objects)}
@@ -65,7 +69,7 @@ def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
                        members=view.members, requests=dispatch.requests or read.requests)
 
 
-def _members(cluster: Lister) -> Members:
+def read_members(cluster: Lister) -> Members:
     """The member clusters, so that a cluster in no wave is held back too and label
     selectors can be resolved; a failed read is kept as the reason."""
     try:

@@ -20,7 +20,7 @@ from gitgate.apply.freezefirst import suspend_first
 from gitgate.apply.inventory import Inventory, system_namespace
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.livediff import live_diff
-from gitgate.apply.ports import ClusterPort
+from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.evaluate import gate_states
@@ -28,7 +28,8 @@ from gitgate.gate.spec import parse_gates
 from gitgate.model import Action, ReasonKind
 from gitgate.model.nearby import closest_hint
 from gitgate.model.ownership import SYSTEM_NAMESPACE
-from gitgate.passes.clusterview import ClusterView, observe_cluster
+from gitgate.model.rolloutspec import Members
+from gitgate.passes.clusterview import ClusterView, observe_cluster, read_members
 from gitgate.passes.identities import as_tenants
 from gitgate.plan import Plan, make_plan
 from gitgate.progression.hookphases import syncing, with_hooks
@@ -76,6 +77,7 @@ class Checkout:
 
     rendered: RepoRender
     plan: Plan
+    members: Members | None = None  # Karmada's Clusters, when tenants needed them
 
 
 @dataclass(frozen=True)
@@ -87,28 +89,34 @@ class Pass:
     result: PassResult | None = None
 
 
-def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None) -> Plan:
-    """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD."""
+def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None,
+                  members: Members | None = None) -> Plan:
+    """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD.
+    `members`: Karmada's Clusters (None: not read)."""
     config = rendered.discovery.config
     texts = gate_texts(rendered.tree, config.gates_path, configured=config.gates_path_configured)
     return make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
-                     rendered.problems, rendered.warnings, rendered.memo, config.tenancy)
+                     rendered.problems, rendered.warnings, rendered.memo, config.tenancy,
+                     members)
 
 
 def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                   bundle_glob: str | None = None, revision: str | None = None,
                   cache: RenderCache | None = None,
-                  scope_of: ScopeOf | None = None) -> Checkout:
+                  scope_of: ScopeOf | None = None, clusters: Lister | None = None) -> Checkout:
     """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles.
     `scope_of` (an API server's discovery) says which kinds the repo does not define are
-    namespaced."""
+    namespaced; `clusters` is the API server to read Karmada's Clusters from when a tenant
+    chooses its clusters by labels (a failed read is kept: their names then fail)."""
     rendered = render_repo(root, tools, cache=cache, scope_of=scope_of)
-    plan = plan_rendered(rendered, now, revision)
+    members = (read_members(clusters) if clusters is not None
+               and rendered.discovery.config.tenancy.by_labels else None)
+    plan = plan_rendered(rendered, now, revision, members)
     if bundle_glob is not None:
         chosen = set(selected([b.bundle.name for b in plan.bundles], bundle_glob))
         plan = replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name in chosen))
-    return Checkout(rendered, plan)
+    return Checkout(rendered, plan, members)
 
 
 def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
@@ -131,7 +139,8 @@ def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timed
 def planned(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
             inventories: Mapping[str, Inventory] | None = None) -> Pass:
     """The pass `checkout` would run now: its plan over one view of the cluster."""
-    view = observe_cluster(cluster, checkout.plan, options.instance, inventories=inventories)
+    view = observe_cluster(cluster, checkout.plan, options.instance, inventories=inventories,
+                           members=checkout.members)
     return Pass(progressed(checkout.plan, view, options.now, options.hook_timeout), view)
 
 
@@ -155,7 +164,8 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     if not options.dry_run:
         inventories = suspend_before_rendering(root, cluster, options, bundle_glob)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
-                             revision=revision, cache=cache, scope_of=cluster.scope_of)
+                             revision=revision, cache=cache, scope_of=cluster.scope_of,
+                             clusters=cluster)
     seen = planned(checkout, cluster, options, inventories)
     writer = as_tenants(cluster, seen.plan, seen.view.inventories,
                         checkout.rendered.discovery.config.tenancy)

@@ -7,7 +7,7 @@ the plan this pass applies."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -16,6 +16,7 @@ from gitgate.karmada.dispatch import Dispatch
 from gitgate.karmada.policy import generated_policies, with_suspension
 from gitgate.karmada.waves import RolloutState, Step, step
 from gitgate.model import Action, BundleVerdict, HoldReason, ReasonKind, Verdict, join
+from gitgate.model.rolloutspec import Members
 from gitgate.plan import BundlePlan, Plan
 from gitgate.progression.record import Recorded
 from gitgate.timespec import parse_time
@@ -23,14 +24,6 @@ from gitgate.timespec import parse_time
 R = TypeVar("R", bound=Recorded)
 ROLLING = (Verdict.APPLY, Verdict.SUSPENDED)
 GATED = (Verdict.SUSPENDED, Verdict.HELD)  # a gate stops the rollout where it is
-
-
-@dataclass(frozen=True)
-class Members:
-    """Karmada's member clusters (name -> labels), or why they could not be read."""
-
-    labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    error: str = ""
 
 
 def with_rollouts(plan: Plan, inventories: Mapping[str, Recorded],

@@ -141,8 +141,13 @@ def parse_tenancy(data: dict[str, Any], file: str) -> Tenancy:
                 raise ConfigError(f"{where}.paths entry {path!r} must stay inside the repo",
                                   file=file)
         clusters = item.get("clusters")
-        if clusters is not None and not isinstance(clusters, list):
-            raise ConfigError(f"{where}.clusters must be a list of member cluster names "
+        chosen = None
+        if isinstance(clusters, dict) and set(clusters) == {"labelSelector"}:
+            chosen = _selector(clusters["labelSelector"], file, f"{where}.clusters.labelSelector")
+            clusters = None
+        elif clusters is not None and not isinstance(clusters, list):
+            raise ConfigError(f"{where}.clusters must be a list of member cluster names or "
+                              "{labelSelector: {matchLabels: {...}}} over Karmada's Clusters "
                               "(omit it for any cluster)", file=file)
         kinds = _optional_mapping(item.get("kinds"), file, f"{where}.kinds") or {}
         _reject_unknown(kinds, {"allow", "deny"}, file, f"{where}.kinds.")
@@ -161,7 +166,7 @@ def parse_tenancy(data: dict[str, Any], file: str) -> Tenancy:
             None if clusters is None else _str_list(clusters, file, f"{where}.clusters"),
             _str_list(kinds.get("allow"), file, f"{where}.kinds.allow") or ("*",),
             _str_list(kinds.get("deny"), file, f"{where}.kinds.deny"), scoped,
-            (account["namespace"], account["name"]) if account else None))
+            (account["namespace"], account["name"]) if account else None, chosen))
     return Tenancy(tuple(tenants), outside)
 
 

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
 
@@ -134,3 +136,62 @@ def test_a_tenant_with_a_service_account_writes_as_it_and_rbac_decides(tmp_path,
     assert sent_as["api"] == user  # the tenant's object, as the tenant
     assert sent_as["ops"] == ""  # the platform's, as gitgate
     assert sent_as[f"gitgate-{kube.run_id}.{kube.run_id}-api"] == ""  # gitgate's own state
+
+
+def test_a_tenant_whose_clusters_are_chosen_by_labels(tmp_path, emulator):
+    """`clusters: {labelSelector}`: the member clusters a tenant's bundle names are judged by
+    the labels Karmada's Clusters carry at each pass (a relabelled cluster stops taking the
+    tenant's bundle); a placement by labels passes only when it implies the tenant's selector;
+    a plan without the cluster says what it could not judge."""
+    kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
+    cluster = KubeCluster(load_client(kubeconfig))
+    for name, team in (("member1", "payments"), ("member2", "billing")):
+        cluster.apply({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                       "metadata": {"name": name, "labels": {"team": team}},
+                       "spec": {"syncMode": "Push"}})
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": """
+            tenants:
+              - name: payments
+                paths: ["apps/payments/**"]
+                namespaces: ["pay"]
+                clusters: {labelSelector: {matchLabels: {team: payments}}}
+            """,
+        "apps/payments/ns/bundle.yaml": "name: ns\nplacement: none\n",
+        "apps/payments/ns/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: pay}\n",
+        "apps/payments/named/bundle.yaml": "name: named\ndependsOn: [ns]\nplacement: "
+                                           "{clusterAffinity: {clusterNames: [member1]}}\n",
+        "apps/payments/named/cm.yaml": cm("named", "pay"),
+        "apps/payments/labelled/bundle.yaml": (
+            "name: labelled\ndependsOn: [ns]\nplacement: {clusterAffinity: {labelSelector: "
+            "{matchLabels: {team: payments, tier: web}}}}\n"),
+        "apps/payments/labelled/cm.yaml": cm("labelled", "pay"),
+        "apps/payments/wide/bundle.yaml": "name: wide\ndependsOn: [ns]\nplacement: "
+                                          "{clusterAffinity: {clusterNames: [member1, member2]}}\n",
+        "apps/payments/wide/cm.yaml": cm("wide", "pay"),
+    })
+    offline = gitgate("plan", str(root))
+    assert "tenant payments places only on clusters labelled team=payments: the member " \
+           "clusters its bundles name are checked against their labels in the loop" in \
+           offline.stderr + offline.stdout
+
+    flags = ["--kubeconfig", kubeconfig]
+    applied = gitgate("apply", str(root), *flags, "-o", "json")
+    results = {b["name"]: b for b in json.loads(applied.stdout)["bundles"]}
+    assert results["wide"]["reason"] == "OutsideTenant"
+    assert "names member2: tenant payments may place only on clusters labelled " \
+           "team=payments" in results["wide"]["message"]
+    assert not results["named"]["failed"] and not results["labelled"]["failed"]
+    assert cluster.get("v1", "ConfigMap", "pay", "wide") is None
+    assert cluster.get("v1", "ConfigMap", "pay", "named") is not None
+
+    cluster.apply({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                   "metadata": {"name": "member1", "labels": {"team": "billing"}},
+                   "spec": {"syncMode": "Push"}})
+    write_files(root, {"apps/payments/named/cm.yaml": cm("named", "pay").replace(
+        "}\n", "}\ndata: {v: '2'}\n")})
+    again = {b["name"]: b for b in json.loads(
+        gitgate("apply", str(root), *flags, "-o", "json").stdout)["bundles"]}
+    assert again["named"]["reason"] == "OutsideTenant"  # member1 is billing's now
+    assert "data" not in cluster.get("v1", "ConfigMap", "pay", "named")  # nothing written
+    assert not again["labelled"]["failed"]  # its selector implies the tenant's, whoever joins

@@ -109,6 +109,10 @@ def _parses(kind: str, data: object) -> bool:
     ("gitgate.yaml", {"tenants": [{"name": "platform", "paths": ["p/**"]}]}),
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"], "clusterScoped": "yes"}]}),
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"],
+                                   "clusters": {"labelSelector": {}}}]}),
+    ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"],
+                                   "clusters": {"names": ["member1"]}}]}),
+    ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"],
                                    "serviceAccount": {"namespace": "t"}}]}),
     ("bundle.yaml", {"dri": "overlays/prod"}),
     ("bundle.yaml", {"name": "Not_Valid"}),
@@ -143,6 +147,9 @@ def test_what_the_parsers_refuse_the_schemas_refuse(kind, data):
         {"name": "payments", "paths": ["apps/payments/**"], "namespaces": ["payments-*"],
          "clusters": ["member1"], "kinds": {"deny": ["Secret"]}, "clusterScoped": False,
          "serviceAccount": {"namespace": "gitgate-tenants", "name": "payments"}}]}),
+    ("gitgate.yaml", {"tenants": [{"name": "ops", "paths": ["ops/**"], "clusters": {
+        "labelSelector": {"matchExpressions": [{"key": "team", "operator": "In",
+                                                "values": ["ops"]}]}}}]}),
     ("bundle.yaml", {"placement": "none"}),
     ("bundle.yaml", {"rollout": {"waves": [{"labelSelector": {"matchExpressions": [
         {"key": "region", "operator": "In", "values": ["eu"]}]}}], "bake": "1h30m"}}),

@@ -198,8 +198,9 @@ def test_a_retry_request_restarts_a_halted_wave_once():
 
 def test_selector_waves_hold_the_bundle_when_the_member_clusters_cannot_be_read():
     from gitgate.model import BundleOptions, RenderedSource, Source, SourceKind, Verdict
+    from gitgate.model.rolloutspec import Members
     from gitgate.plan import make_plan
-    from gitgate.progression.rollouts import Members, with_rollouts
+    from gitgate.progression.rollouts import with_rollouts
     from tests.support.objects import deployment
 
     spec = RolloutSpec((Wave(selector=CANARY), Wave(("member2",))), SPEC.bake,

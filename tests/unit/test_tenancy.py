@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from gitgate.bundle.tenancy import path_matches, police
+from gitgate.bundle.tenancy import implies, path_matches, police, selector_of, unjudged
 from gitgate.errors import Reason
 from gitgate.model import Bundle, BundleOptions, ObjectRef, RolloutSpec, Source, SourceKind
 from gitgate.model.clusterspec import Customization
-from gitgate.model.rolloutspec import ClusterSelector, Wave
+from gitgate.model.rolloutspec import ClusterSelector, Members, Requirement, Wave
 from gitgate.model.tenantspec import REFUSE, Tenancy, Tenant
 
 PLACED = {"clusterAffinity": {"clusterNames": ["member1"]}}
@@ -30,10 +30,11 @@ def bundle(name: str, path: str, *objects: dict, **options) -> Bundle:
     return Bundle(name, Source(path, SourceKind.RAW, BundleOptions(**options), name), objects)
 
 
-def broken(*bundles: Bundle, tenancy: Tenancy = TENANCY) -> dict[str, list[str]]:
+def broken(*bundles: Bundle, tenancy: Tenancy = TENANCY,
+           members: Members | None = None) -> dict[str, list[str]]:
     """The bundles that fail, with their messages; every failure is OutsideTenant."""
     out = {}
-    for b in police(list(bundles), tenancy):
+    for b in police(list(bundles), tenancy, members):
         if b.failed:
             assert {p.reason for p in b.problems} == {Reason.OUTSIDE_TENANT}
             assert b.objects == ()  # nothing of it is written
@@ -92,7 +93,7 @@ def test_cluster_scoped_objects_when_the_tenant_may():
     ({"placement": {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}},
      "names member2: tenant payments may place only on member1"),
     ({"placement": {"clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}}}},
-     "does not name its member clusters"),
+     "selects clusters by labels: tenant payments may place only on member1"),
     ({"placement": {"clusterAffinities": [{"affinityName": "a", "clusterNames": ["member1"]},
                                           {"affinityName": "b", "clusterNames": ["member3"]}]}},
      "names member3"),
@@ -111,6 +112,141 @@ def test_a_placement_beyond_the_tenants_clusters_fails(options, words):
     found = broken(bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
                           **options))
     assert any(words in line for line in found["pay"]), found
+
+
+@pytest.mark.parametrize("placement", [
+    None,  # a policy of the tenant's own with no placement reaches every member cluster
+    {},
+    {"clusterAffinity": {"exclude": ["member2"]}},
+    {"clusterAffinity": {"fieldSelector": {"matchExpressions": [
+        {"key": "region", "operator": "In", "values": ["eu"]}]}}},
+    {"clusterAffinity": {"labelSelector": {"matchExpressions": [
+        {"key": "x", "operator": "Bogus"}]}}},
+])
+def test_a_policy_that_reaches_every_cluster_fails_a_bounded_tenant(placement):
+    policy = {**obj("PropagationPolicy", "all", "payments", "policy.karmada.io/v1alpha1"),
+              "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap"}],
+                       **({"placement": placement} if placement is not None else {})}}
+    found = broken(bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+                          policy))
+    assert "PropagationPolicy.policy.karmada.io payments/all" in found["pay"][0]
+
+
+def test_names_narrowed_by_labels_are_judged_by_the_names():
+    """Karmada matches a cluster only if it passes every part of an affinity: names listed
+    with a label selector reach at most those names."""
+    placement = {"clusterAffinity": {"clusterNames": ["member1"],
+                                     "labelSelector": {"matchLabels": {"env": "prod"}}}}
+    assert broken(bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+                         placement=placement)) == {}
+
+
+TEAM = ClusterSelector((("team", "payments"),))
+BY_LABELS = Tenancy((Tenant("payments", ("apps/payments/**",), ("payments",),
+                            cluster_selector=TEAM),))
+MEMBERS = Members({"member1": {"team": "payments", "env": "prod"},
+                   "member2": {"team": "billing"}, "member3": {}})
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    ({"placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}, None),
+    ({"placement": {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}},
+     "names member2: tenant payments may place only on clusters labelled team=payments"),
+    ({"placement": {"clusterAffinity": {"clusterNames": ["member9"]}}},
+     "names member9"),  # not a member: its labels cannot show it is the tenant's
+    ({"placement": {"clusterAffinity": {"labelSelector": {
+        "matchLabels": {"team": "payments", "env": "prod"}}}}}, None),
+    ({"placement": {"clusterAffinity": {"labelSelector": {"matchExpressions": [
+        {"key": "team", "operator": "In", "values": ["payments"]}]}}}}, None),
+    ({"placement": {"clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}}}},
+     "selects clusters by labels that do not imply the tenant's"),
+    ({"placement": {"clusterAffinity": {"labelSelector": {"matchExpressions": [
+        {"key": "team", "operator": "In", "values": ["payments", "billing"]}]}}}},
+     "do not imply"),
+    ({"placement": {"clusterAffinity": {"labelSelector": {"matchExpressions": [
+        {"key": "team", "operator": "Exists"}]}}}}, "do not imply"),
+    ({"clusters": (Customization((), ClusterSelector((("team", "payments"),)), {"a": 1}),)},
+     None),
+    ({"clusters": (Customization(("member2",), values={"a": 1}),)},
+     "clusters[1] in apps/payments/api/bundle.yaml names member2"),
+    ({"rollout": RolloutSpec((Wave(("member1",)), Wave(selector=ClusterSelector(
+        (("ring", "2"),)))))}, "rollout.waves[2] in apps/payments/api/bundle.yaml selects"),
+])
+def test_a_tenant_whose_clusters_are_chosen_by_labels(options, words):
+    """Named clusters are judged by the labels Karmada's Clusters carry now; a selector
+    passes only if it implies the tenant's, whatever labels a cluster joining later has."""
+    found = broken(bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+                          **options), tenancy=BY_LABELS, members=MEMBERS)
+    if words is None:
+        assert found == {}
+    else:
+        assert any(words in line for line in found["pay"]), found
+
+
+def test_unreadable_clusters_fail_the_names_but_not_an_implied_selector():
+    unread = Members(error="connection refused")
+    named = bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"))
+    found = broken(named, tenancy=BY_LABELS, members=unread)
+    assert "Karmada's Clusters cannot be read to see their labels (connection refused)" in \
+        found["pay"][0]
+    implied = bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+                     placement={"clusterAffinity": {"labelSelector": {
+                         "matchLabels": {"team": "payments"}}}})
+    assert broken(implied, tenancy=BY_LABELS, members=unread) == {}
+
+
+def test_without_the_clusters_names_are_not_judged_and_the_plan_says_so():
+    named = bundle("pay", "apps/payments/api", obj("ConfigMap", "c", "payments"),
+                   placement={"clusterAffinity": {"clusterNames": ["member2"]}})
+    assert broken(named, tenancy=BY_LABELS, members=None) == {}
+    assert unjudged(BY_LABELS) == [
+        "tenant payments places only on clusters labelled team=payments: the member clusters "
+        "its bundles name are checked against their labels in the loop (or plan "
+        "--kubeconfig), not here"]
+    assert unjudged(TENANCY) == []
+
+
+@pytest.mark.parametrize(("narrow", "wide", "implied"), [
+    ({"matchLabels": {"a": "1", "b": "2"}}, {"matchLabels": {"a": "1"}}, True),
+    ({"matchLabels": {"a": "1"}}, {"matchLabels": {"a": "1", "b": "2"}}, False),
+    ({"matchLabels": {"a": "2"}}, {"matchLabels": {"a": "1"}}, False),
+    ({"matchLabels": {"a": "1"}}, {"matchExpressions": [
+        {"key": "a", "operator": "In", "values": ["1", "2"]}]}, True),
+    ({"matchLabels": {"a": "1"}}, {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
+     True),
+    ({"matchLabels": {"a": "3"}}, {"matchExpressions": [
+        {"key": "a", "operator": "NotIn", "values": ["1", "2"]}]}, True),
+    ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"matchExpressions": [
+        {"key": "a", "operator": "NotIn", "values": ["1"]}]}, True),
+    ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1", "2"]}]},
+     {"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, True),
+    ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]},
+     {"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1", "2"]}]}, False),
+    ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]},
+     {"matchLabels": {"a": "1"}}, False),
+    ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]},
+     {"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, True),
+    ({}, {"matchLabels": {"a": "1"}}, False),
+])
+def test_one_selector_implies_another(narrow, wide, implied):
+    """Checked against every label set over a small alphabet: `implies` never says yes
+    where a cluster could match the narrow selector and not the wide one."""
+    n, w = selector_of(narrow), selector_of(wide)
+    assert n is not None and w is not None
+    assert implies(n, w) is implied
+    if implied:
+        import itertools
+        for a, b in itertools.product([None, "1", "2", "3"], repeat=2):
+            labels = {k: v for k, v in (("a", a), ("b", b)) if v is not None}
+            assert not n.matches(labels) or w.matches(labels), labels
+
+
+def test_a_selector_gitgate_cannot_read_proves_nothing():
+    assert selector_of({"matchExpressions": [{"key": "a", "operator": "Near"}]}) is None
+    assert selector_of({"matchLabels": ["a"]}) is None
+    assert selector_of({"matchExpressions": [{"key": "a", "operator": "In",
+                                              "values": ["1"]}]}) == ClusterSelector(
+        (), (Requirement("a", "In", ("1",)),))
 
 
 def test_a_propagation_policy_in_the_tenants_folder_is_held_to_its_clusters_too():
