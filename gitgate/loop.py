@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
@@ -25,6 +26,7 @@ from gitgate.errors import GitgateError, Reason
 from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.model import Verdict
 from gitgate.passes.onepass import reconcile
+from gitgate.passes.recorded import provenance_document, record_provenance
 from gitgate.plan import Plan
 from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
@@ -163,6 +165,7 @@ class Reconciler:
         self.wake = threading.Event()
         self.stop = threading.Event()
         self._lock = threading.Lock()
+        self._provenance_recorded: dict[str, Any] | None = {}  # nothing to say: nothing written
 
     # ------------------------------------------------------------------ one tick
     def tick(self) -> str | None:
@@ -185,21 +188,22 @@ class Reconciler:
                 return None
             self.state.git_reachable = True
             reason = pass_reason(self.state, revision, now, self.settings.resync)
-            if reason is None:
-                return None
-            self.state.requested = self.state.rollout_retry = False
-            self._pass(now, revision, reason)
-            self.state.passes += 1
+            if reason is not None:
+                self.state.requested = self.state.rollout_retry = False
+                self._pass(now, revision, reason)
+                self.state.passes += 1
+            self._record_provenance(revision)  # after a first pass made gitgate's namespace
             return reason
 
     def _note_signature(self, in_force: str | None) -> None:
         """With --verify-commits: say once per commit when the branch's head is not signed by
         an allowed key and which earlier commit stays in force (`in_force`; None: none)."""
         signature = getattr(self.source, "signature", None)
+        previous = self.state.signature
+        if in_force is not None:  # a fetch that worked says whether it is checked at all
+            self.state.signature = signature
         if signature is None:
             return
-        previous = self.state.signature
-        self.state.signature = signature
         self.metrics.head_verified.set(1 if signature.trusted else 0)
         if signature.trusted or (previous is not None and previous == signature):
             return
@@ -212,16 +216,30 @@ class Reconciler:
         """With --gate-signers: say once per head which freeze files were put back because a
         commit without a gate signer's signature changed them."""
         report = getattr(self.source, "gate_report", None)
-        if report is None:
-            return
         previous = self.state.gate_report
         self.state.gate_report = report
+        if report is None:
+            return
         self.metrics.gates_trusted.set(0 if report.refused else 1)
         if report.refused and (previous is None or previous.head != report.head
                                or previous.refused != report.refused):
             log.warning("%s", report.said(), extra={
                 "event": "untrusted-gates", "commit": report.head,
                 "refused": [r.commit for r in report.refused]})
+
+    def _record_provenance(self, in_force: str) -> None:
+        """Keep what `status` shows of signatures and freeze files on the API server, when it
+        changed (a failed write is said, and tried again at the next fetch)."""
+        doc = provenance_document(self.state.signature, self.state.gate_report, in_force)
+        if doc == self._provenance_recorded:
+            return
+        try:
+            record_provenance(self.cluster, self.settings.apply.instance, doc)
+        except GitgateError as exc:
+            log.warning("cannot record the provenance for `status`: %s", exc.message,
+                        extra={"event": "provenance-unrecorded"})
+            return
+        self._provenance_recorded = doc
 
     def _pass(self, now: datetime, revision: str, reason: str) -> None:
         started = time.monotonic()

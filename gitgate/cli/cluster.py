@@ -28,7 +28,13 @@ from gitgate.cli.offline import repo_folder, warn_if_empty
 from gitgate.errors import GitgateError
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output import console
-from gitgate.output.statusviews import pass_document, pass_table, status_document, status_table
+from gitgate.output.statusviews import (
+    pass_document,
+    pass_table,
+    provenance_lines,
+    status_document,
+    status_table,
+)
 from gitgate.passes.onepass import ApplyOptions, ClusterPort, PassResult, reconcile, selected
 from gitgate.passes.recorded import recorded_instances, recorded_status
 from gitgate.plan import Plan
@@ -213,7 +219,7 @@ def _show_status(args: argparse.Namespace, cluster: ClusterPort,
     if args.bundle is not None and inventories:
         chosen = set(selected([i.bundle for i in inventories], args.bundle, "status"))
         inventories = [i for i in inventories if i.bundle in chosen]
-    document = status_document(inventories, observation)
+    document = status_document(inventories, observation, recorded.provenance)
     if document == shown:
         return document
     if args.output in DOCUMENTS:
@@ -223,6 +229,9 @@ def _show_status(args: argparse.Namespace, cluster: ClusterPort,
                                  wide=args.output == "wide"))
     if observation.error and shown is None:
         console.warn(observation.error)
+    if args.output not in DOCUMENTS:
+        for line in provenance_lines(recorded.provenance or {}):
+            console.warn(line)
     if not inventories and shown is None:
         console.warn(_no_bundles_hint(cluster, args.instance))
     return document

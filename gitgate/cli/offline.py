@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import tempfile
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -51,7 +53,8 @@ from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
-from gitgate.source.signatures import head_signature
+from gitgate.source.gateguard import review_checkout
+from gitgate.source.signatures import Trust, head_signature
 from gitgate.timespec import parse_time
 
 
@@ -75,6 +78,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     output_flag(plan, "table", "wide", "json")
     verify_flags(plan, "fail unless HEAD is signed by an allowed key, as a verifying loop "
                        "requires")
+    since_flag(plan)
     bundle_flag(plan)
     at_flag(plan)
     cluster_flag(plan)
@@ -102,8 +106,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     output_flag(check, "text", "json")
     verify_flags(check, "one more case: HEAD must be signed by an allowed key, as a verifying "
                         "loop requires")
+    since_flag(check)
     tool_flags(check)
     check.set_defaults(func=cmd_check)
+
+
+def since_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--since", metavar="REV",
+                        help="judge HEAD as a loop that trusts REV would (in CI: the branch "
+                             "this change merges into, e.g. origin/main): gitgate.yaml's "
+                             "verify: and gates.signers are read from REV, and each change of "
+                             "a freeze file after REV must be signed by a gate signer")
 
 
 def repo_folder(args: argparse.Namespace) -> Path:
@@ -217,13 +230,48 @@ def cmd_plan(args: argparse.Namespace) -> int:
             console.out("\n" + member_lines(view))
     failed = changes is not None and any(c.failed for c in changes)
     failed = failed or any(item.verdict.verdict is Verdict.FAILED for item in plan.bundles)
-    if trust is not None:
-        signed = head_signature(repo_folder(args), trust)
-        if not signed.trusted:
-            console.warn(f"[Unverified] {signed.said()}: a `gitgate run --verify-commits` "
-                         "would not apply it")
-            failed = True
-    return 1 if plan.problems or plan.invalid_gates or failed else 0
+    _head, failures, notes = provenance_review(args, trust)
+    for line in notes:
+        console.warn(line)
+    for failure in failures:
+        console.warn(f"[{failure.type}] {failure.message}")
+    return 1 if plan.problems or plan.invalid_gates or failed or failures else 0
+
+
+def provenance_review(args: argparse.Namespace,
+                      trust: Trust | None) -> tuple[str, list[Failure], list[str]]:
+    """The checkout's HEAD judged as a loop would judge it: by the --verify-commits flags,
+    and with --since REV by gitgate.yaml's `verify:` and `gates.signers` as REV has them (and
+    every freeze-file change after REV). Returns HEAD, the failures, and what passed."""
+    if args.since is None:
+        if trust is None:
+            return "", [], []
+        alone = head_signature(repo_folder(args), trust)
+        return alone.commit, [] if alone.trusted else [Failure(
+            Reason.UNVERIFIED, f"{alone.said()}: a `gitgate run --verify-commits` would not "
+            "apply it")], [alone.said()] if alone.trusted else []
+    home = Path(tempfile.mkdtemp(prefix="gitgate-review-"))
+    try:
+        review = review_checkout(repo_folder(args), args.since, home, trust)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    failures, notes = [], []
+    signed, gates = review.signature, review.gates
+    if signed is not None:
+        if signed.trusted:
+            notes.append(signed.said())
+        else:
+            failures.append(Failure(Reason.UNVERIFIED, f"{signed.said()}: a `gitgate run` that "
+                                    f"trusts {args.since} would not apply it"))
+    if gates is not None:
+        if gates.refused:
+            failures.append(Failure(Reason.UNTRUSTED_GATES, f"{gates.said()}: a `gitgate run` "
+                                    f"that trusts {args.since} keeps the freeze files as "
+                                    "they were"))
+        else:
+            notes.append(f"{gates.said()}: every freeze-file change since {args.since} is "
+                         "signed by a gate signer")
+    return (signed.commit if signed else gates.head if gates else ""), failures, notes
 
 
 def _cluster_labels(cluster: ClusterPort, name: str) -> dict[str, str] | None:
@@ -250,11 +298,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     trust = trust_from(args)
     current = _checkout(args, args.now())
     report = check_report(current.rendered, current.plan)
-    if trust is not None:  # one more case: the commit under test, signed or not
-        signed = head_signature(repo_folder(args), trust)
-        report = Report((Case("commit", signed.commit[:12], () if signed.trusted else (
-            Failure(Reason.UNVERIFIED, f"{signed.said()}: a `gitgate run --verify-commits` "
-                    "would not apply it"),), note=signed.said()), *report.cases))
+    head, failures, notes = provenance_review(args, trust)
+    if head:  # one more case: the commit under test, signed and its freeze files trusted
+        report = Report((Case("commit", head[:12], tuple(failures), note="; ".join(notes)),
+                         *report.cases))
     if args.junit:
         Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
     if args.output in DOCUMENTS:

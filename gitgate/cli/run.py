@@ -33,6 +33,7 @@ from gitgate.render.sandbox import stop_all
 from gitgate.render.tools import find_tools
 from gitgate.source.gateguard import GateGuard
 from gitgate.source.git import GitAuth, GitSource
+from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Trust
 from gitgate.timespec import duration_flag
 
@@ -135,7 +136,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     auth = GitAuth.from_settings(args.git_token_file, args.git_token_env, args.git_ssh_key,
                                  args.git_known_hosts, args.git_username)
     trust = trust_from(args)
-    guard = guard_from(args)
+    repo_trust = RepoTrust(Path(tempfile.mkdtemp(prefix="gitgate-repo-signers-")), args.path)
+    guard = guard_from(args) or GateGuard(folder=args.path, repo_trust=repo_trust)
     secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
               if args.webhook_secret_file else None)
     tools = find_tools(args.helm, args.kustomize)
@@ -144,7 +146,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.warning("TLS verification is off for %s (insecure-skip-tls-verify)",
                     display_url(api.configuration.host))
     cluster = KubeCluster(api, timeouts=timeouts)
-    source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth, trust, guard)
+    source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth, trust, guard,
+                       repo_trust)
     settings = LoopSettings(
         path=args.path, interval=interval, resync=resync, status_interval=status_interval,
         commit_halts=args.commit_halts,

@@ -13,6 +13,7 @@ from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
+from gitgate.passes.recorded import provenance_document
 from gitgate.timespec import age
 
 
@@ -74,14 +75,16 @@ def bundle_document(inv: Inventory, dispatch: Dispatch) -> dict[str, Any]:
             "allMembers": namespaces_everywhere(inv, dispatch)}
 
 
-def status_document(inventories: list[Inventory],
-                    observation: Observation | None = None) -> dict[str, Any]:
+def status_document(inventories: list[Inventory], observation: Observation | None = None,
+                    provenance: dict[str, Any] | None = None) -> dict[str, Any]:
     seen = observation.bundles if observation else {}
     bundles = [bundle_document(inv, seen.get(inv.bundle, Dispatch()))
                for inv in sorted(inventories, key=lambda i: i.bundle)]
     doc = document("Status", {"bundles": bundles})
     if observation is not None and observation.error:
         doc["observeError"] = observation.error
+    if provenance:
+        doc["provenance"] = provenance  # as the running loop recorded it
     return doc
 
 
@@ -185,6 +188,20 @@ def pass_table(result: PassResult) -> str:
     return head + "\n" + table(rows) + "\n"
 
 
+def provenance_lines(doc: dict[str, Any]) -> list[str]:
+    """What `status` says of a recorded provenance: only what is not in order."""
+    lines = []
+    signature = doc.get("signature") or {}
+    if signature and not signature.get("trusted"):
+        kept = signature.get("inForce")
+        lines.append(f"not applied: {signature.get('message')}; " + (
+            f"{str(kept)[:12]} stays in force" if kept else "nothing is applied"))
+    gates = doc.get("gateTrust") or {}
+    if gates.get("refused"):
+        lines.append(str(gates.get("message")))
+    return lines
+
+
 def loop_document(reconciler: Reconciler) -> dict[str, Any]:
     """The loop's `/status`: where it is, and what its last pass did."""
     state = reconciler.state
@@ -195,11 +212,7 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
         "lastPass": rfc3339(state.last_pass), "lastReason": state.last_reason,
         "lastError": state.last_error, "nextTransition": rfc3339(state.next_transition),
         "repo": reconciler.source.display_url, "branch": reconciler.source.branch})
-    if state.signature is not None:  # with --verify-commits
-        doc["signature"] = {**state.signature.as_dict(), "inForce": state.revision,
-                            "message": state.signature.said()}
-    if state.gate_report is not None:  # with --gate-signers
-        doc["gateTrust"] = state.gate_report.as_dict()
+    doc.update(provenance_document(state.signature, state.gate_report, state.revision))
     if state.last_result is not None:
         doc["pass"] = pass_document(state.last_result)
     if state.observation is not None:

@@ -4,16 +4,21 @@ every bundle (its inventory and what Karmada did with it), the retry of halted r
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, retry_request
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.members import member_clusters
 from gitgate.apply.observe import Observation, observe
 from gitgate.apply.ports import ClusterPort, Lister
+from gitgate.errors import KubeError
 from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
 from gitgate.progression.rollouts import halted_rollouts
+from gitgate.source.gateguard import GateReport
+from gitgate.source.signatures import Signature
 from gitgate.timespec import rfc3339
 
 RESUME_MANAGER = "gitgate-resume"
@@ -23,13 +28,54 @@ RESUME_MANAGER = "gitgate-resume"
 class Recorded:
     inventories: list[Inventory]
     observation: Observation
+    provenance: dict[str, Any] | None = None  # as the running loop recorded it
 
 
 def recorded_status(cluster: ClusterPort, instance: str) -> Recorded:
     """Every bundle's inventory and what Karmada did with it (an unreadable Karmada is the
-    observation's error; unreadable inventories raise GitgateError)."""
+    observation's error; unreadable inventories raise GitgateError), and the provenance the
+    running loop recorded."""
     inventories = list(read_inventories(cluster, instance).values())
-    return Recorded(inventories, observe(cluster, inventories))
+    return Recorded(inventories, observe(cluster, inventories),
+                    read_provenance(cluster, instance))
+
+
+def provenance_document(signature: Signature | None, gates: GateReport | None,
+                        in_force: str | None) -> dict[str, Any]:
+    """Who signed the head and where the freeze files come from (verification on: flags or
+    gitgate.yaml's `verify:` / `gates.signers`); empty when neither is checked."""
+    doc: dict[str, Any] = {}
+    if signature is not None:
+        doc["signature"] = {**signature.as_dict(), "inForce": in_force,
+                            "message": signature.said()}
+    if gates is not None:
+        doc["gateTrust"] = gates.as_dict()
+    return doc
+
+
+def provenance_name(instance: str) -> str:
+    """`gitgate.provenance`: no inventory (`gitgate-...`) can be named so."""
+    return ("gitgate.provenance" if instance == DEFAULT_INSTANCE
+            else f"gitgate.{instance}.provenance")
+
+
+def record_provenance(cluster: ClusterPort, instance: str, doc: dict[str, Any]) -> None:
+    """What the loop knows of who signed the head and where its freeze files come from, for
+    `status` to show (raises KubeError)."""
+    cluster.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": provenance_name(instance), "namespace": NAMESPACE,
+        "labels": {INSTANCE_LABEL: instance}},
+        "data": {"provenance": json.dumps(doc, sort_keys=True)}})
+
+
+def read_provenance(cluster: ClusterPort, instance: str) -> dict[str, Any] | None:
+    """As recorded by the loop; None when none was (or it cannot be read: status goes on)."""
+    try:
+        found = cluster.get("v1", "ConfigMap", NAMESPACE, provenance_name(instance))
+        doc = json.loads(((found or {}).get("data") or {}).get("provenance") or "null")
+    except (KubeError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc else None
 
 
 def recorded_instances(cluster: Lister) -> list[str]:

@@ -25,7 +25,9 @@ BUNDLE_CONFIG = "bundle.yaml"
 
 _DEFAULT_KEYS = {"namespace", "placement", "labels", "rollout"}
 _ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure"}
-_REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults", "tenants", "untenanted"}
+_REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults", "tenants", "untenanted",
+              "verify", "gates"}
+_VERIFY_KEYS = {"commits", "allowedSigners", "allowedGpgKeys"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
                 "placement", "labels", "dependsOn", "split", "rollout", "clusters"}
 _CUSTOMIZATION_KEYS = {"clusters", "labelSelector", "values", "patches"}
@@ -46,6 +48,19 @@ class RepoConfig:
     default_labels: dict[str, str] = field(default_factory=dict)
     default_rollout: RolloutSpec | None = None
     tenancy: Tenancy = field(default_factory=Tenancy)
+    provenance: Provenance | None = None  # `verify:` and `gates.signers`
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who may sign what, as gitgate.yaml declares it. The loop reads it from the last
+    revision it verified (never from the head it is about to judge), so only a signed commit
+    changes it; the key files are read from that revision too."""
+
+    allowed_signers: str | None = None  # SSH keys (git's allowed-signers format), repo path
+    allowed_gpg_keys: str | None = None  # armored OpenPGP public keys, repo path
+    commits: bool = False  # only a head an allowed key signed is applied
+    gate_signers: tuple[str, ...] = ()  # principals, emails or key ids of the allowed signers
 
 
 def _mapping(text: str, file: str) -> dict[str, Any]:
@@ -219,7 +234,42 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
         default_labels=_labels(defaults.get("labels"), file, "defaults.labels"),
         default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout"),
         tenancy=parse_tenancy(data, file),
+        provenance=parse_provenance(data, file),
     )
+
+
+def _repo_path(value: Any, file: str, key: str) -> str | None:
+    path = _optional_str(value, file, key)
+    if path is not None and (path.startswith("/") or ".." in path.split("/")):
+        raise ConfigError(f"{key} {path!r} must be a file inside the repo", file=file)
+    return path
+
+
+def parse_provenance(data: dict[str, Any], file: str) -> Provenance | None:
+    """`verify: {commits: true, allowedSigners: FILE, allowedGpgKeys: FILE}` and
+    `gates: {signers: [alice@example.com]}`."""
+    verify = _optional_mapping(data.get("verify"), file, "verify")
+    gates = _optional_mapping(data.get("gates"), file, "gates")
+    if verify is None and gates is None:
+        return None
+    verify = verify or {}
+    _reject_unknown(verify, _VERIFY_KEYS, file, "verify.")
+    _reject_unknown(gates or {}, {"signers"}, file, "gates.")
+    commits = verify.get("commits", True)
+    if not isinstance(commits, bool):
+        raise ConfigError("verify.commits must be true or false", file=file)
+    found = Provenance(_repo_path(verify.get("allowedSigners"), file, "verify.allowedSigners"),
+                       _repo_path(verify.get("allowedGpgKeys"), file, "verify.allowedGpgKeys"),
+                       commits and bool(verify),
+                       _str_list((gates or {}).get("signers"), file, "gates.signers"))
+    if not (found.allowed_signers or found.allowed_gpg_keys) and (
+            found.commits or found.gate_signers):
+        raise ConfigError("verify needs allowedSigners (SSH keys) or allowedGpgKeys (OpenPGP "
+                          "public keys): the keys the signatures are checked against", file=file)
+    if gates is not None and not found.gate_signers:
+        raise ConfigError("gates.signers names nobody: list the principals, emails or key ids "
+                          "(of verify's allowed signers) who may change a freeze", file=file)
+    return found
 
 
 def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:

@@ -13,15 +13,17 @@ first, the plan) sees the same ones."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
-from gitgate.errors import GitgateError
+from gitgate.errors import GitgateError, SourceError
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.discover import PAUSE_FILE
-from gitgate.source.signatures import Trust
+from gitgate.source.provenance import RepoTrust
+from gitgate.source.signatures import Signature, Trust
 
 TRUSTED_REF = "refs/gitgate/gates-trusted"
 
@@ -60,11 +62,21 @@ class GateReport:
 
 
 class GateGuard:
-    """The gate signers, and where the gitgate repo sits in the Git repo (`folder`)."""
+    """The gate signers, and where the gitgate repo sits in the Git repo (`folder`): the keys
+    of `--gate-signers` (`trust`: any of them), else gitgate.yaml's `gates.signers` as the
+    last trusted revision has it (`repo_trust`; no guard while that names none)."""
 
-    def __init__(self, trust: Trust, folder: str = "."):
+    def __init__(self, trust: Trust | None = None, folder: str = ".",
+                 repo_trust: RepoTrust | None = None):
         self.trust = trust
         self.folder = folder.strip("/") or "."
+        self.repo_trust = repo_trust
+
+    def signers(self, repo: git.Repo, revision: str) -> tuple[Trust, tuple[str, ...]] | None:
+        """Whose signatures count at `revision` (an empty name list: any key of the trust)."""
+        if self.trust is not None:
+            return self.trust, ()
+        return self.repo_trust.for_gates(repo, revision) if self.repo_trust else None
 
     def _rel(self, name: str) -> str:
         return name if self.folder == "." else posixpath.join(self.folder, name)
@@ -79,50 +91,88 @@ class GateGuard:
         except GitgateError:
             return self._rel("gates")
 
-    def _freeze_file(self, path: str, gate_dirs: set[str]) -> bool:
-        return (path == self._rel(REPO_CONFIG) or posixpath.basename(path) == PAUSE_FILE
-                or any(path.startswith(d + "/") for d in gate_dirs))
+    def _key_files(self, repo: git.Repo, revision: str) -> set[str]:
+        """The key files gitgate.yaml's `verify` names at `revision`: changing who signs is
+        changing a freeze."""
+        try:
+            spec = self.repo_trust.spec_at(repo, revision) if self.repo_trust else None
+        except GitgateError:
+            spec = None
+        return {self._rel(p) for p in (spec.allowed_signers, spec.allowed_gpg_keys)
+                if p} if spec is not None else set()
 
-    def enforce(self, repo: git.Repo, head: str) -> GateReport:
+    def _freeze_file(self, path: str, gate_dirs: set[str], keys: set[str]) -> bool:
+        return (path == self._rel(REPO_CONFIG) or posixpath.basename(path) == PAUSE_FILE
+                or path in keys or any(path.startswith(d + "/") for d in gate_dirs))
+
+    def enforce(self, repo: git.Repo, head: str,
+                deepen: Callable[[], None] | None = None) -> GateReport | None:
         """Put the freeze files of the checkout (at `head`) back where a change lacks a gate
-        signer's signature; advance the trusted revision when none does."""
+        signer's signature; advance the trusted revision when none does. None when no gate
+        signers are named. `deepen` fetches the history in between (before it is walked: a
+        shallow clone would hide the trusted revision)."""
         try:
             base = str(repo.git.rev_parse("--verify", "--quiet", TRUSTED_REF)).strip()
         except git.GitCommandError:
             base = ""
+        signers = self.signers(repo, base or head)
+        if signers is None:
+            repo.git.update_ref(TRUSTED_REF, head)
+            return None
+        trust, names = signers
+        if deepen is not None:
+            deepen()
         if not base or not _is_ancestor(repo, base, head):
             # the first head seen (or history rewritten past it) is the starting point
             repo.git.update_ref(TRUSTED_REF, head)
             return GateReport(head, head)
-        gate_dirs = {self._gates_path(repo, base), self._gates_path(repo, head)}
-        changed = [p for p in str(repo.git.diff("--name-only", "--no-renames", base, head))
-                   .splitlines() if p and self._freeze_file(p, gate_dirs)]
-        refused: dict[str, list[str]] = {}
-        reasons: dict[str, str] = {}
-        restored = []
-        for path in changed:
-            commits = str(repo.git.rev_list(f"{base}..{head}", "--", path)).split()
-            checks = [(c, self.trust.check(repo, c)) for c in commits]
-            if not checks:  # it changed, and no commit says who changed it: fail closed
-                refused.setdefault("unknown", []).append(path)
-                reasons["unknown"] = "no commit between the two revisions changes it"
-            elif checks[0][1].trusted:
-                continue  # the newest change of this file is a gate signer's
-            for commit, signature in checks:
-                if not signature.trusted:
-                    refused.setdefault(commit, []).append(path)
-                    reasons[commit] = signature.said().split(" ", 2)[2]
-                else:
-                    break
-            trusted_at = next((c for c, s in checks if s.trusted), base)
-            if self._put_back(repo, trusted_at, path):
-                restored.append(path)
+        refused, put_back = self._review(repo, base, head, trust, names)
+        restored = tuple(sorted(path for revision, path in put_back
+                                if self._put_back(repo, revision, path)))
         if not refused:
             repo.git.update_ref(TRUSTED_REF, head)
             return GateReport(head, head)
-        return GateReport(head, base, tuple(
-            Refused(c, tuple(sorted(paths)), reasons[c]) for c, paths in refused.items()),
-            tuple(sorted(restored)))
+        return GateReport(head, base, refused, restored)
+
+    def judge(self, repo: git.Repo, base: str, head: str) -> GateReport | None:
+        """What the loop would make of the freeze-file changes between `base` (the revision it
+        trusts: in CI, the branch a change merges into) and `head`, writing nothing; `restored`
+        lists what it would put back. None when `base` names no gate signers."""
+        signers = self.signers(repo, base)
+        if signers is None:
+            return None
+        refused, put_back = self._review(repo, base, head, *signers)
+        return GateReport(head, base if refused else head, refused,
+                          tuple(sorted(p for r, p in put_back if _has(repo, r, p))))
+
+    def _review(self, repo: git.Repo, base: str, head: str, trust: Trust,
+                names: tuple[str, ...]) -> tuple[tuple[Refused, ...], list[tuple[str, str]]]:
+        """The commits whose freeze-file changes do not count, and for each such file the
+        revision to take it from (the newest gate signer's change of it, or `base`)."""
+        gate_dirs = {self._gates_path(repo, base), self._gates_path(repo, head)}
+        keys = self._key_files(repo, base) | self._key_files(repo, head)
+        changed = [p for p in str(repo.git.diff("--name-only", "--no-renames", base, head))
+                   .splitlines() if p and self._freeze_file(p, gate_dirs, keys)]
+        refused: dict[str, list[str]] = {}
+        reasons: dict[str, str] = {}
+        put_back = []
+        for path in changed:
+            commits = str(repo.git.rev_list(f"{base}..{head}", "--", path)).split()
+            checks = [(c, _judged(trust.check(repo, c), names)) for c in commits]
+            if not checks:  # it changed, and no commit says who changed it: fail closed
+                refused.setdefault("unknown", []).append(path)
+                reasons["unknown"] = "no commit between the two revisions changes it"
+            elif not checks[0][1]:
+                continue  # the newest change of this file is a gate signer's
+            for commit, why in checks:
+                if why:
+                    refused.setdefault(commit, []).append(path)
+                    reasons[commit] = why
+                else:
+                    break
+            put_back.append((next((c for c, why in checks if not why), base), path))
+        return tuple(Refused(c, tuple(sorted(paths)), reasons[c])
+                     for c, paths in refused.items()), put_back
 
     def _put_back(self, repo: git.Repo, revision: str, path: str) -> bool:
         """The file as `revision` has it; a file it lacks stays as the head has it (an
@@ -143,9 +193,64 @@ class GateGuard:
         return True
 
 
+def _judged(signature: Signature, names: tuple[str, ...]) -> str:
+    """Why `signature` does not make its commit a gate signer's; empty when it does."""
+    if signature.trusted and (not names or signature.by_one_of(names)):
+        return ""
+    if signature.trusted:
+        return (f"is signed by {signature.signer or signature.key}, who is not one of "
+                "gates.signers")
+    return signature.said().split(" ", 2)[2]
+
+
+def _has(repo: git.Repo, revision: str, path: str) -> bool:
+    try:
+        repo.git.cat_file("-e", f"{revision}:{path}")
+    except git.GitCommandError:
+        return False
+    return True
+
+
 def _is_ancestor(repo: git.Repo, older: str, newer: str) -> bool:
     try:
         repo.git.merge_base("--is-ancestor", older, newer)
     except git.GitCommandError:
         return False
     return True
+
+
+@dataclass(frozen=True)
+class Review:
+    """What a loop that trusts `base` would make of the checkout's HEAD (`check`/`plan
+    --since` in CI): who signed it (None: not checked) and its freeze-file changes (None: no
+    gate signers)."""
+
+    base: str
+    signature: Signature | None
+    gates: GateReport | None
+
+
+def review_checkout(root: Path, since: str, home: Path, trust: Trust | None = None) -> Review:
+    """Judge the checkout holding `root` as a loop whose last verified and trusted revision is
+    `since` would: gitgate.yaml's `verify:` and `gates.signers` (and the key files) read from
+    `since`, never from the change under review. `trust` (the --verify-commits flags) takes
+    precedence over `verify:`. Raises SourceError when `since` is unknown."""
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+        head = repo.head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        raise SourceError(f"{root} is not in a Git checkout: --since needs one") from None
+    try:
+        base = str(repo.git.rev_parse("--verify", "--quiet", f"{since}^{{commit}}")).strip()
+    except git.GitCommandError:
+        base = ""
+    if not base:
+        raise SourceError(f"--since {since}: no such revision here (fetch it first, e.g. "
+                          "`git fetch origin main`, and pass origin/main)")
+    top = Path(str(repo.working_tree_dir)).resolve()
+    folder = Path(root).resolve().relative_to(top).as_posix()
+    repo_trust = RepoTrust(home, folder)
+    commits = trust or repo_trust.for_commits(repo, head, base)
+    signature = commits.check(repo, head) if commits is not None else None
+    return Review(base, signature, GateGuard(folder=folder, repo_trust=repo_trust).judge(
+        repo, base, head))

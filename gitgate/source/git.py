@@ -15,6 +15,7 @@ import git
 
 from gitgate.errors import SourceError
 from gitgate.source.gateguard import GateGuard, GateReport
+from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Signature, Trust
 
 _URL_CREDENTIALS = re.compile(r"(://)[^/@\s]+@")
@@ -100,7 +101,8 @@ class GitSource:
     """One remote branch checked out in `cache_dir`."""
 
     def __init__(self, url: str, branch: str, cache_dir: Path, auth: GitAuth | None = None,
-                 trust: Trust | None = None, guard: GateGuard | None = None):
+                 trust: Trust | None = None, guard: GateGuard | None = None,
+                 repo_trust: RepoTrust | None = None):
         self.url = url
         self.branch = branch
         self.cache_dir = Path(cache_dir)
@@ -108,6 +110,9 @@ class GitSource:
         self.trust = trust  # with it, only a commit signed by an allowed key is taken
         self.signature: Signature | None = None  # of the branch's head, when checked
         self.guard = guard  # with it, freeze files change only with a gate signer's signature
+        # without `trust`: gitgate.yaml's `verify:` (read from the last verified revision)
+        self.repo_trust = repo_trust
+        self._deep = False  # the history was fetched whole once (gate signers need it)
         self.gate_report: GateReport | None = None
         self._repo: git.Repo | None = None
 
@@ -125,35 +130,54 @@ class GitSource:
         try:
             repo = self._open_or_clone(env)
             shallow = ["--depth=1"] if "://" in self.url or self.url.startswith("git@") else []
-            if self.guard is not None:  # who changed a gate needs the commits in between
-                shallow = (["--unshallow"] if (Path(repo.git_dir) / "shallow").exists()
-                           else [])
+            if self._deep or (self.guard is not None and self.guard.trust is not None):
+                shallow = self._unshallow(repo)  # who changed a gate needs the commits between
             repo.git.fetch("origin", f"+refs/heads/{self.branch}:refs/remotes/origin/"
                            f"{self.branch}", "--force", "--prune", *shallow, env=env)
             repo.git.reset("--hard", f"origin/{self.branch}", env=env)
             repo.git.clean("-ffdx", env=env)
             head = repo.head.commit.hexsha
-            revision = head if self.trust is None else self._verified(repo, head, env)
+            trust = self.trust
+            if trust is None and self.repo_trust is not None:
+                trust = self.repo_trust.for_commits(repo, head, self._verified_ref(repo, env))
+            if trust is None:
+                self.signature = None
+            revision = head if trust is None else self._verified(repo, head, env, trust)
             if self.guard is not None:
-                self.gate_report = self.guard.enforce(repo, revision)
+                self.gate_report = self.guard.enforce(
+                    repo, revision, deepen=lambda: self._deepen(repo, env))
             return revision
         except (git.GitCommandError, git.InvalidGitRepositoryError, ValueError) as exc:
             raise self._fail("fetching", exc) from None
 
-    def _verified(self, repo: git.Repo, head: str, env: dict[str, str]) -> str:
+    @staticmethod
+    def _unshallow(repo: git.Repo) -> list[str]:
+        return ["--unshallow"] if (Path(repo.git_dir) / "shallow").exists() else []
+
+    def _deepen(self, repo: git.Repo, env: dict[str, str]) -> None:
+        """The whole history of the branch, once (a shallow clone hides who changed what)."""
+        self._deep = True  # and from now on every fetch keeps it whole
+        if self._unshallow(repo):
+            repo.git.fetch("origin", f"+refs/heads/{self.branch}:refs/remotes/origin/"
+                           f"{self.branch}", "--unshallow", env=env)
+
+    @staticmethod
+    def _verified_ref(repo: git.Repo, env: dict[str, str]) -> str:
+        try:
+            return str(repo.git.rev_parse("--verify", "--quiet", VERIFIED_REF, env=env)).strip()
+        except git.GitCommandError:
+            return ""
+
+    def _verified(self, repo: git.Repo, head: str, env: dict[str, str], trust: Trust) -> str:
         """`head` when an allowed key signed it (it becomes the verified revision); else the
         last verified revision, checked out again and checked again with today's signers.
         Raises SourceError when no revision was ever verified: nothing is applied then."""
-        assert self.trust is not None
-        self.signature = self.trust.check(repo, head)
+        self.signature = trust.check(repo, head)
         if self.signature.trusted:
             repo.git.update_ref(VERIFIED_REF, head, env=env)
             return head
-        try:
-            kept = str(repo.git.rev_parse("--verify", "--quiet", VERIFIED_REF, env=env)).strip()
-        except git.GitCommandError:
-            kept = ""
-        if not kept or not self.trust.check(repo, kept).trusted:
+        kept = self._verified_ref(repo, env)
+        if not kept or not trust.check(repo, kept).trusted:
             raise SourceError(f"{self.signature.said()}, and no earlier commit of "
                               f"{self.branch} was verified: nothing is applied until the "
                               "branch's head is signed by an allowed key")

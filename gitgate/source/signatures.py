@@ -6,6 +6,7 @@ Nothing here decides what to apply; the loop's source does (`source.git`)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,21 @@ class Signature:
     key: str = ""  # the key's id or fingerprint, as git reports it
     signer: str = ""  # who the key belongs to, as far as git could tell
     trusted: bool = False
+    fingerprints: tuple[str, ...] = ()  # OpenPGP: the signing key's and its primary key's
+
+    def by_one_of(self, names: tuple[str, ...]) -> bool:
+        """Trusted, and signed by one of `names`: an SSH principal, an OpenPGP user id or its
+        email, or a key id or fingerprint (at least 16 hex digits, `0x` allowed)."""
+        if not self.trusted:
+            return False
+        email = re.search(r"<([^<>]+)>", self.signer)
+        ids = [i.upper() for i in (self.key, *self.fingerprints) if i]
+        for name in (n.strip() for n in names):
+            hexed = name.upper().removeprefix("0X")
+            if name in (self.signer, self.key) or (email and name == email.group(1)) or (
+                    len(hexed) >= 16 and any(i.endswith(hexed) for i in ids)):
+                return True
+        return False
 
     def said(self) -> str:
         """`commit 1a2b3c4d5e6f is not signed`, `... is signed by key K, which is not ...`."""
@@ -75,12 +91,13 @@ class Trust:
         top = str(repo.working_tree_dir or repo.git_dir)
         verified = subprocess.run(["git", *config, "verify-commit", commit], cwd=top, env=env,
                                   capture_output=True, text=True, timeout=60)
-        shown = subprocess.run(["git", *config, "log", "-1", "--format=%G?%x00%GK%x00%GS",
-                                commit], cwd=top, env=env, capture_output=True, text=True,
-                               timeout=60).stdout
-        status, key, signer = ([*shown.strip("\n").split("\0"), "", ""])[:3]
+        shown = subprocess.run(["git", *config, "log", "-1",
+                                "--format=%G?%x00%GK%x00%GS%x00%GF%x00%GP", commit], cwd=top,
+                               env=env, capture_output=True, text=True, timeout=60).stdout
+        status, key, signer, *prints = ([*shown.strip("\n").split("\0"), *[""] * 4])[:5]
         return Signature(commit, status or "N", key, signer.splitlines()[0] if signer else "",
-                         trusted=verified.returncode == 0 and status in ("G", "U"))
+                         trusted=verified.returncode == 0 and status in ("G", "U"),
+                         fingerprints=tuple(dict.fromkeys(p for p in prints if p)))
 
 
 def head_signature(root: Path, trust: Trust) -> Signature:

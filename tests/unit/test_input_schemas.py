@@ -52,6 +52,7 @@ def test_the_schemas_name_the_keys_the_parsers_accept():
     gate = json.loads((SCHEMAS / "gate.json").read_text())
     assert keys(repo) == config._REPO_KEYS
     assert keys(repo, "properties", "defaults") == config._DEFAULT_KEYS
+    assert keys(repo, "properties", "verify") == config._VERIFY_KEYS
     assert keys(repo, "$defs", "rollout") == config._ROLLOUT_KEYS
     assert set(repo["properties"]["tenants"]["items"]["properties"]) == config._TENANT_KEYS
     assert keys(bundle) == config._BUNDLE_KEYS
@@ -108,6 +109,12 @@ def _parses(kind: str, data: object) -> bool:
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": []}]}),
     ("gitgate.yaml", {"tenants": [{"name": "platform", "paths": ["p/**"]}]}),
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"], "clusterScoped": "yes"}]}),
+    ("gitgate.yaml", {"verify": {"commits": True}}),
+    ("gitgate.yaml", {"verify": {"allowedSigners": "/etc/allowed_signers"}}),
+    ("gitgate.yaml", {"verify": {"allowedSigners": "../keys"}}),
+    ("gitgate.yaml", {"verify": {"allowedSigners": "k", "commit": False}}),
+    ("gitgate.yaml", {"gates": {"signers": ["alice@example.com"]}}),
+    ("gitgate.yaml", {"verify": {"allowedSigners": "k"}, "gates": {"signers": []}}),
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"],
                                    "clusters": {"labelSelector": {}}}]}),
     ("gitgate.yaml", {"tenants": [{"name": "a", "paths": ["a/**"],
@@ -150,6 +157,9 @@ def test_what_the_parsers_refuse_the_schemas_refuse(kind, data):
     ("gitgate.yaml", {"tenants": [{"name": "ops", "paths": ["ops/**"], "clusters": {
         "labelSelector": {"matchExpressions": [{"key": "team", "operator": "In",
                                                 "values": ["ops"]}]}}}]}),
+    ("gitgate.yaml", {"verify": {"allowedSigners": ".gitgate/allowed_signers",
+                                 "allowedGpgKeys": ".gitgate/keys.asc", "commits": False},
+                      "gates": {"signers": ["alice@example.com", "0x1234567890ABCDEF"]}}),
     ("bundle.yaml", {"placement": "none"}),
     ("bundle.yaml", {"rollout": {"waves": [{"labelSelector": {"matchExpressions": [
         {"key": "region", "operator": "In", "values": ["eu"]}]}}], "bake": "1h30m"}}),
