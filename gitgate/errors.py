@@ -48,6 +48,23 @@ class Reason(StrEnum):
     INTERRUPTED = "Interrupted"
     PASS_FAILED = "PassFailed"
     FAILED = "Failed"
+    # what a Bundle's conditions and events say besides the above
+    SUSPENDED = "Suspended"
+    ROLLOUT_HALTED = "RolloutHalted"
+    WAVE_RELEASED = "WaveReleased"
+    PROGRESSING = "Progressing"
+    PRUNED = "Pruned"
+
+
+class Condition(StrEnum):
+    """The condition types of a Bundle (see `apply.conditions`)."""
+
+    READY = "Ready"
+    HELD = "Held"
+    SUSPENDED = "Suspended"
+    PROGRESSING = "Progressing"
+    RECONCILING = "Reconciling"  # kstatus's name for Progressing
+    STALLED = "Stalled"
 
 
 class GitgateError(Exception):

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import Observation, observe
@@ -27,6 +28,7 @@ from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.model import Verdict
 from gitgate.passes.onepass import reconcile
 from gitgate.passes.recorded import provenance_document, record_provenance
+from gitgate.passes.requests import ReconcileRequests, Watching
 from gitgate.plan import Plan
 from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
@@ -166,6 +168,20 @@ class Reconciler:
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self._provenance_recorded: dict[str, Any] | None = {}  # nothing to say: nothing written
+        self._clusters_recorded: dict[str, Any] = {}  # per bundle, the clusters last written
+        self._clusters_unrecorded: set[str] = set()
+        self.requests: ReconcileRequests | None = None  # `gitgate reconcile` via the API
+        self._migrated = False  # records of an earlier release were looked for and moved
+
+    def watch_requests(self, watcher: Watching) -> threading.Thread:
+        """Watch this instance's Bundles for `gitgate reconcile` requests: each one makes the
+        next tick a pass, at once, acknowledged in the Bundle's status when it is done."""
+        self.requests = ReconcileRequests(self.cluster, watcher, self.settings.apply.instance,
+                                          self.request_pass)
+        thread = threading.Thread(target=self.requests.watch_forever, args=(self.stop,),
+                                  name="gitgate-requests", daemon=True)
+        thread.start()
+        return thread
 
     # ------------------------------------------------------------------ one tick
     def tick(self) -> str | None:
@@ -189,9 +205,12 @@ class Reconciler:
             self.state.git_reachable = True
             reason = pass_reason(self.state, revision, now, self.settings.resync)
             if reason is not None:
+                taken = self.requests.take() if self.requests is not None else {}
                 self.state.requested = self.state.rollout_retry = False
                 self._pass(now, revision, reason)
                 self.state.passes += 1
+                if taken and self.requests is not None:
+                    self.requests.acknowledge(taken)
             self._record_provenance(revision)  # after a first pass made gitgate's namespace
             return reason
 
@@ -248,13 +267,15 @@ class Reconciler:
             options = replace(self.settings.apply, now=now, resync=self.settings.resync)
             done = reconcile(root, self.tools, self.cluster, options,
                              bundle_glob=self.settings.bundles, revision=revision,
-                             cache=self.render_cache, stop=self.stop, keep_inventories=True)
+                             cache=self.render_cache, stop=self.stop, keep_inventories=True,
+                             migrate_records=not self._migrated)
         except GitgateError as exc:
             self.state.api_reachable = exc.reason not in API_DOWN
             self.state.failure = exc
             self._failed(now, exc.reason, exc.message)
             return
         self.state.failure = None
+        self._migrated = True  # a pass that ran moved every earlier record over
         plan, result = done.plan, done.result
         assert result is not None  # a pass that ran has a result
         self.state.api_reachable = not any(b.reason in API_DOWN for b in result.bundles)
@@ -366,6 +387,30 @@ class Reconciler:
             log.warning("%s", observation.error, extra={"event": "observe"})
         self.state.observation = observation
         self.metrics.record_dispatch(observation.bundles)
+        if inventories is not None and not observation.error:
+            self._record_clusters(inventories, observation)
+
+    def _record_clusters(self, inventories: Mapping[str, Inventory],
+                         observation: Observation) -> None:
+        """What Karmada reports of each bundle, into its Bundle's status (for `kubectl get`'s
+        CLUSTERS column), when it changed; a failed write is said once and tried again."""
+        for name, dispatch in observation.bundles.items():
+            inventory = inventories.get(name)
+            if inventory is None:
+                continue
+            written = clusters_status(inventory, dispatch)
+            if self._clusters_recorded.get(name) == written:
+                continue
+            try:
+                self.cluster.apply(written, manager=OBSERVER, subresource="status")
+            except GitgateError as exc:
+                if name not in self._clusters_unrecorded:
+                    log.warning("cannot record what Karmada reports of %s in its Bundle: %s",
+                                name, exc.message, extra={"event": "observe"})
+                self._clusters_unrecorded.add(name)
+                continue
+            self._clusters_unrecorded.discard(name)
+            self._clusters_recorded[name] = written
 
     # ------------------------------------------------------------------ forever
     def trigger(self) -> None:

@@ -9,7 +9,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import urllib3
@@ -17,6 +17,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
+from kubernetes.watch.watch import iter_resp_lines
 
 from gitgate.apiserver.apierrors import (
     RetryPolicy,
@@ -117,6 +118,32 @@ class Transport:
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.server = display_url(api.configuration.host)  # never its user:password
+
+    def stream_lines(self, path: str, query: dict[str, str], seconds: float) -> Iterator[str]:
+        """The lines of a streamed GET (a watch), as they come, for at most `seconds` (plus
+        the read timeout). Raises KubeError when it cannot be opened or is refused."""
+        params = self.api.param_serialize(
+            method="GET", resource_path=path, query_params=list(query.items()),
+            header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+        try:
+            response = self.api.call_api(*params, _request_timeout=(
+                self.timeouts.connect, seconds + self.timeouts.read))  # not read yet
+        except ApiException as exc:
+            raise KubeError(f"watch {path} refused ({exc.status}): {exc.reason}",
+                            status=exc.status or 0) from None
+        except Exception as exc:
+            raise transport_error(exc, self.server, self.timeouts)[0] from None
+        raw: Any = response.response  # the urllib3 response, streamed
+        if raw.status >= 300:
+            text = raw.read().decode("utf-8", "replace")
+            raise KubeError(f"watch {path} refused ({raw.status}): {text[:200]}",
+                            status=raw.status)
+        try:
+            yield from iter_resp_lines(raw)
+        except Exception as exc:  # the stream broke: the caller watches again
+            raise transport_error(exc, self.server, self.timeouts)[0] from None
+        finally:
+            raw.release_conn()
 
     def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
                 body: Any = None, content_type: str | None = None) -> tuple[int, Any]:

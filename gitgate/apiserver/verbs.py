@@ -6,7 +6,9 @@ are applied. The `ClusterPort` of a real API server."""
 from __future__ import annotations
 
 import copy
+import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from gitgate.apiserver.apierrors import (
@@ -60,11 +62,12 @@ class KubeCluster:
 
     # ------------------------------------------------------------ verbs
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
-              manager: str = FIELD_MANAGER) -> Applied:
+              manager: str = FIELD_MANAGER, subresource: str = "") -> Applied:
+        """Server-side apply of `obj` (to its `subresource`, such as `status`, when named)."""
         ref = ObjectRef.of(obj)
         meta = obj["metadata"]
         path = self.path_for(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
-                             meta["name"])
+                             meta["name"]) + (f"/{subresource}" if subresource else "")
         query = {"fieldManager": manager}
         if force:
             query["force"] = "true"
@@ -91,6 +94,25 @@ class KubeCluster:
             if exc.status == 404:
                 return None
             raise
+
+    def watch(self, api_version: str, kind: str, namespace: str = "",
+              label_selector: str = "", seconds: int = 60) -> Iterator[tuple[str, Manifest]]:
+        """The changes of a collection as they happen (ADDED, MODIFIED, DELETED with the
+        object), for about `seconds`; the caller watches again after. Raises KubeError."""
+        path = self.path_for(api_version, kind, namespace)
+        query = {"watch": "1", "timeoutSeconds": str(seconds)}
+        if label_selector:
+            query["labelSelector"] = label_selector
+        for line in self.transport.stream_lines(path, query, seconds):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("object"), dict):
+                if event.get("type") == "ERROR":
+                    raise KubeError(f"watch of {kind}: {event['object'].get('message')}",
+                                    status=int(event["object"].get("code") or 0))
+                yield str(event.get("type")), event["object"]
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
         path = self._served_path(api_version, kind, namespace, name)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from gitgate.apply import overrides, prunes
 from gitgate.apply.intent import record_intent
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ledger import Ledger, read_inventories
+from gitgate.apply.ledger import Ledger, read_inventories, stored_of
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.preparation import held_gone_bundle, prepare
 from gitgate.apply.pruning import prune_entries, prune_gone_bundle
@@ -25,6 +25,7 @@ from gitgate.apply.writes import (
 )
 from gitgate.errors import Reason
 from gitgate.plan import Plan
+from gitgate.timespec import rfc3339
 
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
@@ -39,7 +40,8 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     every inventory as the pass left them (`PassResult.inventories`)."""
     if inventories is None:
         inventories = read_inventories(cluster, options.instance)
-    ledger = Ledger(dict(inventories) if keep_inventories else {}, keep_inventories)
+    ledger = Ledger(dict(inventories) if keep_inventories else {}, keep_inventories,
+                    stored=stored_of(inventories), now=rfc3339(options.now))
     order, work = prepare(plan, inventories, options)
     decision = prunes.decide(plan, inventories,
                              {n: w.diff.to_prune for n, w in work.items() if w.diff}, scope,

@@ -1,64 +1,197 @@
-"""gitgate's own state on the API server: every inventory read with one list, and a `Ledger`
-that writes and deletes them and knows, after the pass, what they are (the loop shows status
-from it without reading them again)."""
+"""gitgate's own state on the API server: every bundle's record (a `Bundle` object) read with
+one list, and a `Ledger` that writes and deletes them and knows, after the pass, what they
+are (the loop shows status from it without reading them again). Records kept by an earlier
+release (ConfigMaps) are read when no Bundle is, and moved over by `migrate`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from gitgate.apply.inventory import (
-    DEFAULT_INSTANCE,
-    NAMESPACE,
-    Inventory,
-    configmap_name,
-    from_configmap,
-    system_namespace,
-    to_configmap,
+from gitgate.apply.bundlerecord import (
+    API_VERSION,
+    CRD_NAME,
+    KIND,
+    bundle_crd,
+    bundle_name,
+    bundle_spec,
+    event_for,
+    from_bundle,
+    to_bundle,
+    to_bundle_status,
 )
-from gitgate.apply.ports import ClusterPort
+from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
+from gitgate.apply.legacyinventory import configmap_name, from_configmap
+from gitgate.apply.ports import ClusterPort, Lister
+from gitgate.apply.transitions import Transition
+from gitgate.errors import GitgateError, KubeError
 from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
 
+log = logging.getLogger("gitgate")
 
-def read_inventories(cluster: ClusterPort,
-                     instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
-    configmaps = cluster.list_objects("v1", "ConfigMap", NAMESPACE,
-                              f"{INVENTORY_LABEL}=true,{INSTANCE_LABEL}={instance}")
-    inventories = [from_configmap(c) for c in configmaps]
-    return {inv.bundle: inv for inv in inventories}
+
+def _bundles(cluster: Lister, instance: str) -> list[Inventory] | None:
+    """The Bundles of `instance`; None when the API server does not serve them yet."""
+    try:
+        found = cluster.list_objects(API_VERSION, KIND, NAMESPACE, f"{INSTANCE_LABEL}={instance}")
+    except KubeError as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return [from_bundle(b) for b in found]
+
+
+def read_legacy(cluster: Lister, instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
+    """The records an earlier release kept in ConfigMaps."""
+    found = cluster.list_objects("v1", "ConfigMap", NAMESPACE,
+                                 f"{INVENTORY_LABEL}=true,{INSTANCE_LABEL}={instance}")
+    return {inv.bundle: inv for inv in (from_configmap(c) for c in found)}
+
+
+def read_inventories(cluster: Lister, instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
+    """Every bundle's record: its Bundle. Where there is none (the CRD is not there yet, or
+    nothing was migrated), the ConfigMaps an earlier release wrote."""
+    bundles = _bundles(cluster, instance)
+    if bundles:
+        return {inv.bundle: inv for inv in bundles}
+    return read_legacy(cluster, instance)
+
+
+def recorded_instances(cluster: Lister) -> list[str]:
+    """The gitgate instances that recorded bundles on this API server (by their label)."""
+    found = []
+    try:
+        found = cluster.list_objects(API_VERSION, KIND, NAMESPACE)
+    except KubeError as exc:
+        if exc.status != 404:
+            raise
+    found += cluster.list_objects("v1", "ConfigMap", NAMESPACE, f"{INVENTORY_LABEL}=true")
+    return sorted({(c["metadata"].get("labels") or {}).get(INSTANCE_LABEL, DEFAULT_INSTANCE)
+                   for c in found})
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What the API server holds of a Bundle: its spec and generation, its conditions."""
+
+    spec: dict[str, object]
+    generation: int
+    conditions: tuple[dict[str, object], ...] = ()
+    uid: str = ""
+
+
+def stored_of(inventories: Mapping[str, Inventory]) -> dict[str, Stored]:
+    """What is known of the Bundles behind `inventories` (legacy records have none)."""
+    return {name: Stored(bundle_spec(inv), inv.generation, inv.conditions, inv.uid)
+            for name, inv in inventories.items() if inv.generation}
 
 
 @dataclass
 class Ledger:
-    """Writes and deletes inventories; with `keep`, also the inventories as this pass leaves
-    them (what it read, then each write and delete), for a caller that shows status from them
+    """Writes and deletes records; with `keep`, also the records as this pass leaves them
+    (what it read, then each write and delete), for a caller that shows status from them
     instead of reading them again (the loop). Without it nothing is kept: a CLI pass holds no
-    second copy of every inventory."""
+    second copy of every record. `stored`: what the API server holds of each Bundle, so the
+    object itself is written only when its spec changes; `now`: the pass's time, for the
+    conditions that change."""
 
     known: dict[str, Inventory]
     keep: bool = False
     certain: bool = True
+    stored: dict[str, Stored] = field(default_factory=dict)
+    now: str = ""
 
-    def write(self, cluster: ClusterPort, inventory: Inventory) -> None:
+    def write(self, cluster: ClusterPort, inventory: Inventory,
+              events: Sequence[Transition] = ()) -> None:
+        """The record, then an event per transition (an event that cannot be written is
+        said in the log and changes nothing else)."""
         try:
-            cluster.apply(to_configmap(inventory))
+            self._write(cluster, inventory)
         except BaseException:
             self.certain = False
             raise
+        for order, transition in enumerate(events):
+            try:
+                cluster.apply(event_for(inventory, self.stored[inventory.bundle].uid,
+                                        transition, self.now, order))
+            except GitgateError as exc:
+                log.warning("cannot record the event %s of %s: %s", transition.reason,
+                            inventory.bundle, exc.message, extra={"event": "event-unrecorded"})
         if not self.keep:
             return
         earlier = self.known.get(inventory.bundle)  # `resume`'s own field is not ours to drop
         self.known[inventory.bundle] = replace(inventory, progression=replace(
-            inventory.progression, retry=earlier.progression.retry if earlier else ""))
+            inventory.progression, retry=earlier.progression.retry if earlier else ""),
+            generation=self.stored[inventory.bundle].generation,
+            conditions=self.stored[inventory.bundle].conditions)
+
+    def _write(self, cluster: ClusterPort, inventory: Inventory) -> None:
+        """The Bundle when its spec changed (or it is new), then its status."""
+        name = inventory.bundle
+        spec = bundle_spec(inventory)
+        stored = self.stored.get(name)
+        if stored is None or stored.spec != spec:
+            answer = cluster.apply(to_bundle(inventory))
+            meta = answer.obj.get("metadata") or {}
+            stored = Stored(spec, int(meta.get("generation") or 1),
+                            stored.conditions if stored else (), str(meta.get("uid") or ""))
+        status = to_bundle_status(replace(inventory, conditions=stored.conditions),
+                                  stored.generation, self.now)
+        cluster.apply(status, subresource="status")
+        self.stored[name] = replace(stored, conditions=tuple(status["status"]["conditions"]))
 
     def delete(self, cluster: ClusterPort, name: str, instance: str) -> None:
         try:
-            cluster.delete("v1", "ConfigMap", NAMESPACE, configmap_name(name, instance))
+            cluster.delete(API_VERSION, KIND, NAMESPACE, bundle_name(name, instance))
         except BaseException:
             self.certain = False
             raise
         self.known.pop(name, None)
+        self.stored.pop(name, None)
 
 
 def ensure_system_namespace(cluster: ClusterPort) -> None:
+    """Where gitgate keeps its records: its namespace, and the Bundle type."""
     if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
         cluster.apply(system_namespace())
+    ensure_bundle_crd(cluster)
+
+
+def ensure_bundle_crd(cluster: ClusterPort) -> None:
+    """The Bundle type, created when the API server lacks it (and gitgate may create it);
+    waited for until it is served. Raises GitgateError naming what to install otherwise."""
+    found = cluster.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", CRD_NAME)
+    if found is not None and any(
+            c.get("type") == "Established" and c.get("status") == "True"
+            for c in ((found.get("status") or {}).get("conditions") or [])):
+        return
+    if found is None:
+        try:
+            cluster.apply(bundle_crd())
+        except KubeError as exc:
+            raise GitgateError(f"the {CRD_NAME} CustomResourceDefinition is not installed and "
+                               f"gitgate may not create it ({exc.message}): apply deploy/crds/ "
+                               "(kubectl apply -k deploy/crds) as an admin") from None
+    if cluster.wait_established([CRD_NAME]):
+        raise GitgateError(f"the {CRD_NAME} CustomResourceDefinition was created but is not "
+                           "served yet: the next pass tries again")
+
+
+def migrate(cluster: ClusterPort, instance: str, now: str) -> int:
+    """Move the records an earlier release kept in ConfigMaps into Bundles: every Bundle is
+    written first, then the ConfigMaps deleted, so a crash in between loses nothing (a
+    Bundle wins over a ConfigMap left behind, which the next run deletes). Returns how many
+    were moved."""
+    legacy = read_legacy(cluster, instance)
+    if not legacy:
+        return 0
+    ensure_bundle_crd(cluster)
+    bundles = {inv.bundle: inv for inv in _bundles(cluster, instance) or []}
+    ledger = Ledger({}, stored=stored_of(bundles), now=now)
+    for name, inventory in sorted(legacy.items()):
+        if name not in bundles:
+            ledger.write(cluster, inventory)
+    for name, inventory in sorted(legacy.items()):
+        cluster.delete("v1", "ConfigMap", NAMESPACE, configmap_name(name, inventory.instance))
+    return len(legacy)

@@ -21,7 +21,7 @@ class Lister(Protocol):
 
 class Writer(Protocol):
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
-              manager: str = FIELD_MANAGER) -> Applied: ...
+              manager: str = FIELD_MANAGER, subresource: str = "") -> Applied: ...
 
 
 class PolicyPort(Reader, Writer, Protocol):

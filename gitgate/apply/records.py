@@ -7,11 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from gitgate.apply import overrides
+from gitgate.apply.bundlerecord import HISTORY_LIMIT, history_entry
 from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import Ledger, ensure_system_namespace
 from gitgate.apply.liverevision import Live, after_write
 from gitgate.apply.ports import ClusterPort
+from gitgate.apply.transitions import Transition, transitions
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.bundle.selectors import OVERRIDE_KINDS
 from gitgate.errors import GitgateError, Reason
@@ -57,6 +59,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
                        behind: dict[str, tuple[str, ...]] | None = None) -> int:
     now = rfc3339(options.now)
     changed: list[Inventory] = []
+    events: dict[str, list[Transition]] = {}
     for name, unit in work.items():
         if unit.plan is None:
             continue
@@ -82,19 +85,46 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
                                     _hooks_record(unit, options)),
             overrides_behind=_behind_record(unit, (behind or {}).get(name)),
             applied_revision=live.revision, applied_digest=live.digest,
-            clusters_behind=live.behind)
+            clusters_behind=live.behind,
+            history=_history(unit, live, plan.revision, verdict.digest, now, options.actor))
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place
         changed.append(inventory)
+        events[name] = transitions(previous, inventory, pruned=len(unit.result.pruned),
+                                   failed_reason=unit.result.reason if unit.result.failed
+                                   else "")
     if not changed:
         return 0
     ensure_system_namespace(cluster)
-    for answer in fan_out(lambda inventory: ledger.write(cluster, inventory), changed,
-                          options.concurrency):
+    for answer in fan_out(lambda inventory: ledger.write(cluster, inventory,
+                                                        events.get(inventory.bundle, ())),
+                          changed, options.concurrency):
         if isinstance(answer, GitgateError):
             raise answer
     return len(changed)
+
+
+def _history(unit: BundleWork, live: Live, revision: str, digest: str, now: str,
+             actor: str) -> tuple[dict[str, str], ...]:
+    """The bundle's last applies, with this pass's when it changed what is live (applied) or
+    failed to apply a revision (failed: its reason), once per content and outcome."""
+    previous = unit.previous
+    kept = previous.history if previous else ()
+    if unit.diff is None:
+        return kept  # held: nothing was tried
+    if unit.result.failed:
+        outcome = f"failed: {unit.result.reason or Reason.FAILED}"
+    elif previous is None or (live.revision, live.digest) != (
+            previous.applied_revision, previous.applied_digest):
+        outcome = "applied" + (f" (not yet on {', '.join(c for c, _ in live.behind)})"
+                               if live.behind else "")
+    else:
+        return kept
+    if kept and (kept[-1].get("revision"), kept[-1].get("digest"), kept[-1].get("outcome")) == (
+            revision, digest, outcome):
+        return kept
+    return (*kept, history_entry(revision, digest, now, outcome, actor))[-HISTORY_LIMIT:]
 
 
 def _live_record(unit: BundleWork, revision: str) -> Live:

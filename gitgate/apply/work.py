@@ -24,6 +24,7 @@ class ApplyOptions:
     suspension_timeout: timedelta = timedelta(seconds=30)  # wait for Karmada's bindings
     concurrency: int = 8  # API requests in flight at once within a stage (1: one by one)
     hook_timeout: timedelta = timedelta(minutes=10)  # how long a sync step may take
+    actor: str = "cli"  # who runs the pass, for the history: `loop` (gitgate run) or `cli`
 
 
 @dataclass

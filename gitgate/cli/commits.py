@@ -11,7 +11,7 @@ from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError, KubeError
 from gitgate.gitops import workflow
 from gitgate.output import console
-from gitgate.passes.recorded import member_names, retry_halted
+from gitgate.passes.recorded import member_names, recorded_status, retry_halted
 from gitgate.render.tools import find_tools
 from gitgate.timespec import parse_duration, parse_time
 
@@ -55,6 +55,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     completes(approve.add_argument("bundle", help="the held bundle to let through"))
     git_flags(approve)
     approve.set_defaults(func=cmd_approve)
+
+    rollback = sub.add_parser(
+        "rollback", help="commit the bundle's folder as an earlier revision had it",
+        epilog="examples:\n  gitgate rollback shop/web --kubeconfig karmada.config --push\n"
+               "  gitgate rollback shop/web --to 1a2b3c4 --hold --push")
+    completes(rollback.add_argument("bundle", help="the bundle to roll back"))
+    rollback.add_argument("--to", metavar="REVISION",
+                          help="the revision to restore (default: with --kubeconfig, the last "
+                               "one the bundle's history records as applied before the live "
+                               "one)")
+    rollback.add_argument("--hold", action="store_true",
+                          help="in the same commit, a gate that lets exactly the restored "
+                               "content through and holds anything newer until lifted")
+    git_flags(rollback)
+    kube_flags(rollback, required=False)
+    rollback.set_defaults(func=cmd_rollback)
 
 
 def _repo(args: argparse.Namespace) -> workflow.GitRepo:
@@ -132,3 +148,20 @@ def _retry_halts(args: argparse.Namespace, now: datetime) -> workflow.Retry:
 
 def cmd_approve(args: argparse.Namespace) -> int:
     return _said(workflow.approve(_repo(args), args.bundle, args.now()))
+
+
+def cmd_rollback(args: argparse.Namespace) -> int:
+    revision = args.to
+    if revision is None:
+        if not (args.kubeconfig or args.context):
+            raise ConfigError("name the revision with --to, or pass --kubeconfig to take the "
+                              "last applied one from the bundle's history")
+        found = next((inv for inv in recorded_status(cluster_from(args), args.instance)
+                      .inventories if inv.bundle == args.bundle), None)
+        if found is None:
+            raise ConfigError(f"no bundle {args.bundle!r} is recorded for --instance "
+                              f"{args.instance}: name the revision with --to")
+        revision = workflow.rollback_target(list(found.history), found.applied_revision,
+                                            found.healthy_revision)
+    return _said(workflow.rollback(_repo(args), args.bundle, revision, args.now(),
+                                   hold=args.hold))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gitgate.cli import cluster, commits, info, offline, reconcile, run
+from gitgate.cli import cluster, commits, describe, info, offline, reconcile, run
 from gitgate.cli.flags import HelpFormatter
 
 EXAMPLES = """examples:
@@ -15,6 +15,7 @@ EXAMPLES = """examples:
   gitgate pause 'shop/*' --reason INC-42 --for 2h --push
   gitgate resume 'shop/*' --push
   gitgate status                                what gitgate last did with each bundle
+  gitgate describe shop/web                     one bundle: gates, clusters, history, events
   gitgate run --repo https://github.com/acme/fleet.git
 """
 
@@ -35,6 +36,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND",
         parser_class=_CommandParser)
-    for family in (offline, cluster, commits, reconcile, run, info):
+    for family in (offline, cluster, describe, commits, reconcile, run, info):
         family.register(sub)
     return parser

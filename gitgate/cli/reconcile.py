@@ -1,7 +1,9 @@
-"""`gitgate reconcile [--wait]`: ask a running `gitgate run` for a pass now, like
-`flux reconcile` or `argocd app sync`. It talks to the loop's `POST /reconcile`, authenticated
-with the webhook secret; a standby answers 503 and the request is sent again, so a Service in
-front of several replicas reaches the leader."""
+"""`gitgate reconcile [BUNDLE] [--wait]`: ask a running `gitgate run` for a pass now, like
+`flux reconcile` or `argocd app sync`. With `--kubeconfig`: through the API server, an
+annotation on the bundles' Bundle objects that the loop watches and acknowledges in their
+status (`passes.requests`); no port-forward, no secret. Otherwise the loop's `POST
+/reconcile`, authenticated with the webhook secret; a standby answers 503 and the request is
+sent again, so a Service in front of several replicas reaches the leader."""
 
 from __future__ import annotations
 
@@ -11,14 +13,22 @@ import os
 import time
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime
 from typing import Any
 
-from gitgate.cli.flags import HelpFormatter, read_secret_file
+from gitgate.cli.flags import HelpFormatter, completes, kube_flags, read_secret_file
+from gitgate.cli.kube import cluster_from
 from gitgate.errors import GitgateError
+from gitgate.model import Verdict
 from gitgate.output import console
+from gitgate.passes.onepass import selected
+from gitgate.passes.recorded import recorded_status
+from gitgate.passes.requests import handled, request_reconcile
 from gitgate.timespec import duration_flag
 
 EXAMPLES = """examples:
+  gitgate reconcile --kubeconfig karmada.config --wait          (through the API server)
+  gitgate reconcile 'shop/*' --kubeconfig karmada.config --wait
   kubectl -n gitgate-system port-forward deploy/gitgate 8080 &
   gitgate reconcile --secret-file hook-secret --wait
   GITGATE_URL=http://gitgate.gitgate-system:8080 gitgate reconcile --secret-file s --wait
@@ -33,11 +43,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     reconcile.add_argument("--url", default=os.environ.get("GITGATE_URL",
                                                            "http://127.0.0.1:8080"),
                            help="the loop's endpoint ($GITGATE_URL)")
-    reconcile.add_argument("--secret-file", required=True,
-                           help="file holding the loop's --webhook-secret-file secret")
+    completes(reconcile.add_argument(
+        "bundle", nargs="?", help="with --kubeconfig: the bundles (a glob) whose Bundle objects "
+                                  "carry the request (default: every one)"))
+    reconcile.add_argument("--secret-file",
+                           help="without --kubeconfig: file holding the loop's "
+                                "--webhook-secret-file secret")
     reconcile.add_argument("--wait", action="store_true",
                            help="wait for the pass and report how it went")
     reconcile.add_argument("--timeout", default="5m", help="how long to wait")
+    kube_flags(reconcile, required=False)
     reconcile.set_defaults(func=cmd_reconcile)
 
 
@@ -62,6 +77,13 @@ def _call(url: str, *, secret: bytes | None = None, timeout: float = 10.0
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
+    if args.kubeconfig or args.context:
+        return _through_the_api(args)
+    if args.bundle is not None:
+        raise GitgateError("BUNDLE is for a request through the API server: add --kubeconfig")
+    if not args.secret_file:
+        raise GitgateError("pass --kubeconfig (through the API server) or --secret-file (the "
+                           "loop's webhook endpoint at --url)")
     secret = read_secret_file(args.secret_file, "--secret-file")
     timeout = duration_flag(args.timeout, "--timeout").total_seconds()
     deadline = time.monotonic() + timeout
@@ -89,3 +111,40 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         time.sleep(0.5)
     console.out(f"timed out after {args.timeout} waiting for the pass (--timeout)")
     return 1
+
+
+def _through_the_api(args: argparse.Namespace) -> int:
+    """Stamp the request on the Bundles; with --wait, follow it until a running loop says
+    it handled it, and report each bundle's verdict."""
+    cluster = cluster_from(args)
+    known = [inv.bundle for inv in recorded_status(cluster, args.instance).inventories]
+    if not known:
+        raise GitgateError(f"no bundle is recorded for --instance {args.instance}: nothing to "
+                           "reconcile (has a `gitgate run` applied anything here?)")
+    chosen = selected(known, args.bundle, "reconcile") if args.bundle else known
+    token = datetime.now(UTC).isoformat(timespec="microseconds")
+    names = request_reconcile(cluster, args.instance, chosen, token)
+    console.out(f"reconcile requested for {len(names)} bundle(s) at {token}")
+    if not args.wait:
+        return 0
+    deadline = time.monotonic() + duration_flag(args.timeout, "--timeout").total_seconds()
+    waiting = dict(zip(names, chosen, strict=True))
+    failed = False
+    while waiting and time.monotonic() < deadline:
+        for name, bundle in list(waiting.items()):
+            done = handled(cluster, name, token)
+            if done is None:
+                continue
+            status = done.get("status") or {}
+            verdict = str(status.get("verdict") or "?")
+            failed = failed or verdict == Verdict.FAILED
+            console.out(f"{bundle}: {verdict} at {str(status.get('lastAttemptedRevision'))[:12]}"
+                        + (f" ({status.get('message')})" if verdict != Verdict.APPLY else ""))
+            del waiting[name]
+        if waiting:
+            time.sleep(0.25)
+    if waiting:
+        console.out(f"timed out after {args.timeout} waiting for a running `gitgate run` to "
+                    f"handle the request of {', '.join(sorted(waiting.values()))} (--timeout)")
+        return 1
+    return 1 if failed else 0

@@ -156,9 +156,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                            allow_mass_prune=args.allow_mass_prune,
                            suspension_timeout=suspension_timeout,
                            concurrency=args.apply_concurrency,
-                           hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout")))
+                           hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
+                           actor="loop"))
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
+    reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
     elector = None
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),

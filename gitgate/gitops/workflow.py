@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from git import Repo
+from git import GitCommandError, Repo
 
 from gitgate.errors import ConfigError, StillHeld
 from gitgate.gate.evaluate import gate_covers
@@ -305,3 +305,71 @@ def approve(repo: GitRepo, bundle: str, now: datetime) -> Committed:
                         encoding="utf-8")
     message = f"approve {bundle} {digest[:12]} through {', '.join(files)}"
     return _commit(repo, checked, paths, message, f"approved {bundle} at digest {digest}")
+
+
+def rollback_target(history: list[dict[str, str]], live: str, healthy: str = "") -> str:
+    """The revision to go back to (pure): the last one a loop saw ready on every cluster
+    (`healthy`) when that is not the live one; else the newest the history records as
+    applied that is not the live one."""
+    if healthy and healthy != live:
+        return healthy
+    for entry in reversed(history):
+        if str(entry.get("outcome", "")).startswith("applied") and entry.get("revision") and \
+                entry["revision"] != live:
+            return str(entry["revision"])
+    raise ConfigError("the bundle's history records no earlier applied revision to go back "
+                      "to; name one with --to")
+
+
+def rollback(repo: GitRepo, bundle: str, revision: str, now: datetime, *,
+             hold: bool = False) -> Committed:
+    """One commit restoring the bundle's source folder (its bundle.yaml included) as
+    `revision` had it: files added since are removed. With `hold`, the commit also adds a
+    gate holding the bundle that lets exactly the restored content through (approved by its
+    digest), so nothing newer goes out until the gate is lifted. Refused when the folder
+    holds other bundles too (a split source): naming them."""
+    checked = _branch(repo)
+    git = checked[0]
+    gates_path, plan = _plan(repo, now)
+    found = {b.name: b for b in _bundles(plan)}
+    if bundle not in found:
+        raise ConfigError(f"no bundle named {bundle!r}{closest_hint(bundle, found)}")
+    folder = found[bundle].source.path
+    sharing = sorted(n for n, b in found.items() if b.source.path == folder and n != bundle)
+    if sharing or folder in (".", ""):
+        raise ConfigError(f"{folder} also holds {', '.join(sharing) or 'every other bundle'}: "
+                          "a rollback restores whole folders, so it would roll them back too; "
+                          "nothing was written")
+    path = repo.root / folder
+    _refuse_uncommitted(git, path)
+    try:
+        resolved = str(git.git.rev_parse("--verify", f"{revision}^{{commit}}")).strip()
+    except GitCommandError:
+        raise ConfigError(f"--to {revision}: no such commit in {repo.root}") from None
+    top = Path(str(git.working_tree_dir)).resolve()
+    rel = path.resolve().relative_to(top).as_posix()
+    if not str(git.git.ls_tree("-d", "--name-only", resolved, "--", rel)).strip():
+        raise ConfigError(f"{folder} did not exist at {resolved[:12]}: nothing to restore")
+    git.git.rm("-r", "-q", "--ignore-unmatch", "--", rel)
+    git.git.checkout(resolved, "--", rel)
+    paths = [path]
+    summary = f"restored {folder} as of {resolved[:12]}"
+    if hold:
+        _, restored = _plan(repo, now)
+        item = next((b for b in restored.bundles if b.bundle.name == bundle), None)
+        if item is None or item.bundle.failed:
+            raise ConfigError(f"{bundle} does not render as of {resolved[:12]}; the rollback "
+                              "was not committed (git checkout HEAD -- " f"{rel} undoes it)")
+        taken = {s.gate.name for s in restored.gates} | {
+            p.stem for p in (repo.root / gates_path).glob("*")}
+        name = gate_name_for(f"rollback-{bundle}", taken)
+        gate_file = repo.root / gates_path / f"{name}.yaml"
+        _refuse_links(repo.root, gate_file)
+        gate_file.parent.mkdir(parents=True, exist_ok=True)
+        reason = f"rolled back to {resolved[:12]}: nothing newer goes out until this is lifted"
+        gate_file.write_text(with_approval(dump_gate(new_gate(
+            name, bundle, reason, by=identity(git), at=now)), bundle, item.verdict.digest),
+            encoding="utf-8")
+        paths.append(gate_file)
+        summary += f"; {gate_file.relative_to(repo.root)} holds anything newer"
+    return _commit(repo, checked, paths, f"rollback {bundle} to {resolved[:12]}", summary)

@@ -126,7 +126,7 @@ def state_problem(obj: Manifest) -> str | None:
     name, namespace = str(meta.get("name", "")), str(meta.get("namespace") or "")
     where = namespace or (name if (group, kind) == ("", "Namespace") else "")
     if where == SYSTEM_NAMESPACE:
-        return (f"the namespace {SYSTEM_NAMESPACE} is gitgate's own (its inventories and "
+        return (f"the namespace {SYSTEM_NAMESPACE} is gitgate's own (its Bundle records and "
                 "Lease): no repo object may be it or live in it")
     if where.startswith(EXECUTION_SPACE_PREFIX):
         return (f"{where} is a Karmada execution namespace ({EXECUTION_SPACE_PREFIX}*): what is "
@@ -135,6 +135,9 @@ def state_problem(obj: Manifest) -> str | None:
         return (f"a {kind} is Karmada's own dispatch record: written from the repo it would "
                 "reach members past every gate; let Karmada make it from a template and a "
                 "policy")
+    if (group == "gitgate.io" or group.endswith(".gitgate.io")) and kind != "Gate":
+        return (f"the API group {group} is gitgate's own (its Bundle records): no repo object "
+                "may be one of its kinds, in any namespace")
     return None
 
 

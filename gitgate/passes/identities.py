@@ -48,9 +48,9 @@ class AsTenants:
             api_version, kind, namespace, name)
 
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
-              manager: str = FIELD_MANAGER) -> Any:
+              manager: str = FIELD_MANAGER, subresource: str = "") -> Any:
         return self._for(ObjectRef.of(obj)).apply(obj, dry_run=dry_run, force=force,
-                                                  manager=manager)
+                                                  manager=manager, subresource=subresource)
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         return self._for(self._ref(api_version, kind, namespace, name)).delete(

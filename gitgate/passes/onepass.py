@@ -18,7 +18,7 @@ from gitgate.apply.engine import run_pass
 from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.freezefirst import suspend_first
 from gitgate.apply.inventory import Inventory, system_namespace
-from gitgate.apply.ledger import read_inventories
+from gitgate.apply.ledger import migrate, read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.apply.work import ApplyOptions, PassResult
@@ -40,6 +40,7 @@ from gitgate.render.tools import Tools
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.git import revision_of
 from gitgate.source.tree import gate_texts, scan_repo
+from gitgate.timespec import rfc3339
 
 # the pass, and what its callers hand it
 __all__ = ["MAX_CONCURRENCY", "SYSTEM_NAMESPACE", "ApplyOptions", "Checkout", "ClusterPort",
@@ -156,11 +157,19 @@ def preview(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
 def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: ApplyOptions, *,
               bundle_glob: str | None = None, revision: str | None = None,
               cache: RenderCache | None = None,
-              stop: threading.Event | None = None, keep_inventories: bool = False) -> Pass:
+              stop: threading.Event | None = None, keep_inventories: bool = False,
+              migrate_records: bool = True) -> Pass:
     """One pass: suspend first, render, plan at `options.now`, observe, apply. Bundles outside
     `bundle_glob` are neither written nor taken for bundles that left Git. With
-    `keep_inventories`, the result carries the inventories as the pass left them."""
+    `keep_inventories`, the result carries the inventories as the pass left them. With
+    `migrate_records`, records an earlier release kept in ConfigMaps become Bundles first
+    (the loop asks until one pass found none)."""
     inventories = None
+    if not options.dry_run and migrate_records:
+        moved = migrate(cluster, options.instance, rfc3339(options.now))
+        if moved:
+            log.info("moved %d bundle record(s) from ConfigMaps to Bundle objects", moved,
+                     extra={"event": "migrated", "count": moved})
     if not options.dry_run:
         inventories = suspend_before_rendering(root, cluster, options, bundle_glob)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,

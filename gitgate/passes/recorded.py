@@ -9,13 +9,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, retry_request
+from gitgate.apply.bundlerecord import RECORD_LABEL, bundle_name, retry_request
+from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory
 from gitgate.apply.ledger import read_inventories
+from gitgate.apply.ledger import recorded_instances as recorded_instances
 from gitgate.apply.members import member_clusters
 from gitgate.apply.observe import Observation, observe
 from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.errors import KubeError
-from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
+from gitgate.model.ownership import INSTANCE_LABEL
 from gitgate.progression.rollouts import halted_rollouts
 from gitgate.source.gateguard import GateReport
 from gitgate.source.signatures import Signature
@@ -38,6 +40,21 @@ def recorded_status(cluster: ClusterPort, instance: str) -> Recorded:
     inventories = list(read_inventories(cluster, instance).values())
     return Recorded(inventories, observe(cluster, inventories),
                     read_provenance(cluster, instance))
+
+
+def bundle_events(cluster: Lister, inventory: Inventory) -> list[dict[str, Any]]:
+    """The events about a bundle's Bundle, oldest first (none when they cannot be read)."""
+    name = bundle_name(inventory.bundle, inventory.instance)
+    try:
+        found = cluster.list_objects("events.k8s.io/v1", "Event", NAMESPACE,
+                                     f"{RECORD_LABEL}={name[:63].strip('.-') or 'bundle'}")
+    except KubeError:
+        return []
+    events = [{"type": e.get("type"), "reason": e.get("reason"), "action": e.get("action"),
+               "note": e.get("note"), "at": e.get("eventTime")
+               or (e.get("metadata") or {}).get("creationTimestamp")}
+              for e in found if (e.get("regarding") or {}).get("name") == name]
+    return sorted(events, key=lambda e: str(e["at"] or ""))
 
 
 def provenance_document(signature: Signature | None, gates: GateReport | None,
@@ -76,13 +93,6 @@ def read_provenance(cluster: ClusterPort, instance: str) -> dict[str, Any] | Non
     except (KubeError, ValueError):
         return None
     return doc if isinstance(doc, dict) and doc else None
-
-
-def recorded_instances(cluster: Lister) -> list[str]:
-    """The gitgate instances that recorded bundles on this API server (by their label)."""
-    found = cluster.list_objects("v1", "ConfigMap", NAMESPACE, f"{INVENTORY_LABEL}=true")
-    return sorted({(c["metadata"].get("labels") or {}).get(INSTANCE_LABEL, DEFAULT_INSTANCE)
-                   for c in found})
 
 
 def retry_halted(cluster: ClusterPort, instance: str, names: list[str], now: datetime,

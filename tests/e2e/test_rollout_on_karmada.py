@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.karmada import Run, gitgate, stays, wait_for
 from tests.support.karmadarun import app_files, with_namespaces
+from tests.support.records import record
 
 pytestmark = pytest.mark.e2e
 ROLLOUT = ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}], bake: 5s, "
@@ -25,9 +26,8 @@ def files(run: Run, image: str) -> dict:
 
 
 def rollout_state(run: Run) -> dict:
-    inventory = run.karmada.api.get("v1", "ConfigMap", "gitgate-system",
-                                    f"gitgate-{run.run_id}.{run.bundle('web')}")
-    text = ((inventory or {}).get("data") or {}).get("rollout")
+    inventory = record(run.karmada.api, run.bundle("web"), run.run_id)
+    text = inventory.progression.rollout if inventory else ""
     return json.loads(text) if text else {}
 
 

@@ -172,6 +172,14 @@ def test_a_dotted_name_cannot_take_over_a_split_apps_state(tmp_path, tools):
         "metadata: {name: propagationpolicies.policy.karmada.io}\n"
         "spec: {group: policy.karmada.io, scope: Namespaced, names: {kind: PropagationPolicy, "
         "plural: propagationpolicies}, versions: []}\n")}, ["Karmada's own"]),
+    ("a forged Bundle record", {"evil/record.yaml": (
+        "apiVersion: gitgate.io/v1alpha1\nkind: Bundle\nmetadata: {name: shop, namespace: shop}\n"
+        "spec: {bundle: shop}\n")}, ["gitgate's own (its Bundle records)"]),
+    ("a CRD redefining gitgate's records", {"evil/crd.yaml": (
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: bundles.gitgate.io}\n"
+        "spec: {group: gitgate.io, scope: Namespaced, names: {kind: Bundle, "
+        "plural: bundles}, versions: []}\n")}, ["Gitgate's own"]),
     ("a gitgate.io key of gitgate's own", {"evil/cm.yaml": cm(
         "x", "default", ", annotations: {gitgate.io/inventory-of: shop}")},
      ["gitgate.io/inventory-of"]),
@@ -238,8 +246,15 @@ def test_no_repo_object_makes_gitgate_delete_another_bundles_objects(tmp_path, e
                           "'true', gitgate.io/instance: default}").replace("data: {k: v}", (
                               "data: {bundle: evil, source: evil, objects: '[{\"apiVersion\": "
                               "\"v1\", \"kind\": \"Namespace\", \"name\": \"shop\"}]'}"))
+    forged_bundle = ("apiVersion: gitgate.io/v1alpha1\nkind: Bundle\nmetadata: {{name: evil, "
+                     "namespace: {ns}, labels: {{gitgate.io/instance: default}}}}\nspec: "
+                     "{{bundle: evil, source: evil}}\nstatus: {{objects: [{{apiVersion: v1, "
+                     "kind: Namespace, name: shop, namespace: ''}}]}}\n")
     attacks = [
         {"evil/cm.yaml": forged_inventory},
+        {"evil/bundle.yaml": "namespace: gitgate-system\n",
+         "evil/record.yaml": forged_bundle.format(ns="gitgate-system")},
+        {"evil/record.yaml": forged_bundle.format(ns="default")},
         {"evil/cm.yaml": cm("../../shop/configmaps/shop-a", "default")},
         {"evil/cm.yaml": cm("shop-a", extra=", labels: {gitgate.io/bundle: shop}")},
         {"evil/cm.yaml": cm("e", "default"), "evil/bundle.yaml": "name: shop\n"},
@@ -256,6 +271,7 @@ def test_no_repo_object_makes_gitgate_delete_another_bundles_objects(tmp_path, e
         assert ("namespaces", "", "shop") in objects, attack
         assert ("namespaces", "", "gitgate-system") in objects, attack
         assert ("configmaps", "gitgate-system", "gitgate-evil") not in objects, attack
+        assert not [o for o in objects if o[0] == "bundles" and o[2] == "evil"], attack
 
 
 def test_prune_leaves_an_object_that_is_no_longer_this_bundles(tmp_path, emulator, tools):
@@ -265,13 +281,12 @@ def test_prune_leaves_an_object_that_is_no_longer_this_bundles(tmp_path, emulato
     root = repo(tmp_path, {**SHOP, "other/cm.yaml": cm("other-a"),
                            "other/bundle.yaml": "namespace: shop\n"})
     assert _bundle(_apply(root, kubeconfig), "other")["applied"]
-    inventory = emulator.state.objects[("", "configmaps", "gitgate-system", "gitgate-other")]
-    entries = json.loads(inventory.obj["data"]["objects"])
-    entries += [{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "shop-a",
-                 "hash": "x"},
-                {"apiVersion": "v1", "kind": "Namespace", "namespace": "",
-                 "name": "gitgate-system", "hash": "x"}]
-    inventory.obj["data"]["objects"] = json.dumps(entries)
+    inventory = emulator.state.objects[("gitgate.io", "bundles", "gitgate-system", "other")]
+    inventory.obj["status"]["objects"] += [
+        {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "shop-a",
+         "hash": "x"},
+        {"apiVersion": "v1", "kind": "Namespace", "namespace": "", "name": "gitgate-system",
+         "hash": "x"}]
     (root / "other" / "cm.yaml").unlink()
     (root / "other" / "bundle.yaml").unlink()
     result = _apply(root, kubeconfig)

@@ -13,6 +13,7 @@ from gitgate.apply.work import ApplyOptions
 from gitgate.passes.onepass import reconcile
 from tests.support.applyrepo import NOW, Repo, result_of
 from tests.support.manifests import cm, crd_yaml, deployment
+from tests.support.records import names, record
 
 pytestmark = pytest.mark.integration
 
@@ -39,10 +40,8 @@ def test_first_apply_creates_everything_in_stage_order(repo, tools, kube):
     assert policy["spec"]["propagateDeps"] is True and "suspension" not in policy["spec"]
     assert {s["name"] for s in policy["spec"]["resourceSelectors"]} == {
         "web", "web-config", "extra-0", "extra-1", "extra-2", "extra-3"}
-    inventory = repo.live("v1", "ConfigMap", "gitgate-system",
-                          f"gitgate-{repo.run}.{repo.run}-web")
-    assert inventory["data"]["verdict"] == "apply" and '"name": "web"' in inventory["data"][
-        "objects"]
+    inventory = record(kube.cluster, f"{repo.run}-web", repo.run)
+    assert inventory.verdict == "apply" and "web" in names(inventory)
     ns = repo.live("v1", "Namespace", "", "gitgate-system")
     assert ns["metadata"]["labels"]["namespace.karmada.io/skip-auto-propagation"] == "true"
 
@@ -172,9 +171,8 @@ def test_held_bundle_receives_no_write_while_its_neighbour_is_applied(repo, tool
     live = repo.live("apps/v1", "Deployment", repo.web_ns, "web")
     assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
     assert repo.live("v1", "ConfigMap", repo.web_ns, "extra-0") is not None  # not pruned
-    inventory = repo.live("v1", "ConfigMap", "gitgate-system",
-                          f"gitgate-{repo.run}.{repo.run}-web")
-    assert inventory["data"]["verdict"] == "held" and "web-freeze" in inventory["data"]["reasons"]
+    inventory = record(kube.cluster, f"{repo.run}-web", repo.run)
+    assert inventory.verdict == "held" and "web-freeze" in str(inventory.reasons)
 
 
 def test_suspended_bundle_templates_update_and_policies_carry_suspension(repo, tools, kube):
@@ -240,13 +238,11 @@ def test_a_failed_delete_stays_in_the_inventory(repo, tools, kube):
     result = repo.apply(tools, NOW + timedelta(minutes=1))
     web = result_of(result, "-web")
     assert web.failed and web.reason == "PruneFailed" and "extra-3" in web.message
-    inventory = repo.live("v1", "ConfigMap", "gitgate-system", f"gitgate-{repo.run}.{repo.run}-web")
-    assert '"name": "extra-3"' in inventory["data"]["objects"]
+    assert "extra-3" in names(record(kube.cluster, f"{repo.run}-web", repo.run))
     kube.emulator.state.faults.clear()
     result = repo.apply(tools, NOW + timedelta(minutes=2))
     assert result.ok and [r.name for r in result_of(result, "-web").pruned] == ["extra-3"]
-    inventory = repo.live("v1", "ConfigMap", "gitgate-system", f"gitgate-{repo.run}.{repo.run}-web")
-    assert '"name": "extra-3"' not in inventory["data"]["objects"]
+    assert "extra-3" not in names(record(kube.cluster, f"{repo.run}-web", repo.run))
 
 
 def test_an_unreadable_repo_config_prunes_nothing(repo, tools, kube):
@@ -308,7 +304,8 @@ def test_sigterm_mid_pass_finishes_the_objects_in_flight_and_writes_status(
     stop = threading.Event()
 
     def sigterm_after_first_write(request):
-        if request.method == "PATCH" and "gitgate-system" not in request.path:
+        if request.method == "PATCH" and "gitgate-system" not in request.path and (
+                "bundles.gitgate.io" not in request.path):
             stop.set()
         return None
 
@@ -326,10 +323,8 @@ def test_sigterm_mid_pass_finishes_the_objects_in_flight_and_writes_status(
                             f"/api/v1/namespaces/{repo.web_ns}"}
     if concurrency == 1:
         assert written == [f"/api/v1/namespaces/{repo.db_ns}"]
-    inventories = {c["data"]["bundle"]: c["data"] for c in kube.cluster.list_objects(
-        "v1", "ConfigMap", "gitgate-system", f"gitgate.io/instance={repo.run}")}
-    assert repo.db_ns in inventories[f"{repo.run}-ns"]["objects"]  # recorded, not orphaned
-    assert inventories[f"{repo.run}-web"]["message"].startswith("Interrupted")
+    assert repo.db_ns in names(record(kube.cluster, f"{repo.run}-ns", repo.run))  # not orphaned
+    assert record(kube.cluster, f"{repo.run}-web", repo.run).message.startswith("Interrupted")
 
 
 def test_objects_of_a_deleted_crd_leave_the_inventory(repo, tools, kube):
@@ -348,9 +343,7 @@ def test_objects_of_a_deleted_crd_leave_the_inventory(repo, tools, kube):
     result = repo.apply(tools, NOW + timedelta(minutes=1))
     assert not any(b.reason == "PruneFailed" for b in result.bundles), [
         (b.bundle, b.message) for b in result.bundles if b.failed]
-    inventory = repo.live("v1", "ConfigMap", "gitgate-system",
-                          f"gitgate-{repo.run}.{repo.run}-gadgets")
-    assert '"name": "g1"' not in inventory["data"]["objects"]
+    assert "g1" not in names(record(kube.cluster, f"{repo.run}-gadgets", repo.run))
 
 
 def shop_yaml(ns: str, common: str, order_image: str) -> str:
@@ -399,8 +392,7 @@ def test_a_bundle_that_left_git_is_pruned_with_its_inventory(repo, tools, kube):
     assert gone.verdict == "removed"
     assert {r.name for r in gone.pruned} == {"db", "db-config", f"gitgate-{repo.run}-db"}
     assert repo.live("apps/v1", "Deployment", repo.db_ns, "db") is None
-    assert repo.live("v1", "ConfigMap", "gitgate-system",
-                     f"gitgate-{repo.run}.{repo.run}-db") is None
+    assert record(kube.cluster, f"{repo.run}-db", repo.run) is None
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None
 
 

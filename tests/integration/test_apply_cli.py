@@ -10,6 +10,7 @@ from gitgate.cli import main
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
 from tests.support.manifests import crd_yaml
+from tests.support.records import record
 
 pytestmark = pytest.mark.integration
 
@@ -167,8 +168,7 @@ def test_a_bundle_glob_that_matches_nothing_is_an_error_naming_the_closest(
             in done.stderr), done.stderr
     assert "Traceback" not in done.stderr
     if command == "apply":
-        assert kube.cluster.get("v1", "ConfigMap", "gitgate-system",
-                                f"gitgate-{kube.run_id}.{kube.run_id}-app") is None
+        assert record(kube.cluster, f"{kube.run_id}-app", kube.run_id) is None
     assert gitgate(command, str(root), "--bundle", f"{kube.run_id}-*", *flags).returncode == 0
 
 

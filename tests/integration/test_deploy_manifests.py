@@ -74,6 +74,20 @@ def test_each_install_flavour_is_one_patch_of_the_kubeconfig_secret(tools, varia
     assert "--kubeconfig=/etc/karmada/kubeconfig" in pod["containers"][0]["args"]
 
 
+def crd_in_deploy() -> dict:
+    [crd] = [d.data for d in load_documents(
+        (REPO_ROOT / "deploy/crds/bundles.gitgate.io.yaml").read_text())]
+    return crd
+
+
+def test_the_bundle_crd_in_deploy_is_the_one_gitgate_creates():
+    from gitgate.apply.bundlerecord import bundle_crd
+
+    assert crd_in_deploy() == bundle_crd()
+    kustomization = (REPO_ROOT / "deploy/karmada-rbac/kustomization.yaml").read_text()
+    assert "../crds" in kustomization
+
+
 def rbac_grants() -> set[tuple[str, str, str, str]]:
     """The (verb, group, resource, namespace or *) pairs deploy/karmada-rbac grants."""
     documents = [d.data for d in load_documents(
@@ -107,9 +121,11 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
 
     with KubeApiEmulator() as emulator:
         kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
-        KubeCluster(load_client(kubeconfig)).apply({
-            "apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-            "metadata": {"name": "member1"}})
+        admin = KubeCluster(load_client(kubeconfig))
+        admin.apply({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                     "metadata": {"name": "member1"}})
+        admin.apply(crd_in_deploy())  # an admin installs deploy/crds with karmada-rbac
+        assert admin.wait_established(["bundles.gitgate.io"]) == []
         emulator.state.allowed = rbac_grants()
         root = write_files(tmp_path / "repo", {
             "gitgate.yaml": "defaults: {placement: {clusterAffinity: "

@@ -48,7 +48,8 @@ def gitgate_objects(emulator: KubeApiEmulator) -> set[ObjectRef]:
         obj = stored.obj
         meta = obj["metadata"]
         if "gitgate" not in stored.managers or "gitgate-system" in (
-                meta.get("name"), meta.get("namespace")):
+                meta.get("name"), meta.get("namespace")) or meta.get("name") == (
+                "bundles.gitgate.io"):
             continue
         found.add(ObjectRef.of(obj))
     return found

@@ -15,6 +15,7 @@ import pytest
 from gitgate.cli import main, wall_clock
 from tests.conftest import write_files
 from tests.support.manifests import pre_sync_job
+from tests.support.records import names, stored_record
 from tests.support.schemas import validate
 from tests.support.webrepo import NS, web_repo
 
@@ -98,9 +99,9 @@ def test_pre_sync_hook_runs_before_the_templates_and_test_hooks_never(setup, emu
     assert not any("/jobs/" in p for p in paths)  # the hook is not sent again
     assert not any("/pods" in p for p in written(emulator))
 
-    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
-    assert json.loads(inventory["data"]["hooks"])["step"] == 2
-    assert job in {o["name"] for o in json.loads(inventory["data"]["objects"])}
+    inventory = stored_record(emulator, "web")
+    assert json.loads(inventory.progression.hooks)["step"] == 2
+    assert job in names(inventory)
     mark = len(emulator.state.writes())
     later = wall_clock() + timedelta(seconds=2)  # the resync is due
     # a resync never re-runs a hook

@@ -41,7 +41,7 @@ def repo(tmp_path):
     })
 
 
-INVENTORIES = "ConfigMap gitgate-system"
+INVENTORIES = "Bundle gitgate-system"
 
 
 def lists(cluster: MemoryCluster, kind: str) -> list[str]:
@@ -49,7 +49,7 @@ def lists(cluster: MemoryCluster, kind: str) -> list[str]:
 
 
 def inventory_reads(cluster: MemoryCluster) -> int:
-    return lists(cluster, "ConfigMap").count(INVENTORIES)
+    return lists(cluster, "Bundle").count(INVENTORIES)
 
 
 def test_a_pass_reads_inventories_bindings_and_members_once(tmp_path):
@@ -88,10 +88,10 @@ def test_the_loop_shows_status_from_the_pass_without_reading_inventories_again(t
 
 def test_after_a_failed_inventory_write_the_loop_reads_them(tmp_path, tools):
     root = repo(tmp_path)
-    cluster = MemoryCluster(refuse=("gitgate-other",))  # other's inventory cannot be written
+    cluster = MemoryCluster(refuse=("other",))  # other's record (its Bundle) cannot be written
     loop = Reconciler(LocalCheckout(root), cluster, tools,
                       LoopSettings(apply=ApplyOptions(now=NOW)), clock=lambda: NOW)
     loop.run(until=lambda: True)
-    assert loop.state.failure is not None and "gitgate-other" in loop.state.failure.message
+    assert loop.state.failure is not None and "gitgate-system/other" in loop.state.failure.message
     # what the inventories are is not known after the failed write: read them
     assert inventory_reads(cluster) == 2

@@ -22,6 +22,7 @@ from gitgate.loop import LoopSettings, Reconciler
 from gitgate.source.git import GitSource
 from tests.conftest import committed_repo, set_identity, write_files
 from tests.support.looping import T0, Clock
+from tests.support.records import stored_record
 from tests.support.webrepo import NS, app, web_repo
 
 pytestmark = pytest.mark.integration
@@ -95,8 +96,7 @@ def test_waves_bake_then_release_and_a_missed_deadline_halts(setup, emulator, ca
     apply(capsys, root, flags, clock)
     clock.advance(seconds=2.2)
     apply(capsys, root, flags, clock)
-    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
-    assert json.loads(inventory["data"]["rollout"])["wave"] == 2  # complete
+    assert json.loads(stored_record(emulator, "web").progression.rollout)["wave"] == 2  # done
 
     # a second revision: wave 1 gets it, member1 stays Unhealthy past the deadline
     write_files(root, {"web/app.yaml": app("web:2")})
@@ -255,8 +255,8 @@ def test_selector_waves_and_resume_retries_a_halt_without_a_gate(tmp_path, emula
 
     retried = apply(capsys, root, flags, clock)
     assert retried["verdict"] == "suspended" and runs(emulator, "member2") is None
-    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
-    assert inventory["data"]["retryRollout"]  # the reconciler's own write left it in place
+    # the reconciler's own write left it in place
+    assert stored_record(emulator, "web").progression.retry
     healthy(emulator, "member1")
     apply(capsys, root, flags, clock)  # healthy: bake starts
     clock.advance(seconds=1.2)
@@ -299,8 +299,7 @@ def test_a_rollout_never_moves_on_what_karmada_could_not_say(setup, emulator, ca
     bundle writes nothing this pass and says why; once they can be read it goes on."""
     root, flags = setup
     apply(capsys, root, flags)
-    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
-    before = inventory["data"]["rollout"]
+    before = stored_record(emulator, "web").progression.rollout
     write_files(root, {"web/app.yaml": app("web:2")})
     emulator.state.faults.append(lambda request: (500, {
         "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500,
@@ -314,8 +313,7 @@ def test_a_rollout_never_moves_on_what_karmada_could_not_say(setup, emulator, ca
     assert "cannot read what Karmada did" in web["message"]
     live = emulator.state.object("apps", "deployments", NS, "web")
     assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
-    inventory = emulator.state.object("", "configmaps", "gitgate-system", "gitgate-web")
-    assert inventory["data"]["rollout"] == before  # the rollout did not move
+    assert stored_record(emulator, "web").progression.rollout == before  # it did not move
     assert apply(capsys, root, flags)["verdict"] == "suspended"  # readable again: wave 1
     live = emulator.state.object("apps", "deployments", NS, "web")
     assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "web:2"

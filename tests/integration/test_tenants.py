@@ -135,7 +135,9 @@ def test_a_tenant_with_a_service_account_writes_as_it_and_rbac_decides(tmp_path,
                for r in kube.emulator.state.requests if r.method == "PATCH"}
     assert sent_as["api"] == user  # the tenant's object, as the tenant
     assert sent_as["ops"] == ""  # the platform's, as gitgate
-    assert sent_as[f"gitgate-{kube.run_id}.{kube.run_id}-api"] == ""  # gitgate's own state
+    records = {r.impersonated for r in kube.emulator.state.requests
+               if r.method == "PATCH" and f"/bundles/{kube.run_id}.{kube.run_id}-api" in r.path}
+    assert records == {""}  # gitgate's own state (the Bundle and its status), as gitgate
 
 
 def test_a_tenant_whose_clusters_are_chosen_by_labels(tmp_path, emulator):

@@ -18,6 +18,7 @@ class Resource:
     short_names: tuple[str, ...] = ()
     deduced: bool = False  # a custom resource whose schema preserves unknown fields
     lists: ListKeys = ATOMIC  # which of its lists are list maps
+    status_subresource: bool = False  # a custom resource whose CRD enables `status`
 
     @property
     def group_version(self) -> str:
@@ -53,6 +54,7 @@ BUILTIN: tuple[Resource, ...] = (
     _r("", "v1", "ReplicationController", "replicationcontrollers", True, "rc"),
     _r("", "v1", "Endpoints", "endpoints", True, "ep"),
     _r("", "v1", "Event", "events", True, "ev"),
+    _r("events.k8s.io", "v1", "Event", "events", True, "ev"),
     _r("", "v1", "LimitRange", "limitranges", True, "limits"),
     _r("", "v1", "ResourceQuota", "resourcequotas", True, "quota"),
     _r("", "v1", "Node", "nodes", False, "no"),

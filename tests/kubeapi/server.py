@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import queue
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tests.kubeapi.store import ApiState
+from tests.kubeapi.store import ApiState, Watcher
 from tests.support.shared_data import karmada_crds_dir
 
 
@@ -21,6 +23,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, payload = self.server.state.handle(self.command, self.path, headers, body)
+        if isinstance(payload, Watcher):
+            self._stream(payload)
+            return
         if isinstance(payload, str):
             data, content_type = payload.encode(), "text/plain; charset=utf-8"
         else:
@@ -30,6 +35,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _stream(self, watcher: Watcher) -> None:
+        """A watch's answer: chunks of one JSON event per line, until its deadline."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            while (left := watcher.deadline - time.monotonic()) > 0:
+                try:
+                    event = watcher.events.get(timeout=min(left, 0.5))
+                except queue.Empty:
+                    continue
+                line = json.dumps(event).encode() + b"\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            pass  # the client went away
+        finally:
+            watcher.closed = True
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import queue
 import re
 import threading
 import time
@@ -95,9 +96,30 @@ class Request:
 
 
 @dataclass
+@dataclass
+class Watcher:
+    """A client watching one collection: the events it has not been sent yet."""
+
+    group: str
+    plural: str
+    namespace: str
+    selector: list
+    events: queue.Queue
+    deadline: float
+    closed: bool = False
+
+    def wants(self, group: str, plural: str, namespace: str, obj: dict) -> bool:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        return ((group, plural) == (self.group, self.plural)
+                and (not self.namespace or namespace == self.namespace)
+                and all(match(labels) for match in self.selector))
+
+
+@dataclass
 class Stored:
     obj: dict
     managers: dict[str, Manager] = field(default_factory=dict)
+    status_owners: dict[str, set[str]] = field(default_factory=dict)  # via `status` applies
 
 
 @dataclass(frozen=True)
@@ -125,6 +147,7 @@ class ApiState:
         self.resource_version = 1000
         self.requests: list[Request] = []
         self.faults: list = []  # callables(Request) -> None | (status, body)
+        self.watchers: list[Watcher] = []  # open watches
         # authentication and authorization, as a kube-apiserver does them: with
         # `accepted_tokens` set, any other bearer token is 401; `denied` holds (verb, plural)
         # pairs RBAC refuses with the API server's 403 wording
@@ -225,14 +248,24 @@ class ApiState:
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         plural, name = rest[0], rest[1] if len(rest) > 1 else ""
-        if len(rest) > 2:
-            raise ApiError(404, NOT_FOUND_PAGE)  # subresources are not emulated
         resource = self.served.get((group, version, plural))
         if resource is None:
             raise ApiError(404, NOT_FOUND_PAGE)
         target = Target(resource, namespace if resource.namespaced else "", name)
         method = request.method
-        self._authorize(method, target)
+        watching = method == "GET" and not name and request.query.get("watch") in ("1", "true")
+        if len(rest) > 2:  # of the subresources, a custom resource's `status` alone
+            if rest[2:] != ["status"] or not resource.status_subresource:
+                raise ApiError(404, NOT_FOUND_PAGE)
+            self._authorize(method, target, "/status")
+            if method == "PATCH" and request.content_type == "application/apply-patch+yaml":
+                return self._apply_status(target, request)
+            if method == "GET":
+                return self._get(target, request)
+            raise status_error(405, "MethodNotAllowed", f"{method} is not supported here")
+        self._authorize(method, target, verb="watch" if watching else "")
+        if watching:
+            return self._watch(target, request)
         if method == "GET":
             return self._get(target, request) if name else self._list(target, request)
         if method == "PATCH" and name:
@@ -248,10 +281,10 @@ class ApiState:
         raise status_error(405, "MethodNotAllowed", f"{method} is not supported here")
 
     # ---------------------------------------------------------------- helpers
-    def _authorize(self, method: str, target: Target) -> None:
-        verb = {"PATCH": "patch", "POST": "create", "PUT": "update", "DELETE": "delete"}.get(
-            method, "get" if target.name else "list")
-        plural = target.resource.plural
+    def _authorize(self, method: str, target: Target, sub: str = "", verb: str = "") -> None:
+        verb = verb or {"PATCH": "patch", "POST": "create", "PUT": "update",
+                        "DELETE": "delete"}.get(method, "get" if target.name else "list")
+        plural = target.resource.plural + sub
         group = target.resource.group
         permitted = (verb, plural) not in self.denied and (
             self.allowed is None or any((verb, group, plural, where) in self.allowed
@@ -412,6 +445,25 @@ class ApiState:
             raise not_found(target.resource.plural, target.name)
         return 200, self._render(stored)
 
+    def _watch(self, target: Target, request: Request) -> tuple[int, Any]:
+        """A watch of a collection: the events after this moment, until `timeoutSeconds`
+        (the server streams them, a JSON object per line)."""
+        watcher = Watcher(target.resource.group, target.resource.plural, target.namespace,
+                          parse_selector(request.query.get("labelSelector", "")),
+                          queue.Queue(),
+                          time.monotonic() + float(request.query.get("timeoutSeconds") or 60))
+        self.watchers.append(watcher)
+        return 200, watcher
+
+    def _notify(self, kind: str, key: tuple[str, str, str, str], obj: dict) -> None:
+        """Tell the watchers of `key`'s collection (ADDED, MODIFIED or DELETED)."""
+        group, plural, namespace, _ = key
+        for watcher in list(self.watchers):
+            if watcher.closed:
+                self.watchers.remove(watcher)
+            elif watcher.wants(group, plural, namespace, obj):
+                watcher.events.put({"type": kind, "object": obj})
+
     def _list(self, target: Target, request: Request) -> tuple[int, Any]:
         selector = parse_selector(request.query.get("labelSelector", ""))
         items = []
@@ -488,6 +540,37 @@ class ApiState:
         managers = {n: m for n, m in managers.items() if m.fields}
         return self._store(target, key, existing, merged, managers, dry_run)
 
+    def _apply_status(self, target: Target, request: Request) -> tuple[int, Any]:
+        """Server-side apply to the `status` subresource: the status alone changes (its
+        fields owned by one manager each: what a manager set before and no longer sets goes,
+        at the top level of the status), the object must exist, the generation stays."""
+        key = self._key(target)
+        existing = self.objects.get(key)
+        if existing is None:
+            raise not_found(target.resource.plural, target.name)
+        manager = _manager_of(request)
+        config = request.body if isinstance(request.body, dict) else {}
+        status = config.get("status") if isinstance(config.get("status"), dict) else {}
+        live = copy.deepcopy(existing.obj)
+        owned = dict(existing.status_owners)
+        current = dict(live.get("status") or {})
+        for field_name in owned.get(manager, set()) - set(status):
+            if not any(field_name in fields for other, fields in owned.items()
+                       if other != manager):
+                current.pop(field_name, None)
+        current.update(copy.deepcopy(status))
+        owned[manager] = set(status)
+        live["status"] = current
+        dry_run = request.query.get("dryRun") == "All"
+        if dry_run:
+            return 200, self._render(Stored(live, existing.managers, owned))
+        if live == existing.obj:
+            return 200, self._render(existing)
+        live["metadata"]["resourceVersion"] = self._bump()
+        self.objects[key] = Stored(live, existing.managers, owned)
+        self._notify("MODIFIED", key, self._render(self.objects[key]))
+        return 200, self._render(self.objects[key])
+
     def _store(self, target: Target, key, existing: Stored | None, obj: dict,
                managers: dict[str, Manager], dry_run: bool) -> tuple[int, Any]:
         created = existing is None
@@ -517,7 +600,7 @@ class ApiState:
             meta["creationTimestamp"] = _now()
             if "spec" in obj and (target.resource.kind not in ("Namespace",)):
                 meta["generation"] = 1
-        stored = Stored(obj, managers)
+        stored = Stored(obj, managers, existing.status_owners if existing else {})
         if dry_run:
             rendered = self._render(stored)
             if created:
@@ -525,6 +608,7 @@ class ApiState:
             return (201 if created else 200), rendered
         meta["resourceVersion"] = self._bump()
         self.objects[key] = stored
+        self._notify("ADDED" if created else "MODIFIED", key, self._render(stored))
         self._karmada_claim(target, key)
         if (target.resource.group, target.resource.kind) in D.OVERRIDE_KINDS:
             self.overrides_seen = True
@@ -637,7 +721,8 @@ class ApiState:
         return 200, rendered
 
     def _remove(self, key: tuple[str, str, str, str], kind: str) -> None:
-        del self.objects[key]
+        gone = self.objects.pop(key)
+        self._notify("DELETED", key, self._render(gone))
         if key in self.selected_by:  # Karmada's garbage collection of the template's binding
             self.objects.pop(self._binding_key(key, kind), None)
 
@@ -924,7 +1009,8 @@ class ApiState:
                     spec.get("scope", "Namespaced") == "Namespaced",
                     tuple(names.get("shortNames", [])),
                     bool(schema.get("x-kubernetes-preserve-unknown-fields")),
-                    F.ListKeys.of_schema(F.list_maps_of(schema)))
+                    F.ListKeys.of_schema(F.list_maps_of(schema)),
+                    "status" in (version.get("subresources") or {}))
                 self.schemas[(spec["group"], version["name"], names["plural"])] = schema
         when = _now()
         crd["status"] = {"acceptedNames": {k: names[k] for k in ("plural", "singular", "kind",

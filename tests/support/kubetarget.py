@@ -9,6 +9,7 @@ from ruamel.yaml import YAML
 
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.inventory import NAMESPACE
+from gitgate.errors import KubeError
 from tests.support.shared_data import karmada_crds_dir
 
 
@@ -57,9 +58,9 @@ class KubeTarget:
         return full
 
     def bundle_writes(self) -> list[tuple[str, str]]:
-        """Writes to anything but gitgate's own inventories."""
+        """Writes to anything but gitgate's own records (and their namespace and type)."""
         return [w for w in self.cluster.writes() if f"/namespaces/{NAMESPACE}/" not in w[1]
-                and not w[1].endswith(f"/namespaces/{NAMESPACE}")]
+                and not w[1].endswith((f"/namespaces/{NAMESPACE}", "/bundles.gitgate.io"))]
 
     def cleanup(self) -> None:
         for policy in self.cluster.list_objects("policy.karmada.io/v1alpha1",
@@ -69,9 +70,15 @@ class KubeTarget:
                                     policy["metadata"]["name"])
         for namespace in self.namespaces:
             self.cluster.delete("v1", "Namespace", "", namespace)
-        for cm in self.cluster.list_objects("v1", "ConfigMap", NAMESPACE,
-                                    f"gitgate.io/instance={self.run_id}"):
-            self.cluster.delete("v1", "ConfigMap", NAMESPACE, cm["metadata"]["name"])
+        mine = f"gitgate.io/instance={self.run_id}"
+        for api, kind in (("v1", "ConfigMap"), ("gitgate.io/v1alpha1", "Bundle"),
+                          ("events.k8s.io/v1", "Event")):
+            try:
+                found = self.cluster.list_objects(api, kind, NAMESPACE, mine)
+            except KubeError:  # no Bundle type: nothing of it to delete
+                continue
+            for obj in found:
+                self.cluster.delete(api, kind, NAMESPACE, obj["metadata"]["name"])
         lease = f"gitgate-{self.run_id}"
         if self.cluster.get("coordination.k8s.io/v1", "Lease", NAMESPACE, lease) is not None:
             self.cluster.delete("coordination.k8s.io/v1", "Lease", NAMESPACE, lease)

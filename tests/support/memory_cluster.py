@@ -34,22 +34,34 @@ class MemoryCluster:
         """Objects written with `verb`, in order, leaving out gitgate's own inventories (and their
         namespace)."""
         return [what for v, what in self.calls
-                if v == verb and not what.startswith(("ConfigMap gitgate-system/",
-                                                      "Namespace gitgate-system"))]
+                if v == verb and not what.startswith((
+                    "Bundle.gitgate.io gitgate-system/", "Namespace gitgate-system",
+                    "Event.events.k8s.io gitgate-system/",
+                    "CustomResourceDefinition.apiextensions.k8s.io bundles.gitgate.io"))]
 
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
-              manager: str = FIELD_MANAGER) -> Applied:
+              manager: str = FIELD_MANAGER, subresource: str = "") -> Applied:
+        """A `status` subresource write changes the status alone (of an object that must
+        exist); a write to the object keeps the status it had."""
         ref = ObjectRef.of(obj)
-        self.calls.append(("apply", str(ref)))
+        self.calls.append(("apply", str(ref) + (f" {subresource}" if subresource else "")))
         if self.latency:
             time.sleep(self.latency)
         if ref.name in self.refuse:
             raise KubeError(f"{ref}: refused by the test", status=500)
         key = _key_of(obj)
         created = key not in self.objects
+        if subresource and created:
+            raise KubeError(f"{ref}: not found", status=404)
+        stored = copy.deepcopy(obj)
+        if subresource:  # each writer's fields beside the others' (at the status's top level)
+            stored = {**self.objects[key], "status": {
+                **(self.objects[key].get("status") or {}), **(stored.get("status") or {})}}
+        elif not created and "status" in self.objects[key]:
+            stored["status"] = self.objects[key]["status"]
         if not dry_run:
-            self.objects[key] = copy.deepcopy(obj)
-        return Applied(obj, created)
+            self.objects[key] = stored
+        return Applied(stored, created)
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
         self.calls.append(("get", f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"))

@@ -250,7 +250,8 @@ def test_which_clusters_run_old_overrides_after_a_pass(previous, written, suspen
 
 
 def test_the_inventory_keeps_the_clusters_behind_and_reads_old_ones_as_none():
-    from gitgate.apply.inventory import Inventory, from_configmap, to_configmap
+    from gitgate.apply.inventory import Inventory
+    from gitgate.apply.legacyinventory import from_configmap, to_configmap
     written = to_configmap(Inventory("web", overrides_behind=("member2",)))
     assert from_configmap(written).overrides_behind == ("member2",)
     assert from_configmap(to_configmap(Inventory("web"))).overrides_behind == ()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gitgate.apply.inventory import Inventory, from_configmap, to_configmap
+from gitgate.apply.inventory import Inventory
+from gitgate.apply.legacyinventory import from_configmap, to_configmap
 from gitgate.apply.liverevision import Live, after_write
 
 

@@ -1,0 +1,245 @@
+"""A bundle's record as a `Bundle` object (`bundles.gitgate.io`) in `gitgate-system`, where
+`kubectl get bundles.gitgate.io`, k9s and kstatus-aware tools find it. Pure encoding: the
+spec (what Git asks for: bundle, source, labels, the revision last attempted) and the status
+(everything gitgate knows of it: the inventory of applied objects, verdict and reasons,
+conditions, what is live, rollout and sync state, a bounded history). The spec is written
+with the object, the status through its `status` subresource, so `metadata.generation`
+counts the revisions asked for and `status.observedGeneration` the one last recorded."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from gitgate.apply.conditions import conditions_for
+from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Entry, Inventory
+from gitgate.apply.transitions import Transition
+from gitgate.karmada.dispatch import Dispatch
+from gitgate.model import Manifest, Verdict
+from gitgate.model.ownership import INSTANCE_LABEL
+from gitgate.progression.record import Progression
+
+GROUP = "gitgate.io"
+API_VERSION = f"{GROUP}/v1alpha1"
+KIND = "Bundle"
+CRD_NAME = f"bundles.{GROUP}"
+RETRY_ANNOTATION = "gitgate.io/retry-rollout"  # `gitgate resume`: retry a halted wave
+HISTORY_LIMIT = 10  # applies kept in status.history
+
+
+def bundle_name(bundle: str, instance: str = DEFAULT_INSTANCE) -> str:
+    """The Bundle's name: the bundle's (`/` as `.`); another instance adds its own first."""
+    stored = bundle.replace("/", ".")
+    return stored if instance == DEFAULT_INSTANCE else f"{instance}.{stored}"
+
+
+def _meta(inventory: Inventory) -> dict[str, Any]:
+    return {"name": bundle_name(inventory.bundle, inventory.instance), "namespace": NAMESPACE,
+            "labels": {INSTANCE_LABEL: inventory.instance,
+                       "app.kubernetes.io/managed-by": "gitgate"}}
+
+
+def bundle_spec(inventory: Inventory) -> dict[str, Any]:
+    """What Git asks of the bundle; a change bumps the Bundle's generation."""
+    return {"bundle": inventory.bundle, "instance": inventory.instance,
+            "source": inventory.source, "labels": dict(inventory.labels),
+            "revision": inventory.revision}
+
+
+def to_bundle(inventory: Inventory) -> Manifest:
+    """The Bundle object without status (applied to the object itself)."""
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": _meta(inventory),
+            "spec": bundle_spec(inventory)}
+
+
+def to_bundle_status(inventory: Inventory, generation: int, now: str) -> Manifest:
+    """The status, applied through the `status` subresource. `generation`: the Bundle's, as
+    the spec write left it; `now`: when a condition that changes is said to have changed."""
+    status: dict[str, Any] = {
+        "observedGeneration": generation,
+        "verdict": inventory.verdict,
+        "conditions": list(conditions_for(inventory, inventory.conditions, now,
+                                          rolling=rolling(inventory))),
+        "reasons": list(inventory.reasons), "message": inventory.message,
+        "since": inventory.since, "lastApplied": inventory.last_applied,
+        "lastFullApply": inventory.last_full_apply,
+        "lastAttemptedRevision": inventory.revision, "digest": inventory.digest,
+        "lastAppliedRevision": inventory.applied_revision,
+        "appliedDigest": inventory.applied_digest,
+        "revision": inventory.applied_revision[:12],  # the short form the printer shows
+        "clustersBehind": dict(inventory.clusters_behind),
+        "overridesBehind": list(inventory.overrides_behind),
+        "objects": [e.as_dict() for e in inventory.entries],
+        "history": list(inventory.history[-HISTORY_LIMIT:]),
+    }
+    if inventory.progression.rollout:
+        status["rollout"] = inventory.progression.rollout
+    if inventory.progression.hooks:
+        status["hooks"] = inventory.progression.hooks
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": _meta(inventory),
+            "status": status}
+
+
+OBSERVER = "gitgate-observer"  # the field manager of what Karmada reports, in the status
+
+
+def clusters_status(inventory: Inventory, dispatch: Dispatch) -> Manifest:
+    """What Karmada reports of the bundle, per member cluster, for the status (`clusters`,
+    and `clustersReady` for the printer: ready / scheduled), written by the loop's observer
+    under its own field manager beside the pass's own fields."""
+    scheduled = [c for c in dispatch.clusters if c.scheduled]
+    ready = sum(1 for c in scheduled if c.ready)
+    healthy = (inventory.applied_revision if scheduled and ready == len(scheduled)
+               and not inventory.clusters_behind else inventory.healthy_revision)
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": _meta(inventory),
+            "status": {
+                "lastHealthyRevision": healthy,
+                "clustersReady": f"{ready}/{len(scheduled)}",
+                "clusters": [{"name": c.name, "scheduled": c.scheduled, "applied": c.applied,
+                              "health": str(c.health), "suspended": c.suspended,
+                              "version": str(c.version),
+                              "revision": inventory.cluster_revision(c.name),
+                              **({"message": c.message} if c.message else {})}
+                             for c in dispatch.clusters]}}
+
+
+def conditions_of(inventory: Inventory) -> dict[str, dict[str, Any]]:
+    """The record's conditions by type; worked out from its verdict when it has none (a
+    record an earlier release kept)."""
+    found = inventory.conditions or conditions_for(inventory, (), inventory.since,
+                                                   rolling=rolling(inventory))
+    return {str(c.get("type")): dict(c) for c in found}
+
+
+def rolling(inventory: Inventory) -> bool:
+    """A rollout is between waves: the bundle is suspended on its clusters not released yet,
+    by its rollout (not a gate)."""
+    return inventory.verdict == Verdict.SUSPENDED and any(
+        r.get("kind") == "rollout" for r in inventory.reasons)
+
+
+def retry_request(inventory: Inventory, moment: str) -> Manifest:
+    """The one field `gitgate resume` writes into a bundle's record: a request to retry its
+    halted rollout, an annotation under its own field manager, so the reconciler's writes
+    (which never set it) leave it in place, even mid-pass."""
+    return {"apiVersion": API_VERSION, "kind": KIND,
+            "metadata": {"name": bundle_name(inventory.bundle, inventory.instance),
+                         "namespace": NAMESPACE, "annotations": {RETRY_ANNOTATION: moment}}}
+
+
+def from_bundle(obj: Manifest) -> Inventory:
+    """The inventory a Bundle records. A field of a shape gitgate does not write reads as
+    unknown, and unknown reads as what holds most (every cluster behind)."""
+    meta = obj.get("metadata") or {}
+    spec = _dict(obj.get("spec"))
+    status = _dict(obj.get("status"))
+    entries = tuple(
+        Entry(str(e["apiVersion"]), str(e["kind"]), str(e.get("namespace") or ""),
+              str(e["name"]), str(e.get("hash") or ""))
+        for e in _list(status.get("objects")) if isinstance(e, dict)
+        and all(isinstance(e.get(k), str) for k in ("apiVersion", "kind", "name")))
+    behind = status.get("clustersBehind", {})
+    overrides = status.get("overridesBehind", [])
+    return Inventory(
+        bundle=str(spec.get("bundle") or meta.get("name", "")),
+        entries=entries,
+        revision=str(status.get("lastAttemptedRevision") or spec.get("revision") or ""),
+        digest=str(status.get("digest") or ""), verdict=str(status.get("verdict") or ""),
+        reasons=tuple(r for r in _list(status.get("reasons")) if isinstance(r, dict)),
+        message=str(status.get("message") or ""), since=str(status.get("since") or ""),
+        last_applied=str(status.get("lastApplied") or ""),
+        last_full_apply=str(status.get("lastFullApply") or ""),
+        instance=str(spec.get("instance") or (meta.get("labels") or {}).get(
+            INSTANCE_LABEL, DEFAULT_INSTANCE)),
+        source=str(spec.get("source") or ""),
+        labels=tuple(sorted((str(k), str(v)) for k, v in _dict(spec.get("labels")).items())),
+        progression=Progression(str(status.get("rollout") or ""),
+                                str(status.get("hooks") or ""),
+                                str((meta.get("annotations") or {}).get(RETRY_ANNOTATION)
+                                    or "")),
+        overrides_behind=tuple(str(c) for c in overrides) if isinstance(overrides, list)
+        else ("*",),
+        applied_revision=str(status.get("lastAppliedRevision") or ""),
+        applied_digest=str(status.get("appliedDigest") or ""),
+        clusters_behind=tuple(sorted((str(k), str(v)) for k, v in behind.items()))
+        if isinstance(behind, dict) else (("*", ""),),
+        generation=int(meta.get("generation") or 0), uid=str(meta.get("uid") or ""),
+        healthy_revision=str(status.get("lastHealthyRevision") or ""),
+        conditions=tuple(c for c in _list(status.get("conditions")) if isinstance(c, dict)),
+        history=tuple(h for h in _list(status.get("history")) if isinstance(h, dict)))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+RECORD_LABEL = "gitgate.io/record"  # on an event: the name of the Bundle it is about
+CONTROLLER = "gitgate.io/gitgate"
+
+
+def event_for(inventory: Inventory, uid: str, transition: Transition, now: str,
+              order: int = 0) -> Manifest:
+    """An `events.k8s.io/v1` Event about the bundle's Bundle (its `regarding`), as `kubectl
+    describe` lists it; `order` (microseconds past `now`) keeps a pass's events in order."""
+    name = bundle_name(inventory.bundle, inventory.instance)
+    digest = hashlib.sha256(f"{name}|{now}|{transition.reason}|{transition.note}".encode())
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": f"{name}.{digest.hexdigest()[:12]}", "namespace": NAMESPACE,
+                         "labels": {INSTANCE_LABEL: inventory.instance,
+                                    RECORD_LABEL: name[:63].strip(".-") or "bundle"}},
+            "eventTime": now.replace("Z", f".{order:06d}Z") if now.endswith("Z") else now,
+            "reportingController": CONTROLLER, "reportingInstance": f"gitgate-{inventory.instance}",
+            "action": transition.action, "reason": transition.reason, "type": transition.type,
+            "note": transition.note[:1024],
+            "regarding": {"apiVersion": API_VERSION, "kind": KIND, "namespace": NAMESPACE,
+                          "name": name, **({"uid": uid} if uid else {})}}
+
+
+def bundle_crd() -> Manifest:
+    """The CustomResourceDefinition gitgate creates when it is missing (and `deploy/`
+    installs): printer columns for `kubectl get bundles.gitgate.io -A`."""
+    ready = '.status.conditions[?(@.type=="Ready")]'
+    columns = [
+        {"name": "Verdict", "type": "string", "jsonPath": ".status.verdict"},
+        {"name": "Ready", "type": "string", "jsonPath": f"{ready}.status"},
+        {"name": "Clusters", "type": "string", "jsonPath": ".status.clustersReady",
+         "description": "member clusters ready / scheduled"},
+        {"name": "Revision", "type": "string", "jsonPath": ".status.revision",
+         "description": "the revision live on Karmada (lastAppliedRevision)"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        {"name": "Reason", "type": "string", "priority": 1, "jsonPath": f"{ready}.reason"},
+        {"name": "Source", "type": "string", "priority": 1, "jsonPath": ".spec.source"},
+    ]
+    free = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    schema = {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "bundle": {"type": "string"}, "instance": {"type": "string"},
+            "source": {"type": "string"}, "revision": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        "status": {**free, "properties": {
+            "observedGeneration": {"type": "integer", "format": "int64"},
+            "verdict": {"type": "string"}, "revision": {"type": "string"},
+            "clustersReady": {"type": "string"},
+            "conditions": {"type": "array", "items": {
+                "type": "object", "required": ["type", "status"],
+                "properties": {k: {"type": "string"} for k in (
+                    "type", "status", "reason", "message", "lastTransitionTime")}}}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": CRD_NAME, "labels": {"app.kubernetes.io/managed-by": "gitgate"}},
+            "spec": {"group": GROUP, "scope": "Namespaced",
+                     "names": {"kind": KIND, "listKind": f"{KIND}List", "plural": "bundles",
+                               "singular": "bundle", "shortNames": ["ggb"],
+                               "categories": ["gitgate"]},
+                     "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                                   "subresources": {"status": {}},
+                                   "additionalPrinterColumns": columns,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def history_entry(revision: str, digest: str, at: str, outcome: str, by: str) -> dict[str, str]:
+    return {"revision": revision, "digest": digest, "at": at, "outcome": outcome, "by": by}
+

@@ -1,0 +1,87 @@
+"""A Bundle's conditions, worked out from its record (pure). The meanings follow the
+conventions kstatus reads (`Ready`, and the abnormal-true `Reconciling` and `Stalled`),
+with gitgate's own `Held`, `Suspended` and `Progressing`:
+
+- `Ready`: True when the last pass applied the bundle everywhere it goes (verdict apply);
+  otherwise False, with the reason that keeps it from being so (`Held`, `Suspended`,
+  `RolloutHalted`, the failure's own reason such as `ApplyFailed`, or `Progressing`).
+- `Held`: True while a gate or pause holds the bundle (nothing of it is written).
+- `Suspended`: True while dispatch to some member clusters is suspended (a gate with
+  `action: suspend`, or clusters a rollout has not released yet).
+- `Progressing` (and `Reconciling`, its kstatus name): True while a rollout is between waves
+  or a sync waits for hooks.
+- `Stalled`: True when it cannot go on by itself: a failure, or a halted rollout.
+
+A condition keeps its `lastTransitionTime` while its status stays the same."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from gitgate.errors import Condition, Reason
+from gitgate.model import Verdict
+
+
+class Record(Protocol):
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+
+def _reason_of(message: str, fallback: str) -> str:
+    """The reason a record's message starts with (`ApplyFailed: ...`), else `fallback`."""
+    head = message.split(":", 1)[0].strip()
+    return head if head.isalnum() and head[:1].isupper() else fallback
+
+
+def states(record: Record, rolling: bool = False) -> dict[str, tuple[str, str]]:
+    """Each condition's (status, reason) for a record; `rolling`: a rollout is between
+    waves (its later clusters not released yet)."""
+    verdict = record.verdict
+    syncing = record.message.startswith("syncing:")
+    progressing = rolling or syncing
+    stalled = verdict in (Verdict.FAILED, Verdict.HALTED)
+    if verdict == Verdict.APPLY and not progressing:
+        ready = ("True", str(Reason.APPLIED))
+    elif verdict == Verdict.FAILED:
+        ready = ("False", _reason_of(record.message, Reason.FAILED))
+    elif verdict == Verdict.HALTED:
+        ready = ("False", str(Reason.ROLLOUT_HALTED))
+    elif verdict == Verdict.HELD:
+        ready = ("False", str(Reason.HELD))
+    elif verdict == Verdict.SUSPENDED and not progressing:
+        ready = ("False", str(Reason.SUSPENDED))
+    elif progressing:
+        ready = ("False", str(Reason.PROGRESSING))
+    else:
+        ready = ("Unknown", "Pending")
+    moving = ("True", "RolloutInProgress" if rolling else "HooksRunning") if progressing \
+        else ("False", "Idle")
+    return {
+        Condition.READY: ready,
+        Condition.HELD: ("True", str(Reason.HELD)) if verdict == Verdict.HELD
+        else ("False", "NotHeld"),
+        Condition.SUSPENDED: ("True", str(Reason.SUSPENDED)) if verdict == Verdict.SUSPENDED
+        else ("False", "NotSuspended"),
+        Condition.PROGRESSING: moving, Condition.RECONCILING: moving,
+        Condition.STALLED: ("True", ready[1]) if stalled else ("False", "NotStalled"),
+    }
+
+
+def conditions_for(record: Record, previous: Iterable[dict[str, Any]], now: str,
+                   rolling: bool = False) -> tuple[dict[str, str], ...]:
+    """The conditions, each with the record's message, keeping the previous transition
+    time of a condition whose status did not change."""
+    before = {str(c.get("type")): c for c in previous if isinstance(c, dict)}
+    out = []
+    for kind, (status, reason) in states(record, rolling).items():
+        old = before.get(kind)
+        since = str(old.get("lastTransitionTime") or now) if old and old.get(
+            "status") == status else now
+        out.append({"type": str(kind), "status": status, "reason": reason,
+                    "message": record.message if status == "True" or kind == Condition.READY
+                    else "",
+                    "lastTransitionTime": since})
+    return tuple(out)

@@ -1,0 +1,100 @@
+"""`gitgate get`, `describe` and `history`: the bundles' records (their Bundle objects) where
+Kubernetes users look, read from the API server."""
+
+from __future__ import annotations
+
+import argparse
+
+from gitgate.cli.flags import DOCUMENTS, completes, kube_flags, output_flag
+from gitgate.cli.kube import cluster_from
+from gitgate.errors import ConfigError
+from gitgate.karmada.dispatch import Dispatch
+from gitgate.model.nearby import closest_hint
+from gitgate.output import console
+from gitgate.output.recordviews import (
+    describe_document,
+    describe_text,
+    get_document,
+    get_table,
+    history_document,
+    history_table,
+)
+from gitgate.passes.onepass import selected
+from gitgate.passes.recorded import Recorded, bundle_events, recorded_status
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    get = sub.add_parser("get", help="the bundles' records, as `kubectl get bundles.gitgate.io` "
+                                     "shows them",
+                         epilog="examples:\n  gitgate get --kubeconfig karmada.config\n"
+                                "  gitgate get 'shop/*' -o wide")
+    completes(get.add_argument("bundle", nargs="?", help="only bundles whose name matches "
+                                                         "this glob"))
+    output_flag(get, "table", "wide", "json")
+    kube_flags(get, required=True)
+    get.set_defaults(func=cmd_get)
+
+    describe = sub.add_parser("describe", help="everything known of one bundle: objects, "
+                                               "gates, clusters, conditions, history, events")
+    completes(describe.add_argument("bundle", help="the bundle's name"))
+    output_flag(describe, "text", "json")
+    kube_flags(describe, required=True)
+    describe.set_defaults(func=cmd_describe)
+
+    history = sub.add_parser("history", help="a bundle's last applies: revision, when, "
+                                             "outcome, by the loop or the CLI")
+    completes(history.add_argument("bundle", help="the bundle's name"))
+    output_flag(history, "table", "json")
+    kube_flags(history, required=True)
+    history.set_defaults(func=cmd_history)
+
+
+def _recorded(args: argparse.Namespace) -> Recorded:
+    return recorded_status(cluster_from(args), args.instance)
+
+
+def _one(recorded: Recorded, name: str) -> int:
+    for index, inv in enumerate(recorded.inventories):
+        if inv.bundle == name:
+            return index
+    known = [inv.bundle for inv in recorded.inventories]
+    raise ConfigError(f"no bundle {name!r} is recorded{closest_hint(name, known)}")
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    recorded = _recorded(args)
+    inventories = recorded.inventories
+    if args.bundle is not None and inventories:
+        chosen = set(selected([i.bundle for i in inventories], args.bundle, "get"))
+        inventories = [i for i in inventories if i.bundle in chosen]
+    seen = dict(recorded.observation.bundles)
+    if args.output in DOCUMENTS:
+        console.out_document(get_document(inventories, seen), args.output)
+    else:
+        console.out(get_table(inventories, seen, args.now(), wide=args.output == "wide"))
+    if recorded.observation.error:
+        console.warn(recorded.observation.error)
+    return 0
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    cluster = cluster_from(args)
+    recorded = recorded_status(cluster, args.instance)
+    inv = recorded.inventories[_one(recorded, args.bundle)]
+    dispatch = recorded.observation.bundles.get(inv.bundle, Dispatch())
+    events = bundle_events(cluster, inv)
+    if args.output in DOCUMENTS:
+        console.out_document(describe_document(inv, dispatch, events), args.output)
+    else:
+        console.out(describe_text(inv, dispatch, events, args.now()))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    recorded = _recorded(args)
+    inv = recorded.inventories[_one(recorded, args.bundle)]
+    if args.output in DOCUMENTS:
+        console.out_document(history_document(inv), args.output)
+    else:
+        console.out(history_table(inv, args.now()))
+    return 0

@@ -1,0 +1,125 @@
+"""`gitgate get`, `describe` and `history`: a bundle's record (its Bundle) as `kubectl get
+bundles.gitgate.io` shows it, a page of everything known of one bundle, and its last
+applies. Pure: records and Karmada's report in, text and documents out."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from gitgate.apply.bundlerecord import conditions_of
+from gitgate.apply.inventory import Inventory
+from gitgate.karmada.dispatch import Dispatch
+from gitgate.output.documents import document
+from gitgate.output.statusviews import bundle_document, cluster_cell, revision_cell
+from gitgate.output.tables import one_line, parse_stamp, table
+from gitgate.timespec import age
+
+
+def _ready(inv: Inventory) -> tuple[str, str]:
+    ready = conditions_of(inv).get("Ready") or {}
+    return str(ready.get("status") or "Unknown"), str(ready.get("reason") or "")
+
+
+def clusters_ready(dispatch: Dispatch | None) -> str:
+    """`2/3`: member clusters ready out of those scheduled (`-` when none is)."""
+    scheduled = [c for c in dispatch.clusters if c.scheduled] if dispatch else []
+    return f"{sum(1 for c in scheduled if c.ready)}/{len(scheduled)}" if scheduled else "-"
+
+
+def get_table(inventories: list[Inventory], seen: dict[str, Dispatch], now: datetime,
+              wide: bool = False) -> str:
+    """The printer columns of bundles.gitgate.io: NAME VERDICT READY CLUSTERS REVISION AGE
+    (`-o wide`: REASON, SOURCE, ATTEMPTED)."""
+    head = ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE"]
+    rows = [head + (["REASON", "SOURCE", "ATTEMPTED"] if wide else [])]
+    for inv in sorted(inventories, key=lambda i: i.bundle):
+        status, reason = _ready(inv)
+        row = [inv.bundle, inv.verdict or "-", status, clusters_ready(seen.get(inv.bundle)),
+               inv.applied_revision[:12] or "-", age(parse_stamp(inv.since), now)]
+        if wide:
+            row += [reason or "-", inv.source or "-", inv.revision[:12] or "-"]
+        rows.append(row)
+    return table(rows)
+
+
+def get_document(inventories: list[Inventory], seen: dict[str, Dispatch]) -> dict[str, Any]:
+    return document("BundleList", {"bundles": [
+        {"name": inv.bundle, "verdict": inv.verdict, "ready": _ready(inv)[0],
+         "reason": _ready(inv)[1], "clusters": clusters_ready(seen.get(inv.bundle)),
+         "lastAppliedRevision": inv.applied_revision or None,
+         "lastAttemptedRevision": inv.revision or None, "source": inv.source,
+         "since": inv.since or None}
+        for inv in sorted(inventories, key=lambda i: i.bundle)]})
+
+
+def history_table(inv: Inventory, now: datetime) -> str:
+    rows = [["REVISION", "DIGEST", "WHEN", "OUTCOME", "BY"]]
+    for entry in reversed(inv.history):
+        rows.append([entry.get("revision", "")[:12] or "-", entry.get("digest", "")[:12] or "-",
+                     f"{age(parse_stamp(entry.get('at', '')), now)} ago",
+                     entry.get("outcome", "-"), entry.get("by", "-")])
+    return table(rows) if len(rows) > 1 else f"{inv.bundle}: no apply recorded yet\n"
+
+
+def history_document(inv: Inventory) -> dict[str, Any]:
+    return document("BundleHistory", {"name": inv.bundle, "history": list(inv.history)})
+
+
+def describe_document(inv: Inventory, dispatch: Dispatch,
+                      events: list[dict[str, Any]]) -> dict[str, Any]:
+    return document("BundleDescription", {
+        **bundle_document(inv, dispatch), "source": inv.source, "instance": inv.instance,
+        "conditions": list(inv.conditions), "history": list(inv.history),
+        "objectRefs": [e.as_dict() for e in inv.entries], "events": events})
+
+
+def describe_text(inv: Inventory, dispatch: Dispatch, events: list[dict[str, Any]],
+                  now: datetime) -> str:
+    """kubectl describe's layout: fields, then sections."""
+    status, reason = _ready(inv)
+    lines = [f"Name:         {inv.bundle}",
+             f"Instance:     {inv.instance}",
+             f"Source:       {inv.source or '-'}",
+             f"Verdict:      {inv.verdict}  (Ready={status}{f', {reason}' if reason else ''})",
+             f"Revision:     {revision_cell(inv)}",
+             f"Attempted:    {inv.revision[:12] or '-'}",
+             f"Message:      {one_line(inv.message) or '-'}",
+             f"Since:        {inv.since or '-'}",
+             f"Last applied: {inv.last_applied or '-'}"]
+    gates = [r for r in inv.reasons]
+    lines.append("Gates:" + ("" if gates else "        none"))
+    for r in gates:
+        where = f" ({r.get('file')}{':' + str(r['line']) if r.get('line') else ''})" \
+            if r.get("file") else ""
+        lines.append(f"  {r.get('kind')} {r.get('gate')}{where}: {one_line(str(r.get('reason')))}")
+    lines.append("Clusters:" + ("" if dispatch.clusters else "     none reported"))
+    for c in dispatch.clusters:
+        runs = inv.cluster_revision(c.name)
+        lines.append(f"  {cluster_cell(c)}  scheduled={_yes(c.scheduled)} "
+                     f"applied={_yes(c.applied)} health={c.health} version={c.version} "
+                     f"revision={runs[:12] or '-'}" + (f"  {one_line(c.message)}"
+                                                        if c.message else ""))
+    lines.append("Conditions:")
+    rows = [["  TYPE", "STATUS", "REASON", "SINCE"]] + [
+        [f"  {c.get('type')}", str(c.get("status")), str(c.get("reason") or "-"),
+         age(parse_stamp(str(c.get("lastTransitionTime") or "")), now)]
+        for c in inv.conditions]
+    lines += table(rows).rstrip("\n").splitlines() if inv.conditions else ["  none yet"]
+    lines.append(f"Objects ({len(inv.entries)}):")
+    lines += [f"  {e.ref}" for e in inv.entries]
+    lines.append("History:")
+    lines += history_table(inv, now).rstrip("\n").splitlines() if inv.history else [
+        "  none yet"]
+    lines.append("Events:" + ("" if events else "       none"))
+    rows = [["  TYPE", "REASON", "AGE", "MESSAGE"]] + [
+        [f"  {e.get('type', '-')}", str(e.get("reason", "-")),
+         age(parse_stamp(str(e.get("at") or "")), now), one_line(str(e.get("note") or ""))]
+        for e in events]
+    if events:
+        lines += table(rows).rstrip("\n").splitlines()
+    return "\n".join(lines) + "\n"
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"

@@ -1,0 +1,186 @@
+"""Each bundle's record is a Bundle object (issue 29, item 1), through the real CLI: created
+with its CRD when missing, its spec's generation counting the revisions asked for and its
+status observing them, conditions that keep their transition times, a history of applies;
+and an upgrade loses nothing: records an earlier release kept in ConfigMaps are moved over
+on first contact, then deleted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
+from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
+from gitgate.apply.inventory import NAMESPACE
+from gitgate.apply.ledger import read_inventories
+from gitgate.apply.legacyinventory import configmap_name, to_configmap
+from tests.conftest import write_files
+from tests.support.hostile import gitgate
+from tests.support.records import names, record
+
+pytestmark = pytest.mark.integration
+
+
+def cm(name: str, namespace: str, value: str = "1") -> str:
+    return (f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: "
+            f"{namespace}}}\ndata: {{v: '{value}'}}\n")
+
+
+def shop(tmp_path, run: str, ns: str, value: str = "1", extra: str = ""):
+    return write_files(tmp_path / "repo", {
+        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [member1]}}}\n",
+        "ns/bundle.yaml": f"name: {run}-ns\nplacement: none\n",
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "web/bundle.yaml": f"name: {run}-web\ndependsOn: [{run}-ns]\n",
+        "web/app.yaml": cm("web", ns, value) + extra})
+
+
+def conditions(obj: dict) -> dict[str, dict]:
+    return {c["type"]: c for c in obj["status"]["conditions"]}
+
+
+def test_a_bundle_record_is_a_resource_kubernetes_tools_read(tmp_path, kube):
+    ns = kube.ns("shop")
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    root = shop(tmp_path, kube.run_id, ns)
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    name = bundle_name(f"{kube.run_id}-web", kube.run_id)
+    first = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
+    assert first is not None
+    ready = conditions(first)["Ready"]
+    assert (ready["status"], ready["reason"]) == ("True", "Applied")
+    assert first["status"]["observedGeneration"] == first["metadata"]["generation"]
+    assert first["status"]["verdict"] == "apply"
+    assert [h["outcome"] for h in first["status"]["history"]] == ["applied"]
+    assert first["status"]["history"][0]["by"] == "cli"
+
+    write_files(root, {"web/app.yaml": cm("web", ns, "2")})  # a new revision is asked for
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    second = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
+    assert second["metadata"]["generation"] == first["metadata"]["generation"]  # same spec
+    assert len(second["status"]["history"]) == 2  # the digest changed: a second apply
+    assert conditions(second)["Ready"]["lastTransitionTime"] == ready["lastTransitionTime"]
+
+    write_files(root, {"gates/freeze.yaml": (
+        "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: freeze}\n"
+        f"spec: {{bundles: [{kube.run_id}-web], reason: INC-9 checkout outage}}\n"),
+        "web/app.yaml": cm("web", ns, "3")})
+    gitgate("apply", str(root), *flags)
+    held = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
+    said = conditions(held)
+    assert (said["Ready"]["status"], said["Ready"]["reason"]) == ("False", "Held")
+    assert said["Held"]["status"] == "True" and "INC-9" in said["Held"]["message"]
+    assert len(held["status"]["history"]) == 2  # a hold applies nothing: no entry
+    assert held["status"]["lastAppliedRevision"] == second["status"]["lastAppliedRevision"]
+
+
+def test_an_upgrade_moves_configmap_records_into_bundles_and_loses_nothing(tmp_path,
+                                                                          emulator):
+    """The state an earlier release leaves: ConfigMap records and no Bundle type. `status`
+    reads them as they are; the first pass moves them (what they list is still pruned when it
+    leaves Git), and deletes them."""
+    kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
+    admin = KubeCluster(load_client(kubeconfig))
+    flags = ["--kubeconfig", kubeconfig]
+    root = shop(tmp_path, "up", "shop", extra=cm("extra", "shop"))
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    earlier = read_inventories(admin)
+    for inventory in earlier.values():  # the earlier release's encoding of the same records
+        admin.apply(to_configmap(inventory))
+    admin.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                 "bundles.gitgate.io")  # and no Bundle type: its objects go with it
+    assert emulator.state.object("gitgate.io", "bundles", NAMESPACE, "up-web") is None
+
+    status = gitgate("status", *flags, "-o", "json")
+    assert status.returncode == 0, status.stderr
+    assert {b["name"] for b in json.loads(status.stdout)["bundles"]} == {"up-ns", "up-web"}
+
+    write_files(root, {"web/app.yaml": cm("web", "shop")})  # `extra` leaves Git
+    done = gitgate("apply", str(root), *flags, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    web = next(b for b in json.loads(done.stdout)["bundles"] if b["name"] == "up-web")
+    assert web["pruned"] == ["ConfigMap shop/extra"]  # the migrated record listed it
+    assert emulator.state.object("", "configmaps", "shop", "extra") is None
+    for name in earlier:
+        assert emulator.state.object("", "configmaps", NAMESPACE, configmap_name(name)) is None
+    moved = record(admin, "up-web")
+    assert moved is not None and names(moved) == {"web", "gitgate-up-web"}  # and its policy
+    assert [h["outcome"] for h in moved.history] == ["applied"]  # this pass's
+
+
+def test_events_say_each_transition_once_and_describe_shows_them(tmp_path, kube):
+    ns = kube.ns("shop")
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    web = f"{kube.run_id}-web"
+    root = shop(tmp_path, kube.run_id, ns, extra=cm("extra", ns))
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    assert gitgate("apply", str(root), *flags).returncode == 0  # nothing changed: no event
+    write_files(root, {"gates/freeze.yaml": (
+        "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: freeze}\n"
+        f"spec: {{bundles: [{web}], reason: INC-9 checkout outage}}\n")})
+    gitgate("apply", str(root), *flags)
+    gitgate("apply", str(root), *flags)  # still held: no second event
+    (root / "gates" / "freeze.yaml").unlink()
+    write_files(root, {"web/app.yaml": cm("web", ns, "2")})  # lifted, changed, extra pruned
+    assert gitgate("apply", str(root), *flags).returncode == 0
+
+    shown = gitgate("describe", web, *flags, "-o", "json")
+    assert shown.returncode == 0, shown.stderr
+    described = json.loads(shown.stdout)
+    said = [(e["reason"], e["note"]) for e in described["events"]]
+    assert [reason for reason, _ in said] == ["Applied", "Held", "Applied", "Pruned"], said
+    assert "INC-9 checkout outage" in said[1][1] and "gates/freeze.yaml" in said[1][1]
+    assert said[3][1] == "1 object(s) that left Git deleted"
+    assert {c["type"]: c["status"] for c in described["conditions"]}["Ready"] == "True"
+
+    text = gitgate("describe", web, *flags).stdout
+    for words in ("Name:         " + web, "Conditions:", "Ready", "History:", "Events:",
+                  "held: freeze (gates/freeze.yaml"):
+        assert words in text, words
+    history = gitgate("history", web, *flags).stdout.splitlines()
+    assert history[0].split() == ["REVISION", "DIGEST", "WHEN", "OUTCOME", "BY"]
+    assert [line.split()[-2:] for line in history[1:]] == [["applied", "cli"]] * 2
+    table = gitgate("get", *flags).stdout.splitlines()
+    assert table[0].split() == ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE"]
+    row = next(line.split() for line in table if line.startswith(web))
+    assert row[1:3] == ["apply", "True"]
+    missing = gitgate("describe", web + "x", *flags)
+    assert missing.returncode == 2 and f"no bundle '{web}x' is recorded" in missing.stderr
+
+
+def test_reconcile_through_the_api_reaches_a_running_loop_without_its_port(tmp_path, kube,
+                                                                           tools):
+    """`gitgate reconcile BUNDLE --kubeconfig K --wait`: an annotation on the Bundle; the
+    loop (its interval an hour, so only the request can start a pass) watches its Bundles,
+    applies the new commit, and acknowledges the request in the Bundle's status."""
+    import threading
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from tests.support.looping import Upstream, reconciler
+
+    upstream = Upstream(tmp_path, kube)
+    loop = reconciler(upstream, kube, tools, tmp_path, interval=3600.0)
+    loop.settings = replace(loop.settings, status_interval=timedelta(hours=1))
+    assert loop.tick() == "revision"
+    watching = loop.watch_requests(kube.cluster)
+    running = threading.Thread(target=loop.run, daemon=True)
+    running.start()
+    try:
+        upstream.commit({"app/cm.yaml": upstream.configmap("two")}, "two")
+        flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+        asked = gitgate("reconcile", f"{upstream.run}-app", *flags, "--wait",
+                        "--timeout", "60s")
+        assert asked.returncode == 0, asked.stdout + asked.stderr
+        assert f"{upstream.run}-app: apply at " in asked.stdout
+        live = kube.cluster.get("v1", "ConfigMap", upstream.ns, "settings")
+        assert live["data"]["value"] == "two"
+        again = gitgate("reconcile", "nothing-like-it", *flags)
+        assert again.returncode == 2 and "matches no bundle" in again.stderr
+    finally:
+        loop.stop.set()
+        loop.wake.set()
+        running.join(timeout=30)
+        assert watching.daemon  # it ends with the process, or at its watch's timeout

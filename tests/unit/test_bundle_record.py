@@ -1,0 +1,126 @@
+"""A bundle's record as a Bundle object (issue 29, item 1), over plain data: everything the
+inventory knows survives the spec and status it is written as; a shape gitgate did not write
+reads as what holds most; conditions keep their transition times while their status stays;
+the history keeps the last applies, once per revision and outcome."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitgate.apply.bundlerecord import (
+    HISTORY_LIMIT,
+    bundle_name,
+    from_bundle,
+    history_entry,
+    to_bundle,
+    to_bundle_status,
+)
+from gitgate.apply.conditions import conditions_for, states
+from gitgate.apply.inventory import Entry, Inventory
+from gitgate.progression.record import Progression
+
+T1, T2 = "2026-11-24T09:00:00Z", "2026-11-24T09:05:00Z"
+KEPT = Inventory(
+    "shop/web", (Entry("apps/v1", "Deployment", "shop", "web", "h1"),
+                 Entry("v1", "Namespace", "", "shop", "h2")),
+    revision="r3", digest="d3", verdict="held",
+    reasons=({"kind": "gate", "gate": "freeze", "reason": "INC-1"},), message="Held: INC-1",
+    since=T1, last_applied=T1, last_full_apply=T1, instance="blue", source="apps/web",
+    labels=(("tier", "web"),), progression=Progression('{"wave": 1}', '{"step": 2}', ""),
+    overrides_behind=("member2",), applied_revision="r2", applied_digest="d2",
+    clusters_behind=(("member2", "r1"),),
+    history=(history_entry("r2", "d2", T1, "applied", "loop"),))
+
+
+def stored(inventory: Inventory, generation: int = 4, now: str = T2) -> dict:
+    """The Bundle as the API server holds it after the two writes."""
+    obj = to_bundle(inventory)
+    obj["metadata"]["generation"] = generation
+    obj["status"] = to_bundle_status(inventory, generation, now)["status"]
+    return obj
+
+
+def test_everything_the_inventory_knows_survives_its_bundle():
+    again = from_bundle(stored(KEPT))
+    for field in ("bundle", "entries", "revision", "digest", "verdict", "reasons", "message",
+                  "since", "last_applied", "last_full_apply", "instance", "source", "labels",
+                  "progression", "overrides_behind", "applied_revision", "applied_digest",
+                  "clusters_behind", "history"):
+        assert getattr(again, field) == getattr(KEPT, field), field
+    assert again.generation == 4
+    assert stored(KEPT)["metadata"]["name"] == "blue.shop.web" == bundle_name("shop/web",
+                                                                              "blue")
+    status = stored(KEPT)["status"]
+    assert status["observedGeneration"] == 4 and status["revision"] == "r2"
+
+
+@pytest.mark.parametrize(("field", "value", "check"), [
+    ("clustersBehind", "member2", lambda i: i.cluster_revision("member1") == ""),
+    ("overridesBehind", {"a": 1}, lambda i: i.overrides_behind == ("*",)),
+    ("objects", "not a list", lambda i: i.entries == ()),
+    ("objects", [{"kind": "ConfigMap"}, 7], lambda i: i.entries == ()),
+    ("conditions", "Ready", lambda i: i.conditions == ()),
+])
+def test_a_shape_gitgate_did_not_write_reads_as_what_holds_most(field, value, check):
+    obj = stored(KEPT)
+    obj["status"][field] = value
+    assert check(from_bundle(obj))
+
+
+def test_a_retry_asked_by_resume_is_read_from_its_annotation():
+    obj = stored(KEPT)
+    obj["metadata"]["annotations"] = {"gitgate.io/retry-rollout": T2}
+    assert from_bundle(obj).progression.retry == T2
+
+
+@pytest.mark.parametrize(("verdict", "message", "ready", "true"), [
+    ("apply", "Applied", ("True", "Applied"), set()),
+    ("held", "Held: INC-1", ("False", "Held"), {"Held"}),
+    ("suspended", "Applied", ("False", "Suspended"), {"Suspended"}),
+    ("failed", "ApplyFailed: Deployment shop/web: forbidden", ("False", "ApplyFailed"),
+     {"Stalled"}),
+    ("halted", "Applied", ("False", "RolloutHalted"), {"Stalled"}),
+    ("apply", "syncing: Job shop/migrate", ("False", "Progressing"),
+     {"Progressing", "Reconciling"}),
+])
+def test_the_conditions_of_each_verdict(verdict, message, ready, true):
+    said = states(Inventory("b", verdict=verdict, message=message))
+    assert said["Ready"] == ready
+    assert {k for k, (status, _) in said.items() if status == "True" and k != "Ready"} == true
+
+
+def test_a_rollout_between_waves_is_progressing_not_stalled():
+    said = states(Inventory("b", verdict="suspended"), rolling=True)
+    assert said["Ready"] == ("False", "Progressing") and said["Progressing"][0] == "True"
+    assert said["Stalled"][0] == "False"
+
+
+def test_a_condition_keeps_its_transition_time_while_its_status_stays():
+    first = conditions_for(Inventory("b", verdict="held", message="Held: x"), (), T1)
+    later = conditions_for(Inventory("b", verdict="held", message="Held: y"), first, T2)
+    assert {c["type"]: c["lastTransitionTime"] for c in later} == {
+        c["type"]: T1 for c in first}
+    lifted = {c["type"]: c for c in conditions_for(Inventory("b", verdict="apply"), later, T2)}
+    assert lifted["Ready"]["lastTransitionTime"] == T2 and lifted["Ready"]["status"] == "True"
+    assert lifted["Held"]["lastTransitionTime"] == T2 and lifted["Held"]["status"] == "False"
+    assert lifted["Stalled"]["lastTransitionTime"] == T1  # False before and after
+
+
+def test_the_history_is_bounded():
+    many = tuple(history_entry(f"r{i}", f"d{i}", T1, "applied", "cli") for i in range(20))
+    status = to_bundle_status(Inventory("b", history=many), 1, T1)["status"]
+    assert [h["revision"] for h in status["history"]] == [
+        f"r{i}" for i in range(20 - HISTORY_LIMIT, 20)]
+
+
+def test_the_rollback_target_prefers_the_last_healthy_revision():
+    from gitgate.gitops.workflow import rollback_target
+
+    history = [history_entry(r, "d", T1, "applied", "loop") for r in ("r1", "r2", "r3")]
+    assert rollback_target(history, "r3", healthy="r1") == "r1"  # r2 never was ready
+    assert rollback_target(history, "r3", healthy="r3") == "r2"  # live is healthy: before it
+    assert rollback_target(history, "r3") == "r2"
+    failed = [*history, history_entry("r4", "d", T2, "failed: ApplyFailed", "loop")]
+    assert rollback_target(failed, "r3") == "r2"
+    with pytest.raises(Exception, match="--to"):
+        rollback_target(history[:1], "r1")
