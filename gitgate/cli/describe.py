@@ -34,19 +34,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kube_flags(get, required=True)
     get.set_defaults(func=cmd_get)
 
-    describe = sub.add_parser("describe", help="everything known of one bundle: objects, "
-                                               "gates, clusters, conditions, history, events")
-    completes(describe.add_argument("bundle", help="the bundle's name"))
-    output_flag(describe, "text", "json")
-    kube_flags(describe, required=True)
-    describe.set_defaults(func=cmd_describe)
-
-    history = sub.add_parser("history", help="a bundle's last applies: revision, when, "
-                                             "outcome, by the loop or the CLI")
-    completes(history.add_argument("bundle", help="the bundle's name"))
-    output_flag(history, "table", "json")
-    kube_flags(history, required=True)
-    history.set_defaults(func=cmd_history)
+    for name, text, func, shown in (
+            ("describe", "everything known of one bundle: objects, gates, clusters, "
+                         "conditions, history, events", cmd_describe, "text"),
+            ("history", "a bundle's last applies: revision, when, outcome, by the loop or "
+                        "the CLI", cmd_history, "table")):
+        command = sub.add_parser(name, help=text)
+        completes(command.add_argument("bundle", help="the bundle's name"))
+        output_flag(command, shown, "json")
+        kube_flags(command, required=True)
+        command.set_defaults(func=func)
 
 
 def _recorded(args: argparse.Namespace) -> Recorded:

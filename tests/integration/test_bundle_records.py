@@ -19,6 +19,7 @@ from gitgate.apply.legacyinventory import configmap_name, to_configmap
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
 from tests.support.records import names, record
+from tests.support.schemas import validate
 
 pytestmark = pytest.mark.integration
 
@@ -129,6 +130,9 @@ def test_events_say_each_transition_once_and_describe_shows_them(tmp_path, kube)
     shown = gitgate("describe", web, *flags, "-o", "json")
     assert shown.returncode == 0, shown.stderr
     described = json.loads(shown.stdout)
+    validate(described, "BundleDescription")
+    validate(json.loads(gitgate("get", *flags, "-o", "json").stdout), "BundleList")
+    validate(json.loads(gitgate("history", web, *flags, "-o", "json").stdout), "BundleHistory")
     said = [(e["reason"], e["note"]) for e in described["events"]]
     assert [reason for reason, _ in said] == ["Applied", "Held", "Applied", "Pruned"], said
     assert "INC-9 checkout outage" in said[1][1] and "gates/freeze.yaml" in said[1][1]

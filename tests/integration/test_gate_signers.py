@@ -15,6 +15,7 @@ from gitgate.source.signatures import Trust
 from tests.support.looping import T0, Clock, Upstream, reconciler
 from tests.support.schemas import validate
 from tests.support.signing import NEEDED, Keys, allowed_signers
+from tests.support.signing import push_signed as push
 
 pytestmark = [pytest.mark.integration, NEEDED]
 
@@ -24,19 +25,6 @@ def keys(tmp_path):
     made = Keys(tmp_path, ("alice", "carol"))
     yield made
     made.close()
-
-
-def push(upstream: Upstream, keys: Keys, who: str, files: dict[str, str | None], what: str):
-    for rel, text in files.items():
-        path = upstream.root / rel
-        if text is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    upstream.work.git.add("-A")
-    keys.commit(upstream.root, who, what)
-    upstream.work.git.push("origin", "main", "--force")
 
 
 def guarded_loop(upstream, kube, tools, tmp_path, keys, clock):

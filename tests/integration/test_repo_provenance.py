@@ -15,6 +15,7 @@ from gitgate.source.provenance import RepoTrust
 from tests.support.hostile import gitgate
 from tests.support.looping import T0, Clock, Upstream, reconciler
 from tests.support.signing import NEEDED, Keys
+from tests.support.signing import push_signed as push
 
 pytestmark = [pytest.mark.integration, NEEDED]
 
@@ -30,21 +31,6 @@ def keys(tmp_path):
 
 def signer_line(keys: Keys, name: str, principal: str | None = None) -> str:
     return f"{principal or name + '@example.com'} {(keys.folder / f'{name}.pub').read_text()}"
-
-
-def push(upstream: Upstream, keys: Keys, who: str | None, files: dict[str, str | None],
-         what: str) -> str:
-    for rel, text in files.items():
-        path = upstream.root / rel
-        if text is None:
-            path.unlink()
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    upstream.work.git.add("-A")
-    keys.commit(upstream.root, who, what)
-    upstream.work.git.push("origin", "main", "--force")
-    return upstream.work.head.commit.hexsha
 
 
 def repo_loop(upstream, kube, tools, tmp_path, clock):

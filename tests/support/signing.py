@@ -66,3 +66,20 @@ def allowed_signers(path: Path, folder: Path, *names: str) -> Path:
     path.write_text("".join(f"{n}@example.com {(folder / f'{n}.pub').read_text()}"
                             for n in names))
     return path
+
+
+def push_signed(upstream, keys: Keys, who: str | None, files: dict[str, str | None],
+                what: str) -> str:
+    """Write `files` (None: delete) in the upstream's work tree, commit them signed as `who`
+    (None: unsigned) and force-push; returns the commit."""
+    for rel, text in files.items():
+        path = upstream.root / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    upstream.work.git.add("-A")
+    keys.commit(upstream.root, who, what)
+    upstream.work.git.push("origin", "main", "--force")
+    return upstream.work.head.commit.hexsha
