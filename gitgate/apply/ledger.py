@@ -124,7 +124,8 @@ class Ledger:
         self.known[inventory.bundle] = replace(inventory, progression=replace(
             inventory.progression, retry=earlier.progression.retry if earlier else ""),
             generation=self.stored[inventory.bundle].generation,
-            conditions=self.stored[inventory.bundle].conditions)
+            conditions=self.stored[inventory.bundle].conditions,
+            uid=self.stored[inventory.bundle].uid)
 
     def _write(self, cluster: ClusterPort, inventory: Inventory) -> None:
         """The Bundle when its spec changed (or it is new), then its status."""

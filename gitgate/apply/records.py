@@ -86,7 +86,8 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
             overrides_behind=_behind_record(unit, (behind or {}).get(name)),
             applied_revision=live.revision, applied_digest=live.digest,
             clusters_behind=live.behind,
-            history=_history(unit, live, plan.revision, verdict.digest, now, options.actor))
+            history=_history(unit, live, plan.revision, verdict.digest, now, options.actor),
+            healthy_revision=previous.healthy_revision if previous else "")
         if previous is not None and previous.status_key() == inventory.status_key() and not (
                 all_applied and not options.dry_run):
             continue  # a finished resync is recorded even when everything was in place

@@ -124,3 +124,24 @@ def test_the_rollback_target_prefers_the_last_healthy_revision():
     assert rollback_target(failed, "r3") == "r2"
     with pytest.raises(Exception, match="--to"):
         rollback_target(history[:1], "r1")
+
+
+def test_the_observer_keeps_the_last_healthy_revision_until_a_newer_one_is_ready():
+    from gitgate.apply.bundlerecord import clusters_status
+    from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
+
+    def member(name: str, ready: bool) -> ClusterState:
+        return ClusterState(name, True, True, Health.HEALTHY if ready else Health.UNHEALTHY,
+                            False, Version.CURRENT)
+
+    live = Inventory("b", applied_revision="r2", healthy_revision="r1")
+    both = clusters_status(live, Dispatch((member("m1", True), member("m2", True))))
+    assert both["status"]["lastHealthyRevision"] == "r2"
+    assert both["status"]["clustersReady"] == "2/2"
+    one = clusters_status(live, Dispatch((member("m1", True), member("m2", False))))
+    assert one["status"]["lastHealthyRevision"] == "r1"  # kept: r2 is not ready everywhere
+    assert one["status"]["clustersReady"] == "1/2"
+    behind = clusters_status(Inventory("b", applied_revision="r2", healthy_revision="r1",
+                                       clusters_behind=(("m2", "r1"),)),
+                             Dispatch((member("m1", True), member("m2", True))))
+    assert behind["status"]["lastHealthyRevision"] == "r1"  # m2 still runs r1
