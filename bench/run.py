@@ -253,7 +253,7 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
                 requests_before = counter.requests
                 began = time.perf_counter()
                 passed = reconcile(root, tools, cluster, replace(options, now=at),
-                                   cache=cache).result
+                                   cache=cache, migrate_records=False).result  # as the loop
                 seconds = time.perf_counter() - began
                 return seconds, passed, cache.misses, counter.requests - requests_before
 
@@ -289,15 +289,17 @@ def _writes(result) -> int:
 
 
 def _clean(cluster, prefix: str, other: str, run: str) -> None:
-    from gitgate.apply.inventory import INSTANCE_LABEL, NAMESPACE
+    from gitgate.apply.bundlerecord import API_VERSION, KIND
+    from gitgate.apply.inventory import NAMESPACE
     from gitgate.karmada.policy import GROUP, policy_name
+    from gitgate.model.ownership import INSTANCE_LABEL
     for namespace in cluster.list_objects("v1", "Namespace"):
         name = namespace["metadata"]["name"]
         if name.startswith((prefix + "-", other + "-")):
             cluster.delete("v1", "Namespace", "", name)
-    for inventory in cluster.list_objects("v1", "ConfigMap", NAMESPACE,
-                                          f"{INSTANCE_LABEL}={run}"):
-        cluster.delete("v1", "ConfigMap", NAMESPACE, inventory["metadata"]["name"])
+    for api, kind in ((API_VERSION, KIND), ("events.k8s.io/v1", "Event")):
+        for record in cluster.list_objects(api, kind, NAMESPACE, f"{INSTANCE_LABEL}={run}"):
+            cluster.delete(api, kind, NAMESPACE, record["metadata"]["name"])
     namespaces = policy_name("namespaces")  # the cluster-scoped policy of each tool
     for name in (namespaces, f"{other}-{namespaces}"):
         cluster.delete(f"{GROUP}/v1alpha1", "ClusterPropagationPolicy", "", name)
