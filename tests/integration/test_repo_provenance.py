@@ -94,7 +94,7 @@ def test_verification_the_repo_declares_cannot_be_undone_by_an_unsigned_commit(
     tick()
     assert live(kube, upstream) == "carol-4"
     recorded, said = status(kube)
-    assert recorded["signature"]["trusted"] and said == ""
+    assert recorded["signature"]["trusted"] and "not applied" not in said
 
     # a signed commit may switch verification off; then an unsigned head is applied
     push(upstream, keys, "alice", {"gitgate.yaml": None}, "no more verification")
@@ -153,7 +153,7 @@ def test_only_the_gate_signers_gitgate_yaml_names_lift_a_freeze(tmp_path, kube, 
     assert verdict() == "apply"  # the trusted revision moves on: nothing is refused now
     assert verdict() == "apply"
     recorded, said = status(kube)
-    assert recorded["gateTrust"]["refused"] == [] and said == ""
+    assert recorded["gateTrust"]["refused"] == [] and "gates from" not in said
 
 
 def test_ci_judges_a_change_by_the_trust_of_the_branch_it_merges_into(tmp_path, keys):
