@@ -9,10 +9,11 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml tools/install_tools.py
+$(STAMP): pyproject.toml tools/install_tools.py tools/install_promtool.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	$(BIN)/python tools/install_tools.py --bin $(BIN)
+	$(BIN)/python tools/install_promtool.py --bin $(BIN)
 	touch $(STAMP)
 
 demo: setup

@@ -54,6 +54,7 @@ class Reason(StrEnum):
     WAVE_RELEASED = "WaveReleased"
     PROGRESSING = "Progressing"
     PRUNED = "Pruned"
+    LIFTED = "Lifted"
 
 
 class Condition(StrEnum):

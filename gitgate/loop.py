@@ -37,6 +37,7 @@ from gitgate.source.gateguard import GateReport
 from gitgate.source.git import GitSource, LocalCheckout
 from gitgate.source.signatures import Signature
 from gitgate.status.metrics import LoopMetrics
+from gitgate.status.notify import Notifier, expiring_messages, pass_messages, unsigned_message
 
 log = logging.getLogger("gitgate")
 
@@ -171,7 +172,10 @@ class Reconciler:
         self._clusters_recorded: dict[str, Any] = {}  # per bundle, the clusters last written
         self._clusters_unrecorded: set[str] = set()
         self.requests: ReconcileRequests | None = None  # `gitgate reconcile` via the API
+        self.notifier: Notifier | None = None  # --notify-urls-file: people told of transitions
         self._migrated = False  # records of an earlier release were looked for and moved
+        self._unapplied: tuple[str, datetime] | None = None  # the head not reconciled, since
+        self.metrics.interval.set(settings.interval.total_seconds())
 
     def watch_requests(self, watcher: Watching) -> threading.Thread:
         """Watch this instance's Bundles for `gitgate reconcile` requests: each one makes the
@@ -212,7 +216,25 @@ class Reconciler:
                 if taken and self.requests is not None:
                     self.requests.acknowledge(taken)
             self._record_provenance(revision)  # after a first pass made gitgate's namespace
+            self._note_head(revision, now)
             return reason
+
+    def _note_head(self, in_force: str, now: datetime) -> None:
+        """Since when the branch's head is not reconciled without failure (an unverified
+        head counts: the revision in force is another), for the alert on a head that does
+        not go out."""
+        signature = self.state.signature
+        head = signature.commit if signature is not None else in_force
+        result = self.state.last_result
+        applied = (head == in_force == self.state.revision and self.state.failure is None
+                   and result is not None and result.ok)
+        if applied:
+            self._unapplied = None
+            self.metrics.head_unapplied.set(0)
+            return
+        if self._unapplied is None or self._unapplied[0] != head:
+            self._unapplied = (head, now)
+        self.metrics.head_unapplied.set(self._unapplied[1].timestamp())
 
     def _note_signature(self, in_force: str | None) -> None:
         """With --verify-commits: say once per commit when the branch's head is not signed by
@@ -227,6 +249,9 @@ class Reconciler:
         if signature.trusted or (previous is not None and previous == signature):
             return
         kept = f"{in_force[:12]} stays in force" if in_force else "nothing is applied"
+        if self.notifier is not None:
+            self.notifier.offer([unsigned_message(signature.said(), signature.commit,
+                                                  in_force)])
         log.warning("not applied: %s; %s", signature.said(), kept,
                     extra={"event": "unverified", "commit": signature.commit,
                            "key": signature.key or None, "inForce": in_force})
@@ -289,7 +314,14 @@ class Reconciler:
         verdicts = {b.bundle: (str(Verdict.FAILED) if b.failed else b.verdict)
                     for b in result.bundles if b.verdict != Verdict.REMOVED}
         self.metrics.record_verdicts(verdicts)
-        self.metrics.record_gates({g.gate.name: g.active for g in plan.gates})
+        self.metrics.record_gates({g.gate.name: g.active for g in plan.gates},
+                                  {g.gate.name: g.gate.until.timestamp() for g in plan.gates
+                                   if g.gate.until is not None})
+        self.metrics.record_failures({b.bundle for b in result.bundles if b.failed},
+                                     set(verdicts))
+        if self.notifier is not None:
+            self.notifier.offer([*pass_messages(result.transitions, revision),
+                                 *expiring_messages(plan.gates, now)])
         self.metrics.record_applied([b.bundle for b in result.bundles
                                      if b.verdict == Verdict.APPLY and not b.failed],
                                     now.timestamp())

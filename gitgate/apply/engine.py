@@ -81,4 +81,4 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     return PassResult(plan.revision, [w.result for w in work.values()], mass, written,
                       options.dry_run,
                       ledger.known if keep_inventories and ledger.certain and not options.dry_run
-                      else None)
+                      else None, ledger.emitted)

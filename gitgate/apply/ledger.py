@@ -101,6 +101,7 @@ class Ledger:
     certain: bool = True
     stored: dict[str, Stored] = field(default_factory=dict)
     now: str = ""
+    emitted: list[tuple[str, Transition]] = field(default_factory=list)  # (bundle, event)
 
     def write(self, cluster: ClusterPort, inventory: Inventory,
               events: Sequence[Transition] = ()) -> None:
@@ -112,6 +113,7 @@ class Ledger:
             self.certain = False
             raise
         for order, transition in enumerate(events):
+            self.emitted.append((inventory.bundle, transition))
             try:
                 cluster.apply(event_for(inventory, self.stored[inventory.bundle].uid,
                                         transition, self.now, order))

@@ -54,6 +54,9 @@ def transitions(previous: Inventory | None, now: Inventory, *, pruned: int = 0,
             kind = Reason.HOOK_FAILED if failed_reason == Reason.HOOK_FAILED else failed_reason
             out.append(Transition(WARNING, kind, "Fail", now.message))
         return out
+    if before == Verdict.HELD and now.verdict != Verdict.HELD:
+        out.append(Transition(NORMAL, Reason.LIFTED, "Lift",
+                              f"no longer held; verdict {now.verdict}"))
     if now.verdict == Verdict.HELD and (before != Verdict.HELD or previous is None
                                         or previous.reasons != now.reasons):
         out.append(Transition(NORMAL, Reason.HELD, "Hold", f"held: {_reasons_said(now)}"))

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from gitgate.apply import suspension
 from gitgate.apply.changeset import WRITES, ChangeKind, ChangeSet
 from gitgate.apply.inventory import DEFAULT_INSTANCE, Diff, Entry, Inventory
+from gitgate.apply.transitions import Transition
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.plan import BundlePlan
 
@@ -74,6 +75,8 @@ class PassResult:
     # every inventory as it stands after the pass (None when a write or delete of one failed:
     # then only a read can tell); the loop shows status from it without reading them again
     inventories: dict[str, Inventory] | None = None
+    # what changed for each bundle (the events on their Bundles), for notifications
+    transitions: list[tuple[str, Transition]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -35,6 +35,7 @@ from gitgate.source.gateguard import GateGuard
 from gitgate.source.git import GitAuth, GitSource
 from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Trust
+from gitgate.status.notify import Notifier, apprise_sender, read_urls
 from gitgate.timespec import duration_flag
 
 log = logging.getLogger("gitgate")
@@ -98,6 +99,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           "signatures is put back as they left it")
     run.add_argument("--gate-gpg-keys", metavar="FILE",
                      help="OpenPGP public keys who may change a freeze (armored)")
+    run.add_argument("--notify-urls-file", metavar="FILE",
+                     help="notification targets, one apprise URL per line (slack://, "
+                          "msteams://, mailto://, json://host/path, ...; mount it from a "
+                          "Secret): people are told when a freeze holds or lifts, a rollout "
+                          "wave is released or halts, a bundle fails, a freeze is about to "
+                          "lift, or the head is not signed")
     run.add_argument("--webhook-secret-file",
                      help="file holding the secret of the Git webhook and of /reconcile "
                           "(without it both are disabled)")
@@ -140,6 +147,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     guard = guard_from(args) or GateGuard(folder=args.path, repo_trust=repo_trust)
     secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
               if args.webhook_secret_file else None)
+    urls = read_urls(Path(args.notify_urls_file)) if args.notify_urls_file else []
     tools = find_tools(args.helm, args.kustomize)
     api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
     if tls_verification_off(api):
@@ -161,6 +169,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
+    if urls:
+        reconciler.notifier = Notifier(apprise_sender(urls))
     elector = None
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),
@@ -193,6 +203,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if elector is not None:
             elector.stop()  # hands the Lease over when this replica held it
         server.stop()
+        if reconciler.notifier is not None:
+            reconciler.notifier.drain(5)
+            reconciler.notifier.close()
     return 0
 
 

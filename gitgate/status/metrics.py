@@ -87,7 +87,19 @@ class LoopMetrics:
                                        "1 while dispatch of the bundle to the member cluster is "
                                        "suspended", ["bundle", "cluster"],
                                        registry=self.registry)
+        self.failed_passes = Gauge("gitgate_bundle_failed_passes",
+                                   "passes in a row in which the bundle failed (0 once one "
+                                   "does not)", ["bundle"], registry=self.registry)
+        self.gate_until = Gauge("gitgate_gate_until_timestamp_seconds",
+                                "when the gate lifts by itself (gates with `until`)", ["gate"],
+                                registry=self.registry)
+        self.interval = Gauge("gitgate_interval_seconds", "how often the loop fetches "
+                              "(--interval)", registry=self.registry)
+        self.head_unapplied = Gauge("gitgate_head_unapplied_since_timestamp_seconds",
+                                    "since when the branch's head has not been reconciled "
+                                    "without failure (0 while it is)", registry=self.registry)
         self._bundles: set[str] = set()
+        self._failing: dict[str, int] = {}
 
     def record_verdicts(self, verdicts: dict[str, str]) -> None:
         for gone in self._bundles - set(verdicts):
@@ -98,10 +110,22 @@ class LoopMetrics:
                 self.verdict.labels(bundle, verdict).set(1 if verdict == current else 0)
         self._bundles = set(verdicts)
 
-    def record_gates(self, active: dict[str, bool]) -> None:
+    def record_gates(self, active: dict[str, bool],
+                     until: Mapping[str, float] | None = None) -> None:
+        """Each gate's state, and when those with `until` lift (seconds since the epoch)."""
         self.gate_active.clear()
+        self.gate_until.clear()
         for gate, on in active.items():
             self.gate_active.labels(gate).set(1 if on else 0)
+        for gate, when in (until or {}).items():
+            self.gate_until.labels(gate).set(when)
+
+    def record_failures(self, failed: set[str], present: set[str]) -> None:
+        """Count, per bundle, the passes in a row that failed it."""
+        self._failing = {b: self._failing.get(b, 0) + 1 for b in failed}
+        self.failed_passes.clear()
+        for bundle in present:
+            self.failed_passes.labels(bundle).set(self._failing.get(bundle, 0))
 
     def record_applied(self, bundles: list[str], when: float) -> None:
         for bundle in bundles:

@@ -134,9 +134,10 @@ def test_events_say_each_transition_once_and_describe_shows_them(tmp_path, kube)
     validate(json.loads(gitgate("get", *flags, "-o", "json").stdout), "BundleList")
     validate(json.loads(gitgate("history", web, *flags, "-o", "json").stdout), "BundleHistory")
     said = [(e["reason"], e["note"]) for e in described["events"]]
-    assert [reason for reason, _ in said] == ["Applied", "Held", "Applied", "Pruned"], said
+    assert [reason for reason, _ in said] == ["Applied", "Held", "Lifted", "Applied",
+                                              "Pruned"], said
     assert "INC-9 checkout outage" in said[1][1] and "gates/freeze.yaml" in said[1][1]
-    assert said[3][1] == "1 object(s) that left Git deleted"
+    assert said[4][1] == "1 object(s) that left Git deleted"
     assert {c["type"]: c["status"] for c in described["conditions"]}["Ready"] == "True"
 
     text = gitgate("describe", web, *flags).stdout
