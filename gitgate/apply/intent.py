@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import Entry, Inventory, entry_for
-from gitgate.apply.ledger import Ledger, ensure_system_namespace
+from gitgate.apply.ledger import Ledger
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import GitgateError, Reason
@@ -42,7 +42,7 @@ def record_intent(work: dict[str, BundleWork], staged: dict[str, dict[int, list[
     if not intents:
         return
     try:
-        ensure_system_namespace(cluster)
+        ledger.ensure_home(cluster)
         answers: list[object] = fan_out(lambda job: ledger.write(cluster, job[1]),
                                         intents, options.concurrency)
     except GitgateError as exc:

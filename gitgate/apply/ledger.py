@@ -102,6 +102,13 @@ class Ledger:
     stored: dict[str, Stored] = field(default_factory=dict)
     now: str = ""
     emitted: list[tuple[str, Transition]] = field(default_factory=list)  # (bundle, event)
+    homed: bool = False  # gitgate's namespace and the Bundle type were made sure of
+
+    def ensure_home(self, cluster: ClusterPort) -> None:
+        """gitgate's namespace and the Bundle type, once per pass (before its first write)."""
+        if not self.homed:
+            ensure_system_namespace(cluster)
+            self.homed = True
 
     def write(self, cluster: ClusterPort, inventory: Inventory,
               events: Sequence[Transition] = ()) -> None:

@@ -10,7 +10,7 @@ from gitgate.apply import overrides
 from gitgate.apply.bundlerecord import HISTORY_LIMIT, history_entry
 from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ledger import Ledger, ensure_system_namespace
+from gitgate.apply.ledger import Ledger
 from gitgate.apply.liverevision import Live, after_write
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.transitions import Transition, transitions
@@ -97,7 +97,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
                                    else "")
     if not changed:
         return 0
-    ensure_system_namespace(cluster)
+    ledger.ensure_home(cluster)
     for answer in fan_out(lambda inventory: ledger.write(cluster, inventory,
                                                         events.get(inventory.bundle, ())),
                           changed, options.concurrency):

@@ -61,6 +61,9 @@ def test_a_pass_reads_inventories_bindings_and_members_once(tmp_path):
             (b.bundle, b.message) for b in done.result.bundles]
         assert inventory_reads(cluster) == 1
         assert lists(cluster, "Cluster") == ["Cluster "]
+        # gitgate's namespace and the Bundle type: made sure of once a pass, not per step
+        home = ("Namespace gitgate-system", "CustomResourceDefinition bundles.gitgate.io")
+        assert [w for v, w in cluster.calls if v == "get" and w in home] in ([], list(home))
         if minute:  # the rollout of web and the sync of api both need shop's bindings
             assert lists(cluster, "ResourceBinding") == ["ResourceBinding shop"]
     hooks = next(b for b in done.plan.bundles if b.bundle.name == "api").hooks
