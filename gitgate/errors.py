@@ -45,6 +45,7 @@ class Reason(StrEnum):
     HOOK_FAILED = "HookFailed"
     INVENTORY_FAILED = "InventoryWriteFailed"
     PRUNE_BLOCKED = "PruneBlocked"
+    FENCED = "Fenced"  # a replica's Lease lapsed (or its shard moved) while it was writing
     INTERRUPTED = "Interrupted"
     PASS_FAILED = "PassFailed"
     FAILED = "Failed"

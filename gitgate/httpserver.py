@@ -1,6 +1,7 @@
 """The loop's one small HTTP server: /healthz, /readyz, /metrics, /status, the Git webhook
 (`POST /hooks/git`, accepted only with a valid X-Hub-Signature-256) and `POST /reconcile`
-(a pass now, accepted only with `Authorization: Bearer <the webhook secret>`).
+(a pass now, accepted only with `Authorization: Bearer <the webhook secret>`); the read-only
+web page under `/ui/` when the loop is given one (`output.webui`).
 
 Requests are read by an asyncio event loop (the standard library's: no framework for five
 routes), so that a slow or half-sent request holds no thread and health probes are answered
@@ -40,7 +41,8 @@ class LoopEndpoints:
                  metrics: Callable[[], bytes], trigger: Callable[[], None],
                  webhook_secret: bytes | None,
                  request_pass: Callable[[], int] | None = None,
-                 leading: Callable[[], bool] = lambda: True):
+                 leading: Callable[[], bool] = lambda: True,
+                 pages: Callable[[Request], Answer] | None = None):
         self.ready = ready
         self.status = status
         self.metrics = metrics
@@ -49,6 +51,7 @@ class LoopEndpoints:
         # asks the loop for a pass now; returns how many passes had run before it
         self.request_pass = request_pass
         self.leading = leading
+        self.pages = pages  # the read-only web page under /ui/ (None: not served)
 
 
 # A request must arrive whole (line, headers and body) within REQUEST_DEADLINE, however slowly
@@ -67,6 +70,7 @@ class Answer:
     status: int
     body: bytes
     content_type: str = TEXT
+    headers: tuple[tuple[str, str], ...] = ()  # more headers (Location, Set-Cookie, CSP ...)
 
 
 class _BadRequest(Exception):
@@ -75,14 +79,15 @@ class _BadRequest(Exception):
 
 
 @dataclass(frozen=True)
-class _Request:
+class Request:
     method: str
     path: str
     headers: dict[str, str]  # names lowercased
     body: bytes
+    query: str = ""  # after `?`, as sent
 
 
-async def _read_request(reader: asyncio.StreamReader) -> _Request:
+async def _read_request(reader: asyncio.StreamReader) -> Request:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.LimitOverrunError:
@@ -110,11 +115,15 @@ async def _read_request(reader: asyncio.StreamReader) -> _Request:
             body = await reader.readexactly(length)
         except asyncio.IncompleteReadError:
             raise _BadRequest(Answer(400, b"incomplete body\n")) from None
-    return _Request(parts[0], parts[1].split("?", 1)[0], headers, body)
+    path, _, query = parts[1].partition("?")
+    return Request(parts[0], path, headers, body, query)
 
 
-def respond(endpoints: LoopEndpoints, request: _Request) -> Answer:
+def respond(endpoints: LoopEndpoints, request: Request) -> Answer:
     """The answer to a whole request (may call into the loop: run off the event loop)."""
+    if endpoints.pages is not None and (request.path in ("/", "/ui")
+                                        or request.path.startswith("/ui/")):
+        return endpoints.pages(request)
     if request.method == "GET":
         if request.path == "/metrics":
             return Answer(200, endpoints.metrics(), "text/plain; version=0.0.4; charset=utf-8")
@@ -151,7 +160,7 @@ def _reconcile(endpoints: LoopEndpoints, authorization: str) -> Answer:
                   "application/json")
 
 
-def _health(endpoints: LoopEndpoints, request: _Request) -> Answer | None:
+def _health(endpoints: LoopEndpoints, request: Request) -> Answer | None:
     """/healthz and /readyz, answered at once on the event loop (never queued behind work)."""
     if request.method == "GET" and request.path == "/healthz":
         return Answer(200, b"ok\n")
@@ -187,7 +196,8 @@ class _Connections:
 async def _write(writer: asyncio.StreamWriter, answer: Answer) -> None:
     head = (f"HTTP/1.1 {answer.status} {HTTPStatus(answer.status).phrase}\r\n"
             f"Content-Type: {answer.content_type}\r\nContent-Length: {len(answer.body)}\r\n"
-            "Connection: close\r\n\r\n").encode()
+            + "".join(f"{name}: {value}\r\n" for name, value in answer.headers)
+            + "Connection: close\r\n\r\n").encode()
     writer.write(head + answer.body)
     with contextlib.suppress(OSError, asyncio.TimeoutError):
         await asyncio.wait_for(writer.drain(), REQUEST_DEADLINE)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gitgate.apply.bundlerecord import OBSERVER, clusters_status
+from gitgate.apply.fencing import FencedCluster
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import Observation, observe
@@ -27,8 +28,13 @@ from gitgate.errors import GitgateError, Reason
 from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.model import Verdict
 from gitgate.passes.onepass import reconcile
-from gitgate.passes.recorded import provenance_document, record_provenance
+from gitgate.passes.recorded import (
+    provenance_document,
+    read_document,
+    record_document,
+)
 from gitgate.passes.requests import ReconcileRequests, Watching
+from gitgate.passes.shards import Membership, Turn
 from gitgate.plan import Plan
 from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
@@ -38,8 +44,10 @@ from gitgate.source.git import GitSource, LocalCheckout
 from gitgate.source.signatures import Signature
 from gitgate.status.metrics import LoopMetrics
 from gitgate.status.notify import Notifier, expiring_messages, pass_messages, unsigned_message
+from gitgate.status.overview import overview_document
 
 log = logging.getLogger("gitgate")
+RECORDS_KEY = "gitgate.records"  # with --shard: the replica that moves earlier releases' records
 
 # reasons that say the API server cannot be used at all (not that one object failed)
 API_DOWN = frozenset({Reason.API_UNREACHABLE, Reason.API_TIMEOUT, Reason.API_UNAUTHORIZED})
@@ -82,6 +90,8 @@ class LoopState:
     signature: Signature | None = None  # with --verify-commits: of the branch's last head
     gate_report: GateReport | None = None  # with --gate-signers: where the freeze files come from
     last_observed: datetime | None = None
+    overview: dict[str, Any] | None = None  # gates, rollouts, last changes (status.overview)
+    turn: Turn | None = None  # with --shard: this replica's share, as last agreed
 
     @property
     def ready(self) -> bool:
@@ -168,11 +178,15 @@ class Reconciler:
         self.wake = threading.Event()
         self.stop = threading.Event()
         self._lock = threading.Lock()
-        self._provenance_recorded: dict[str, Any] | None = {}  # nothing to say: nothing written
+        # gitgate.provenance and gitgate.overview as last written (an empty provenance:
+        # nothing to say, nothing written)
+        self._recorded: dict[str, dict[str, Any]] = {"provenance": {}}
         self._clusters_recorded: dict[str, Any] = {}  # per bundle, the clusters last written
         self._clusters_unrecorded: set[str] = set()
         self.requests: ReconcileRequests | None = None  # `gitgate reconcile` via the API
         self.notifier: Notifier | None = None  # --notify-urls-file: people told of transitions
+        self.shards: Membership | None = None  # --shard: every replica reconciles a share
+        self._acting_on = ""  # the assignment this replica's last pass acted on
         self._migrated = False  # records of an earlier release were looked for and moved
         self._unapplied: tuple[str, datetime] | None = None  # the head not reconciled, since
         self.metrics.interval.set(settings.interval.total_seconds())
@@ -249,7 +263,7 @@ class Reconciler:
         if signature.trusted or (previous is not None and previous == signature):
             return
         kept = f"{in_force[:12]} stays in force" if in_force else "nothing is applied"
-        if self.notifier is not None:
+        if self.notifier is not None and self._owns("gitgate.provenance"):
             self.notifier.offer([unsigned_message(signature.said(), signature.commit,
                                                   in_force)])
         log.warning("not applied: %s; %s", signature.said(), kept,
@@ -272,40 +286,69 @@ class Reconciler:
                 "refused": [r.commit for r in report.refused]})
 
     def _record_provenance(self, in_force: str) -> None:
-        """Keep what `status` shows of signatures and freeze files on the API server, when it
-        changed (a failed write is said, and tried again at the next fetch)."""
-        doc = provenance_document(self.state.signature, self.state.gate_report, in_force)
-        if doc == self._provenance_recorded:
+        """Keep what `status` shows of signatures and freeze files on the API server."""
+        self._keep("provenance", provenance_document(
+            self.state.signature, self.state.gate_report, in_force), "`status`")
+
+    def _note_overview(self, plan: Plan) -> None:
+        """The page's gates, rollouts and last changes after this pass, kept on the API
+        server for `gitgate ui` (the last changes a previous loop recorded are read once, so a
+        restart keeps them)."""
+        known = self.state.overview
+        if known is None:
+            known = read_document(self.cluster, self.settings.apply.instance, "overview") or {}
+        self.state.overview = overview_document(plan, self.state.last_plan,
+                                                known.get("changes") or {})
+        self._keep("overview", self.state.overview, "`gitgate ui`")
+
+    def _owns(self, key: str) -> bool:
+        """Whether this replica writes what `key` names (always, without --shard)."""
+        turn = self.state.turn
+        return self.shards is None or (turn is not None and turn.acting and turn.owns(key))
+
+    def _keep(self, what: str, doc: dict[str, Any], reader: str) -> None:
+        """Record `doc` as gitgate.<what> when it changed since last written (with --shard,
+        by the one replica whose shard holds it); a failed write is said and tried again."""
+        if doc == self._recorded.get(what) or not self._owns(f"gitgate.{what}"):
             return
         try:
-            record_provenance(self.cluster, self.settings.apply.instance, doc)
+            record_document(self.cluster, self.settings.apply.instance, what, doc)
         except GitgateError as exc:
-            log.warning("cannot record the provenance for `status`: %s", exc.message,
-                        extra={"event": "provenance-unrecorded"})
+            log.warning("cannot record the %s for %s: %s", what, reader, exc.message,
+                        extra={"event": f"{what}-unrecorded"})
             return
-        self._provenance_recorded = doc
+        self._recorded[what] = doc
 
     def _pass(self, now: datetime, revision: str, reason: str) -> None:
         started = time.monotonic()
         root = self.source.cache_dir / self.settings.path
         try:
             options = replace(self.settings.apply, now=now, resync=self.settings.resync)
-            done = reconcile(root, self.tools, self.cluster, options,
+            turn = self.state.turn if self.shards is not None else None
+            cluster: ClusterPort = self.cluster
+            if turn is not None and turn.term is not None and self.shards is not None:
+                cluster = FencedCluster(self.cluster, self.shards.fence, turn.term)
+            done = reconcile(root, self.tools, cluster, options,
                              bundle_glob=self.settings.bundles, revision=revision,
                              cache=self.render_cache, stop=self.stop, keep_inventories=True,
-                             migrate_records=not self._migrated)
+                             migrate_records=not self._migrated and self._owns(RECORDS_KEY),
+                             shard=turn.owns if turn is not None else None)
         except GitgateError as exc:
             self.state.api_reachable = exc.reason not in API_DOWN
             self.state.failure = exc
             self._failed(now, exc.reason, exc.message)
             return
         self.state.failure = None
-        self._migrated = True  # a pass that ran moved every earlier record over
+        # a pass that ran moved every earlier record over (with --shard: the owner's pass)
+        self._migrated = self._migrated or self._owns(RECORDS_KEY)
         plan, result = done.plan, done.result
         assert result is not None  # a pass that ran has a result
         self.state.api_reachable = not any(b.reason in API_DOWN for b in result.bundles)
         duration = time.monotonic() - started
         self.metrics.pass_duration.observe(duration)
+        self._note_overview(plan)
+        if self.shards is not None:
+            self.metrics.shard_bundles.set(len(plan.bundles))
         self.state.last_plan, self.state.last_result = plan, result
         if self.settings.commit_halts:
             self._commit_halts(plan, now)
@@ -321,7 +364,8 @@ class Reconciler:
                                      set(verdicts))
         if self.notifier is not None:
             self.notifier.offer([*pass_messages(result.transitions, revision),
-                                 *expiring_messages(plan.gates, now)])
+                                 *(expiring_messages(plan.gates, now)
+                                   if self._owns("gitgate.gates") else [])])
         self.metrics.record_applied([b.bundle for b in result.bundles
                                      if b.verdict == Verdict.APPLY and not b.failed],
                                     now.timestamp())
@@ -428,7 +472,7 @@ class Reconciler:
         CLUSTERS column), when it changed; a failed write is said once and tried again."""
         for name, dispatch in observation.bundles.items():
             inventory = inventories.get(name)
-            if inventory is None:
+            if inventory is None or not self._owns(name):
                 continue
             written = clusters_status(inventory, dispatch)
             if self._clusters_recorded.get(name) == written:
@@ -443,6 +487,26 @@ class Reconciler:
                 continue
             self._clusters_unrecorded.discard(name)
             self._clusters_recorded[name] = written
+
+    # ------------------------------------------------------------------ --shard
+    def _take_turn(self) -> bool:
+        """Agree on the shards before a tick: False while this replica may not act (it
+        waits for the others, or its Lease is not fresh); a new share makes the tick a pass."""
+        assert self.shards is not None
+        before = self.state.turn
+        turn = self.state.turn = self.shards.turn()
+        if before is None or before.said() != turn.said():
+            log.info("shard: %s", turn.said(), extra={
+                "event": "shard", "acting": turn.acting,
+                "members": list(turn.shards.members) if turn.shards else []})
+        self.metrics.shard_acting.set(1 if turn.acting else 0)
+        self.metrics.shard_replicas.set(len(turn.shards.members) if turn.shards else 0)
+        if not turn.acting or turn.shards is None:
+            return False
+        if turn.shards.digest != self._acting_on:
+            self._acting_on = turn.shards.digest
+            self.state.requested = True  # a new share: reconcile it now
+        return True
 
     # ------------------------------------------------------------------ forever
     def trigger(self) -> None:
@@ -492,6 +556,10 @@ class Reconciler:
                 log.info("became leader" if leading else "standing by",
                          extra={"event": "leader" if leading else "standby"})
                 was_leader = leading
+            if leading and self.shards is not None and not self._take_turn():
+                self.wake.wait(self.shards.retry_period)
+                self.wake.clear()
+                continue
             if leading:
                 try:
                     passed = self.tick() is not None

@@ -77,6 +77,9 @@ class Plan:
     invalid_gates: tuple[InvalidGate, ...]
     problems: tuple[Problem, ...]
     warnings: tuple[Problem, ...] = ()
+    # the repo's bundles this plan leaves to another pass: outside `--bundle`, or another
+    # replica's shard (`run --shard`); a bundle here may depend on them
+    elsewhere: frozenset[str] = frozenset()
 
 
 def misplaced_gates(rendered: tuple[RenderedSource, ...],

@@ -74,3 +74,11 @@ def age(moment: datetime | None, now: datetime) -> str:
     else:
         text = f"{seconds}s"
     return f"in {text}" if ahead else text
+
+
+def duration_text(span: timedelta) -> str:
+    """`1h30m`, `45s`: a duration as a gate file or bundle.yaml would write it."""
+    hours, rest = divmod(int(span.total_seconds()), 3600)
+    minutes, seconds = divmod(rest, 60)
+    return "".join(f"{n}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (seconds, "s"))
+                   if n) or "0s"

@@ -39,3 +39,24 @@ class ClusterPort(ObjectPort, Lister, Protocol):
 
     def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]: ...
     def scope_of(self, api_version: str, kind: str) -> bool | None: ...
+
+
+class Delegating:
+    """A ClusterPort over another (`own`) that passes lists and discovery through; a wrapper
+    (tenants' identities, the shard fence) overrides only what it changes."""
+
+    def __init__(self, own: ClusterPort):
+        self.own = own
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
+        return self.own.get(api_version, kind, namespace, name)
+
+    def list_objects(self, api_version: str, kind: str, namespace: str = "",
+                     label_selector: str = "") -> list[Manifest]:
+        return self.own.list_objects(api_version, kind, namespace, label_selector)
+
+    def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
+        return self.own.wait_established(crd_names, timeout)
+
+    def scope_of(self, api_version: str, kind: str) -> bool | None:
+        return self.own.scope_of(api_version, kind)

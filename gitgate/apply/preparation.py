@@ -26,12 +26,27 @@ def _resync_due(previous: Inventory | None, options: ApplyOptions) -> bool:
     return options.now - last >= options.resync
 
 
+def not_out_yet(needs: tuple[str, ...], elsewhere: frozenset[str],
+                inventories: dict[str, Inventory]) -> list[str]:
+    """The dependencies written by another pass whose records say they have not gone out:
+    none recorded, never applied, or failed (as a failed dependency in this pass holds)."""
+    waiting = []
+    for need in needs:
+        if need not in elsewhere:
+            continue
+        record = inventories.get(need)
+        if record is None or not record.applied_digest or record.verdict == Verdict.FAILED:
+            waiting.append(need)
+    return waiting
+
+
 def prepare(plan: Plan, inventories: dict[str, Inventory],
              options: ApplyOptions) -> tuple[list[str], dict[str, BundleWork]]:
     """Each bundle's starting point: failed, held, or open with its diff against the
     inventory; in `dependsOn` order."""
     order, order_problems = stages.bundle_order(
-        {b.bundle.name: b.bundle.source.options.depends_on for b in plan.bundles})
+        {b.bundle.name: b.bundle.source.options.depends_on for b in plan.bundles},
+        plan.elsewhere)
     plans = {b.bundle.name: b for b in plan.bundles}
     failed = prunes.failed_inventories(plan, inventories)
     work: dict[str, BundleWork] = {}
@@ -49,6 +64,12 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
             result.message = described(item.verdict.reasons)
         elif name in order_problems:
             result.fail(Reason.DEPENDENCY_NOT_READY, order_problems[name])
+        elif outside := not_out_yet(item.bundle.source.options.depends_on, plan.elsewhere,
+                                    inventories):
+            result.fail(Reason.DEPENDENCY_NOT_READY,
+                        f"depends on {', '.join(outside)}, which this pass does not write "
+                        "(another replica's shard, or outside --bundle) and whose record "
+                        "shows it failed or never applied: it waits for it")
         else:
             unit.resync = _resync_due(previous, options)
             kept = prunes.kept_back(item, failed)

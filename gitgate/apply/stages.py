@@ -11,7 +11,7 @@ global: every bundle's objects of a stage go before any bundle's of the next; bu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from gitgate.model import Manifest, ObjectRef
 
@@ -49,13 +49,15 @@ def by_stage(objects: Iterable[Manifest], *,
     return staged
 
 
-def bundle_order(depends_on: dict[str, tuple[str, ...]]) -> tuple[list[str], dict[str, str]]:
+def bundle_order(depends_on: dict[str, tuple[str, ...]],
+                 elsewhere: Collection[str] = ()) -> tuple[list[str], dict[str, str]]:
     """Bundles sorted so that each comes after what it depends on (then by name).
     Returns the order and, per bundle that cannot be ordered, why (unknown dependency or cycle).
-    """
+    `elsewhere`: the repo's bundles this pass does not write (another replica's shard, or
+    outside `--bundle`): known, and not ordered here."""
     problems: dict[str, str] = {}
     for name, needs in depends_on.items():
-        missing = [n for n in needs if n not in depends_on]
+        missing = [n for n in needs if n not in depends_on and n not in elsewhere]
         if missing:
             problems[name] = f"dependsOn names unknown bundle(s): {', '.join(missing)}"
     order: list[str] = []

@@ -219,7 +219,8 @@ def _show_status(args: argparse.Namespace, cluster: ClusterPort,
     if args.bundle is not None and inventories:
         chosen = set(selected([i.bundle for i in inventories], args.bundle, "status"))
         inventories = [i for i in inventories if i.bundle in chosen]
-    document = status_document(inventories, observation, recorded.provenance)
+    document = status_document(inventories, observation, recorded.provenance,
+                               recorded.shards)
     if document == shown:
         return document
     if args.output in DOCUMENTS:

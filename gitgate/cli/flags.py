@@ -10,6 +10,7 @@ from gitgate.cli import completers
 from gitgate.errors import ConfigError
 from gitgate.passes.onepass import MAX_CONCURRENCY
 from gitgate.source.signatures import Trust
+from gitgate.timespec import duration_flag
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -147,3 +148,21 @@ def trust_from(args: argparse.Namespace) -> Trust | None:
     home = Path(tempfile.mkdtemp(prefix="gitgate-signers-"))
     return Trust(Path(args.allowed_signers) if args.allowed_signers else None,
                  Path(args.allowed_gpg_keys) if args.allowed_gpg_keys else None, home)
+
+
+def ui_flags(parser: argparse.ArgumentParser) -> None:
+    """The web page's token and refresh (`run` and `ui`)."""
+    parser.add_argument("--ui-token-file", metavar="FILE",
+                        help="file holding a token the web page asks for (Authorization: "
+                             "Bearer, or its sign-in form); without it the page is open to "
+                             "whoever reaches the address")
+    parser.add_argument("--ui-refresh", default="5s",
+                        help="how often an open page refreshes itself")
+
+
+def ui_settings(args: argparse.Namespace) -> tuple[bytes | None, int]:
+    """The token (None: no token) and the refresh in whole seconds, from ui_flags."""
+    token = (read_secret_file(args.ui_token_file, "--ui-token-file")
+             if args.ui_token_file else None)
+    refresh = duration_flag(args.ui_refresh, "--ui-refresh").total_seconds()
+    return token, max(1, int(refresh))

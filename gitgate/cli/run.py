@@ -12,6 +12,7 @@ import threading
 import uuid
 from pathlib import Path
 
+from gitgate import __version__
 from gitgate.apiserver.apierrors import display_url
 from gitgate.cli.flags import (
     HelpFormatter,
@@ -19,6 +20,8 @@ from gitgate.cli.flags import (
     read_secret_file,
     tool_flags,
     trust_from,
+    ui_flags,
+    ui_settings,
     verify_flags,
     write_flags,
 )
@@ -28,7 +31,9 @@ from gitgate.httpserver import EndpointServer, LoopEndpoints, parse_listen
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
 from gitgate.output.statusviews import loop_document
+from gitgate.output.webui import WebUi, loop_source
 from gitgate.passes.onepass import SYSTEM_NAMESPACE, ApplyOptions, ClusterPort, system_namespace
+from gitgate.passes.shards import Membership
 from gitgate.render.sandbox import stop_all
 from gitgate.render.tools import find_tools
 from gitgate.source.gateguard import GateGuard
@@ -82,8 +87,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--cache-dir", default=str(cache_dir_default()),
                      help="where the checkout lives")
     run.add_argument("--listen", default=":8080",
-                     help="HOST:PORT of /healthz, /readyz, /metrics, /status, /hooks/git, "
-                          "/reconcile")
+                     help="HOST:PORT of the web page (/ui/), /healthz, /readyz, /metrics, "
+                          "/status, /hooks/git, /reconcile")
+    ui_flags(run)
     kube_flags(run, required=True)
     run.add_argument("--git-token-file", help="file holding an HTTPS token for the Git host")
     run.add_argument("--git-token-env", help="environment variable holding that token")
@@ -110,6 +116,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           "(without it both are disabled)")
     run.add_argument("--no-leader-elect", action="store_true",
                      help="write without holding the Lease (a single replica)")
+    run.add_argument("--shard", action="store_true",
+                     help="every replica reconciles a share of the bundles (no idle standby): "
+                          "they find each other through Leases, agree on an assignment and "
+                          "take over a replica's bundles when its Lease runs out")
     run.add_argument("--lease-duration", type=int, default=15,
                      help="seconds a leader's Lease lasts without renewal")
     write_flags(run)
@@ -148,6 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
               if args.webhook_secret_file else None)
     urls = read_urls(Path(args.notify_urls_file)) if args.notify_urls_file else []
+    ui_token, ui_refresh = ui_settings(args)
     tools = find_tools(args.helm, args.kustomize)
     api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
     if tls_verification_off(api):
@@ -166,6 +177,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                            concurrency=args.apply_concurrency,
                            hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
                            actor="loop"))
+    identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+    api.user_agent = f"gitgate/{__version__} ({identity})"  # the API server's audit log
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
@@ -178,7 +191,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         trigger=lambda: reconciler.trigger() if elector is None or elector.is_leader()
         else None,
         webhook_secret=secret, request_pass=reconciler.request_pass,
-        leading=lambda: elector is None or elector.is_leader())).start()
+        leading=lambda: elector is None or elector.is_leader(),
+        pages=WebUi(loop_source(reconciler, ui_refresh), ui_token))).start()
 
     def stop(*_: object) -> None:
         reconciler.stop.set()
@@ -187,12 +201,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    if not args.no_leader_elect:
+    lease = args.lease_duration
+    if args.shard:
         if not _ensure_system_namespace(cluster, reconciler.stop):
             server.stop()
             return 0
-        identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
-        lease = args.lease_duration
+        reconciler.shards = Membership(
+            cluster, args.instance, identity, lease_duration=lease,
+            renew_deadline=max(2, lease * 2 // 3), retry_period=max(1, lease // 7),
+            on_change=reconciler.wake.set).start()
+    elif not args.no_leader_elect:
+        if not _ensure_system_namespace(cluster, reconciler.stop):
+            server.stop()
+            return 0
         elector = LeaseElector(api, SYSTEM_NAMESPACE, f"gitgate-{args.instance}", identity,
                                lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
                                retry_period=max(1, lease // 7),
@@ -202,6 +223,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if elector is not None:
             elector.stop()  # hands the Lease over when this replica held it
+        if reconciler.shards is not None:
+            reconciler.shards.stop()  # its bundles go to the others at once
         server.stop()
         if reconciler.notifier is not None:
             reconciler.notifier.drain(5)

@@ -25,7 +25,7 @@ _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _TOP_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 _META_KEYS = {"name", "labels", "annotations"}
 _SPEC_KEYS = {"bundles", "selector", "action", "clusters", "reason", "reasons", "until",
-              "windows", "approve"}
+              "windows", "approve", "owner"}
 _REASON_KEYS = {"reason", "by", "at"}
 _WINDOW_KEYS = {"cron", "duration", "timeZone"}
 _APPROVE_KEYS = {"bundle", "digest"}
@@ -165,6 +165,10 @@ def gate_from_data(data: Any, file: str) -> Gate:
     if clusters and action is not Action.SUSPEND:
         raise GateSpecError(
             "spec.clusters only works with action: suspend (hold is all or nothing)")
+    owner = spec.get("owner")
+    if owner is not None and (not isinstance(owner, str) or not owner.strip()):
+        raise GateSpecError("spec.owner must be a non-empty string: whom to ask about the gate "
+                            "(a team, a person, a channel)")
     windows = spec.get("windows")
     if windows is not None and not isinstance(windows, list):
         raise GateSpecError("spec.windows must be a list")
@@ -177,6 +181,7 @@ def gate_from_data(data: Any, file: str) -> Gate:
         windows=tuple(_window(w, i) for i, w in enumerate(windows or [])),
         approvals=_approvals(spec.get("approve")),
         paused_for=_annotation(meta, PAUSED_FOR),
+        owner=owner.strip() if isinstance(owner, str) else _annotation(meta, PAUSED_BY),
     )
 
 

@@ -51,6 +51,7 @@ class Gate:
     approvals: tuple[Approval, ...] = ()
     paused_for: str | None = None  # the selector `gitgate pause` wrote this gate for
     reasons: tuple[str, ...] = ()  # each reason given (spec.reason, then spec.reasons), bare
+    owner: str | None = None  # whom to ask about it: spec.owner, else who ran `gitgate pause`
 
 
 @dataclass(frozen=True)

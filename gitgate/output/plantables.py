@@ -147,7 +147,8 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
 def gates_document(plan: Plan) -> dict[str, Any]:
     return document("GateList", {"at": rfc3339(plan.at), "gates": [{
         "name": s.gate.name, "file": s.gate.file, "action": str(s.gate.action),
-        "reason": s.gate.reason, "active": s.active, "covers": list(s.covers),
+        "reason": s.gate.reason, "owner": s.gate.owner, "active": s.active,
+        "covers": list(s.covers),
         "until": rfc3339(s.gate.until), "nextChange": rfc3339(s.next_change),
     } for s in plan.gates], "invalid": [{"file": g.file, "line": g.line, "message": g.message}
                                          for g in plan.invalid_gates]})

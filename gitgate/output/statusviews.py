@@ -11,6 +11,7 @@ from gitgate.apply.observe import Observation
 from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
+from gitgate.model.shardmap import ShardMap
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
 from gitgate.passes.recorded import provenance_document
@@ -76,9 +77,11 @@ def bundle_document(inv: Inventory, dispatch: Dispatch) -> dict[str, Any]:
 
 
 def status_document(inventories: list[Inventory], observation: Observation | None = None,
-                    provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+                    provenance: dict[str, Any] | None = None,
+                    shards: ShardMap | None = None) -> dict[str, Any]:
+    """`shards`: with `run --shard`, the agreed assignment: each bundle says its replica."""
     seen = observation.bundles if observation else {}
-    bundles = [bundle_document(inv, seen.get(inv.bundle, Dispatch()))
+    bundles = [with_shard(bundle_document(inv, seen.get(inv.bundle, Dispatch())), shards)
                for inv in sorted(inventories, key=lambda i: i.bundle)]
     doc = document("Status", {"bundles": bundles})
     if observation is not None and observation.error:
@@ -213,6 +216,11 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
         "lastError": state.last_error, "nextTransition": rfc3339(state.next_transition),
         "repo": reconciler.source.display_url, "branch": reconciler.source.branch})
     doc.update(provenance_document(state.signature, state.gate_report, state.revision))
+    if state.turn is not None:  # --shard: this replica's share
+        turn = state.turn
+        doc["shard"] = {"identity": turn.identity, "acting": turn.acting, "said": turn.said(),
+                        "members": list(turn.shards.members) if turn.shards else [],
+                        "live": list(turn.live), "waitingFor": list(turn.waiting_for)}
     if state.last_result is not None:
         doc["pass"] = pass_document(state.last_result)
     if state.observation is not None:
@@ -220,10 +228,16 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
         if state.observation.error:
             doc["observeError"] = state.observation.error
         known = state.inventories or {}
-        doc["bundles"] = [bundle_document(known[name], dispatch) if name in known
-                          else dispatch_document(name, dispatch) for name, dispatch
-                          in sorted(state.observation.bundles.items())]
+        shards = state.turn.shards if state.turn is not None else None
+        doc["bundles"] = [with_shard(bundle_document(known[name], dispatch), shards)
+                          if name in known else dispatch_document(name, dispatch)
+                          for name, dispatch in sorted(state.observation.bundles.items())]
     return doc
+
+
+def with_shard(doc: dict[str, Any], shards: ShardMap | None) -> dict[str, Any]:
+    """The replica whose shard holds the bundle (`run --shard`), when there are shards."""
+    return doc if shards is None else {**doc, "shard": shards.owner(doc["name"])}
 
 
 def dispatch_document(bundle: str, dispatch: Dispatch) -> dict[str, Any]:

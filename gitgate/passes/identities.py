@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import ClusterPort
+from gitgate.apply.ports import ClusterPort, Delegating
 from gitgate.bundle.tenancy import tenants_of
 from gitgate.errors import ConfigError
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
@@ -22,7 +22,7 @@ def service_account_user(namespace: str, name: str) -> str:
     return f"system:serviceaccount:{namespace}:{name}"
 
 
-class AsTenants:
+class AsTenants(Delegating):
     """A ClusterPort that sends each object's requests as the tenant whose bundle owns it
     (`owners`: object -> user), and everything else as gitgate."""
 
@@ -31,7 +31,7 @@ class AsTenants:
         if impersonate is None:
             raise ConfigError("tenants with a serviceAccount need a cluster client that can "
                               "impersonate (the API server's)")
-        self.own = own
+        super().__init__(own)
         self.owners = dict(owners)
         self._as = {user: impersonate(user) for user in set(owners.values())}
 
@@ -55,16 +55,6 @@ class AsTenants:
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         return self._for(self._ref(api_version, kind, namespace, name)).delete(
             api_version, kind, namespace, name)
-
-    def list_objects(self, api_version: str, kind: str, namespace: str = "",
-                     label_selector: str = "") -> list[Manifest]:
-        return self.own.list_objects(api_version, kind, namespace, label_selector)
-
-    def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
-        return self.own.wait_established(crd_names, timeout)
-
-    def scope_of(self, api_version: str, kind: str) -> bool | None:
-        return self.own.scope_of(api_version, kind)
 
 
 def as_tenants(cluster: ClusterPort, plan: Plan, inventories: Mapping[str, Inventory],

@@ -105,8 +105,10 @@ def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = No
 def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                   bundle_glob: str | None = None, revision: str | None = None,
                   cache: RenderCache | None = None,
-                  scope_of: ScopeOf | None = None, clusters: Lister | None = None) -> Checkout:
-    """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles.
+                  scope_of: ScopeOf | None = None, clusters: Lister | None = None,
+                  shard: Callable[[str], bool] | None = None) -> Checkout:
+    """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles,
+    and with `shard` (`run --shard`) those of this replica's shard (maybe none).
     `scope_of` (an API server's discovery) says which kinds the repo does not define are
     namespaced; `clusters` is the API server to read Karmada's Clusters from when a tenant
     chooses its clusters by labels (a failed read is kept: their names then fail)."""
@@ -114,10 +116,14 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
     members = (read_members(clusters) if clusters is not None
                and rendered.discovery.config.tenancy.by_labels else None)
     plan = plan_rendered(rendered, now, revision, members)
+    everything = {b.bundle.name for b in plan.bundles}
     if bundle_glob is not None:
         chosen = set(selected([b.bundle.name for b in plan.bundles], bundle_glob))
         plan = replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name in chosen))
-    return Checkout(rendered, plan, members)
+    if shard is not None:
+        plan = replace(plan, bundles=tuple(b for b in plan.bundles if shard(b.bundle.name)))
+    kept = {b.bundle.name for b in plan.bundles}
+    return Checkout(rendered, replace(plan, elsewhere=frozenset(everything - kept)), members)
 
 
 def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
@@ -158,12 +164,17 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
               bundle_glob: str | None = None, revision: str | None = None,
               cache: RenderCache | None = None,
               stop: threading.Event | None = None, keep_inventories: bool = False,
-              migrate_records: bool = True) -> Pass:
+              migrate_records: bool = True,
+              shard: Callable[[str], bool] | None = None) -> Pass:
     """One pass: suspend first, render, plan at `options.now`, observe, apply. Bundles outside
     `bundle_glob` are neither written nor taken for bundles that left Git. With
     `keep_inventories`, the result carries the inventories as the pass left them. With
     `migrate_records`, records an earlier release kept in ConfigMaps become Bundles first
-    (the loop asks until one pass found none)."""
+    (the loop asks until one pass found none). With `shard`, only the bundles it says are
+    this replica's are written, suspended first or taken for gone."""
+    scope = scope_of_glob(bundle_glob)
+    if shard is not None:
+        scope = shard if scope is None else (lambda name, glob=scope: glob(name) and shard(name))
     inventories = None
     if not options.dry_run and migrate_records:
         moved = migrate(cluster, options.instance, rfc3339(options.now))
@@ -171,21 +182,23 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
             log.info("moved %d bundle record(s) from ConfigMaps to Bundle objects", moved,
                      extra={"event": "migrated", "count": moved})
     if not options.dry_run:
-        inventories = suspend_before_rendering(root, cluster, options, bundle_glob)
+        inventories = suspend_before_rendering(root, cluster, options, bundle_glob, shard)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of,
-                             clusters=cluster)
+                             clusters=cluster, shard=shard)
     seen = planned(checkout, cluster, options, inventories)
     writer = as_tenants(cluster, seen.plan, seen.view.inventories,
                         checkout.rendered.discovery.config.tenancy)
-    result = run_pass(seen.plan, writer, options, scope=scope_of_glob(bundle_glob), stop=stop,
+    result = run_pass(seen.plan, writer, options, scope=scope, stop=stop,
                       inventories=dict(seen.view.inventories),
                       keep_inventories=keep_inventories)
     return replace(seen, result=result)
 
 
 def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOptions,
-                             bundle_glob: str | None = None) -> dict[str, Inventory] | None:
+                             bundle_glob: str | None = None,
+                             shard: Callable[[str], bool] | None = None
+                             ) -> dict[str, Inventory] | None:
     """Read the gate files alone (no render) and write each active suspension into the live
     policies of the known bundles it covers, so that a freeze lands in the first seconds of a
     pass whatever the renders take (`apply.freezefirst`). Returns the inventories it read
@@ -202,7 +215,8 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
         return None  # the usual pass: no request at all
     inventories = read_inventories(cluster, options.instance)
     early = suspend_first(cluster, {name: inventory for name, inventory in inventories.items()
-                                    if matches(name, bundle_glob)}, states)
+                                    if matches(name, bundle_glob)
+                                    and (shard is None or shard(name))}, states)
     for item in early:
         if item.written or item.error:
             log.info("suspended %s before rendering (%s): %s%s", item.bundle,

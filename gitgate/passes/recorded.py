@@ -18,6 +18,7 @@ from gitgate.apply.observe import Observation, observe
 from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.errors import KubeError
 from gitgate.model.ownership import INSTANCE_LABEL
+from gitgate.model.shardmap import ShardMap
 from gitgate.progression.rollouts import halted_rollouts
 from gitgate.source.gateguard import GateReport
 from gitgate.source.signatures import Signature
@@ -31,6 +32,7 @@ class Recorded:
     inventories: list[Inventory]
     observation: Observation
     provenance: dict[str, Any] | None = None  # as the running loop recorded it
+    shards: ShardMap | None = None  # with `run --shard`: the replicas' agreed assignment
 
 
 def recorded_status(cluster: ClusterPort, instance: str) -> Recorded:
@@ -39,7 +41,8 @@ def recorded_status(cluster: ClusterPort, instance: str) -> Recorded:
     running loop recorded."""
     inventories = list(read_inventories(cluster, instance).values())
     return Recorded(inventories, observe(cluster, inventories),
-                    read_provenance(cluster, instance))
+                    read_document(cluster, instance, "provenance"),
+                    ShardMap.from_dict(read_document(cluster, instance, "shards")))
 
 
 def bundle_events(cluster: Lister, inventory: Inventory) -> list[dict[str, Any]]:
@@ -70,26 +73,28 @@ def provenance_document(signature: Signature | None, gates: GateReport | None,
     return doc
 
 
-def provenance_name(instance: str) -> str:
-    """`gitgate.provenance`: no inventory (`gitgate-...`) can be named so."""
-    return ("gitgate.provenance" if instance == DEFAULT_INSTANCE
-            else f"gitgate.{instance}.provenance")
+def _record_name(instance: str, what: str) -> str:
+    """`gitgate.provenance`, `gitgate.overview`: no inventory (`gitgate-...`) can be named so."""
+    return f"gitgate.{what}" if instance == DEFAULT_INSTANCE else f"gitgate.{instance}.{what}"
 
 
-def record_provenance(cluster: ClusterPort, instance: str, doc: dict[str, Any]) -> None:
-    """What the loop knows of who signed the head and where its freeze files come from, for
-    `status` to show (raises KubeError)."""
+def record_document(cluster: ClusterPort, instance: str, what: str,
+                    doc: dict[str, Any]) -> None:
+    """What the loop keeps for the CLI and the web page beside the Bundles, one ConfigMap
+    each: `provenance` (who signed the head, where the freeze files come from, for `status`)
+    and `overview` (gates, rollouts, last changes, for `gitgate ui`). Raises KubeError."""
     cluster.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-        "name": provenance_name(instance), "namespace": NAMESPACE,
+        "name": _record_name(instance, what), "namespace": NAMESPACE,
         "labels": {INSTANCE_LABEL: instance}},
-        "data": {"provenance": json.dumps(doc, sort_keys=True)}})
+        "data": {what: json.dumps(doc, sort_keys=True)}})
 
 
-def read_provenance(cluster: ClusterPort, instance: str) -> dict[str, Any] | None:
-    """As recorded by the loop; None when none was (or it cannot be read: status goes on)."""
+def read_document(cluster: ClusterPort, instance: str, what: str) -> dict[str, Any] | None:
+    """As `record_document` left it; None when none was written or it cannot be read (the
+    reader goes on without it)."""
     try:
-        found = cluster.get("v1", "ConfigMap", NAMESPACE, provenance_name(instance))
-        doc = json.loads(((found or {}).get("data") or {}).get("provenance") or "null")
+        found = cluster.get("v1", "ConfigMap", NAMESPACE, _record_name(instance, what))
+        doc = json.loads(((found or {}).get("data") or {}).get(what) or "null")
     except (KubeError, ValueError):
         return None
     return doc if isinstance(doc, dict) and doc else None

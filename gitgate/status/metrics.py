@@ -76,6 +76,15 @@ class LoopMetrics:
                               registry=self.registry)
         self.leader = Gauge("gitgate_leader", "1 while this replica holds the lease",
                             registry=self.registry)
+        self.shard_acting = Gauge("gitgate_shard_acting", "with --shard: 1 while this replica "
+                                  "acts on an assignment every live replica acknowledged",
+                                  registry=self.registry)
+        self.shard_bundles = Gauge("gitgate_shard_bundles", "with --shard: the bundles of "
+                                   "this replica's shard at its last pass",
+                                   registry=self.registry)
+        self.shard_replicas = Gauge("gitgate_shard_replicas", "with --shard: the replicas in "
+                                    "the assignment this replica last read",
+                                    registry=self.registry)
         self.cluster_health = Gauge("gitgate_bundle_cluster_health",
                                     "1 for the bundle's health on the member cluster as "
                                     "Karmada reports it (worst over its objects)",

@@ -32,6 +32,11 @@ def test_deploy_base_runs_two_hardened_replicas_with_karmadas_kubeconfig(tools):
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["karmada-kubeconfig"]["secret"]["secretName"] == "karmada-kubeconfig"
     assert "--kubeconfig=/etc/karmada/kubeconfig" in container["args"]
+    assert "--shard" in container["args"]  # both replicas reconcile, none stands idle
+    budget = objects[("PodDisruptionBudget", "gitgate")]
+    assert budget["spec"]["minAvailable"] == 1
+    assert budget["spec"]["selector"]["matchLabels"].items() <= \
+        deployment["spec"]["template"]["metadata"]["labels"].items()
     service = objects[("Service", "gitgate")]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
@@ -115,6 +120,7 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
     from gitgate.apiserver.verbs import KubeCluster
     from gitgate.apply.inventory import NAMESPACE
     from gitgate.cli import main
+    from gitgate.passes.shards import Membership
     from tests.conftest import write_files
     from tests.kubeapi.server import KubeApiEmulator
     from tests.support.manifests import cm, deployment
@@ -170,5 +176,10 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
             __import__("time").sleep(0.1)
         assert elector.is_leader()
         elector.stop()
+        shards = Membership(KubeCluster(load_client(kubeconfig)), "rbac", "r1",
+                            lease_duration=6, renew_deadline=4, retry_period=1)
+        assert shards.renew() and shards.turn().acting  # its Lease, the others', the record
+        shards.stop()
+        assert shards.replicas() == []  # its Lease handed back
         forbidden = [r for r in emulator.state.requests if r.path.endswith("/roles/reader")]
         assert forbidden  # the only refusal was the Role the role leaves out

@@ -131,8 +131,8 @@ def test_status_reads_lists_only_whatever_the_number_of_objects(tmp_path, emulat
         counts.append(len([r for r in reads if "/namespaces/" in r.path or "bindings" in r.path
                            or "configmaps" in r.path or "deployments" in r.path]))
     # inventories, bindings of the namespace, ConfigMaps, Deployments: the same 4 lists, and
-    # the one provenance record the loop keeps
-    assert counts == [5, 5]
+    # the two records the loop keeps beside them (provenance, and the shards of `run --shard`)
+    assert counts == [6, 6]
 
 
 def test_apply_wait_exits_0_once_every_open_cluster_is_healthy(setup, emulator, capsys):

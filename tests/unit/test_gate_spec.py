@@ -82,3 +82,19 @@ def test_errors_point_at_the_line_of_the_bad_field():
 """
     _, invalid = parse_gate_file(text, "gates/g.yaml")
     assert invalid[0].line == 10 and "spec.windows[1].cron" in invalid[0].message
+
+
+def test_a_gate_names_its_owner_or_who_paused_it():
+    (gate,), _ = parse_gate_file(HEAD + "spec: {bundles: [a], reason: r, owner: ' team-db '}\n",
+                                 "gates/g.yaml")
+    assert gate.owner == "team-db"
+    paused = ("apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: g, annotations: "
+              "{gitgate.io/paused-by: Alice}}\nspec: {bundles: [a], reason: r}\n")
+    (gate,), _ = parse_gate_file(paused, "gates/g.yaml")
+    assert gate.owner == "Alice"
+    (gate,), _ = parse_gate_file(HEAD + "spec: {bundles: [a], reason: r}\n", "gates/g.yaml")
+    assert gate.owner is None
+    for bad in ("''", "[team]", "3"):
+        text = HEAD + f"spec: {{bundles: [a], reason: r, owner: {bad}}}\n"
+        gates, invalid = parse_gate_file(text, "gates/g.yaml")
+        assert gates == [] and "spec.owner must be a non-empty string" in invalid[0].message

@@ -1,0 +1,244 @@
+"""`gitgate run --shard`: every replica reconciles a share of the bundles. The replicas find
+each other through Leases on the Karmada API server, one per replica
+(`gitgate-<instance>-replica-<identity>` in gitgate-system, renewed every retry period), and
+agree on an assignment: the live replicas, recorded in `gitgate.shards` (any replica that sees
+the live set differ from it writes the new one; the content is a function of the live set, so
+they all write the same). Each bundle goes to one member by rendezvous hashing
+(`model.shardmap`).
+
+A replica acts on an assignment only once every live replica has acknowledged it (an
+annotation on its Lease, written at the start of a tick, between passes): a replica that
+acknowledges a new assignment has finished every pass under the old one, so no two replicas
+ever act on different assignments at once. A replica whose Lease ran out is not waited for:
+its fence (`apply.fencing`) stopped its writes before the Lease expired. I/O through the
+ports; the clocks are the caller's."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from gitgate.apply.fencing import Fence
+from gitgate.apply.inventory import NAMESPACE
+from gitgate.apply.ports import ClusterPort
+from gitgate.errors import GitgateError
+from gitgate.model.ownership import INSTANCE_LABEL
+from gitgate.model.shardmap import ShardMap
+from gitgate.passes.recorded import read_document, record_document
+
+log = logging.getLogger("gitgate")
+
+REPLICA_LABEL = "gitgate.io/replica"  # on each replica's Lease: "true"
+ACKNOWLEDGED = "gitgate.io/acknowledged"  # on each replica's Lease: the assignment it acts on
+MANAGER = "gitgate-shards"
+LEASE_API = "coordination.k8s.io/v1"
+
+
+def lease_name(instance: str, identity: str) -> str:
+    tail = re.sub(r"[^a-z0-9-]", "-", identity.lower()).strip("-")[:180] or "replica"
+    return f"gitgate-{instance}-replica-{tail}"
+
+
+def micro_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One replica as its Lease says."""
+
+    identity: str
+    renewed: datetime | None
+    duration: timedelta
+    acknowledged: str
+
+    def live(self, now: datetime) -> bool:
+        return self.renewed is not None and now < self.renewed + self.duration
+
+
+def replica_of(lease: dict[str, object]) -> Replica | None:
+    spec = lease.get("spec") if isinstance(lease.get("spec"), dict) else {}
+    meta = lease.get("metadata") if isinstance(lease.get("metadata"), dict) else {}
+    assert isinstance(spec, dict) and isinstance(meta, dict)
+    identity = spec.get("holderIdentity")
+    if not isinstance(identity, str) or not identity:
+        return None
+    renewed = None
+    stamp = spec.get("renewTime")
+    if isinstance(stamp, str):
+        try:
+            renewed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        except ValueError:
+            renewed = None
+    seconds = spec.get("leaseDurationSeconds")
+    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    assert isinstance(annotations, dict)
+    return Replica(identity, renewed,
+                   timedelta(seconds=seconds if isinstance(seconds, int) else 0),
+                   str(annotations.get(ACKNOWLEDGED) or ""))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What this replica may do now."""
+
+    shards: ShardMap | None  # the agreed assignment (None: none yet)
+    identity: str
+    term: int | None  # the fence's term while this replica may write (None: it may not)
+    waiting_for: tuple[str, ...] = ()  # live replicas that have not acknowledged it yet
+    live: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def acting(self) -> bool:
+        return (self.shards is not None and self.identity in self.shards.members
+                and self.term is not None and not self.waiting_for)
+
+    def owns(self, bundle: str) -> bool:
+        return self.shards is not None and self.shards.owns(self.identity, bundle)
+
+    def said(self) -> str:
+        if self.shards is None:
+            return "no assignment yet"
+        if self.term is None:
+            return "this replica's Lease is not fresh: it writes nothing"
+        if self.identity not in self.shards.members:
+            return "this replica is not in the assignment yet"
+        if self.waiting_for:
+            return f"waiting for {', '.join(self.waiting_for)} to acknowledge the assignment"
+        return f"acting on its shard of {len(self.shards.members)} replica(s)"
+
+
+class Membership:
+    """This replica's Lease, renewed in a thread, and the agreement on who reconciles what."""
+
+    def __init__(self, cluster: ClusterPort, instance: str, identity: str, *,
+                 lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2,
+                 wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 monotonic: Callable[[], float] = time.monotonic,
+                 on_change: Callable[[], None] = lambda: None):
+        if not lease_duration > renew_deadline > retry_period >= 1:
+            raise GitgateError("sharding needs lease duration > renew deadline > retry "
+                               "period >= 1 second")
+        self.cluster, self.instance, self.identity = cluster, instance, identity
+        self.lease_duration, self.retry_period = lease_duration, retry_period
+        self.wall_clock, self.monotonic = wall_clock, monotonic
+        self.fence = Fence(renew_deadline, monotonic)
+        self.on_change = on_change  # wakes the loop when the agreement moved
+        self.acknowledged = ""
+        self.stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"shards-{identity}")
+        self._seen: tuple[str, tuple[str, ...]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return lease_name(self.instance, self.identity)
+
+    # ------------------------------------------------------------------ the Lease
+    def renew(self) -> bool:
+        """Renew this replica's Lease (with the assignment it acknowledges)."""
+        sent = self.monotonic()
+        now = self.wall_clock()
+        try:
+            self.cluster.apply({
+                "apiVersion": LEASE_API, "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": NAMESPACE,
+                             "labels": {INSTANCE_LABEL: self.instance, REPLICA_LABEL: "true"},
+                             "annotations": {ACKNOWLEDGED: self.acknowledged}},
+                "spec": {"holderIdentity": self.identity,
+                         "leaseDurationSeconds": self.lease_duration,
+                         "renewTime": micro_time(now)}}, manager=MANAGER, force=True)
+        except GitgateError as exc:
+            log.warning("cannot renew this replica's Lease %s: %s", self.name, exc.message,
+                        extra={"event": "shard-lease"})
+            return False
+        self.fence.renewed(at=sent)
+        return True
+
+    def replicas(self) -> list[Replica]:
+        found = self.cluster.list_objects(LEASE_API, "Lease", NAMESPACE,
+                                          f"{INSTANCE_LABEL}={self.instance},"
+                                          f"{REPLICA_LABEL}=true")
+        return [r for r in (replica_of(lease) for lease in found) if r is not None]
+
+    # ------------------------------------------------------------------ the agreement
+    def agreed(self) -> ShardMap | None:
+        return ShardMap.from_dict(read_document(self.cluster, self.instance, "shards"))
+
+    def settle(self) -> tuple[ShardMap | None, list[Replica]]:
+        """Read the replicas and the assignment; write the assignment anew when the live set
+        differs from it (a replica joined, or one's Lease expired)."""
+        now = self.wall_clock()
+        replicas = self.replicas()
+        live = ShardMap.of([r.identity for r in replicas if r.live(now)])
+        shards = self.agreed()
+        if live.members and (shards is None or shards.members != live.members):
+            try:
+                record_document(self.cluster, self.instance, "shards", live.as_dict())
+                log.info("shard assignment: %s", ", ".join(live.members),
+                         extra={"event": "shards", "members": list(live.members),
+                                "digest": live.digest})
+                shards = live
+            except GitgateError as exc:
+                log.warning("cannot record the shard assignment: %s", exc.message,
+                            extra={"event": "shards"})
+        return shards, replicas
+
+    def turn(self) -> Turn:
+        """At the start of a tick (no pass in flight): acknowledge the agreed assignment, and
+        say whether this replica may act on it."""
+        try:
+            shards, replicas = self.settle()
+        except GitgateError as exc:
+            log.warning("cannot read the replicas' Leases: %s", exc.message,
+                        extra={"event": "shards"})
+            return Turn(None, self.identity, None)
+        if shards is not None and shards.digest != self.acknowledged \
+                and self.identity in shards.members:
+            self.acknowledged = shards.digest
+            self.renew()  # others see the acknowledgement at once
+            replicas = [r if r.identity != self.identity else Replica(
+                r.identity, r.renewed, r.duration, self.acknowledged) for r in replicas]
+        now = self.wall_clock()
+        live = [r for r in replicas if r.live(now)]
+        waiting = tuple(sorted(r.identity for r in live if shards is not None
+                               and r.acknowledged != shards.digest
+                               and r.identity != self.identity))
+        return Turn(shards, self.identity, self.fence.term(), waiting,
+                    tuple(sorted(r.identity for r in live)))
+
+    # ------------------------------------------------------------------ the thread
+    def start(self) -> Membership:
+        self.renew()
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.retry_period):
+            self.renew()
+            try:
+                shards, replicas = self.settle()
+            except GitgateError:
+                continue
+            seen = (shards.digest if shards else "",
+                    tuple(sorted(f"{r.identity}={r.acknowledged}" for r in replicas
+                                 if r.live(self.wall_clock()))))
+            with self._lock:
+                changed, self._seen = seen != self._seen, seen
+            if changed:
+                self.on_change()
+
+    def stop(self) -> None:
+        """Stop renewing and delete this replica's Lease, so the others take its bundles
+        over at once instead of waiting for it to expire."""
+        self.stopped.set()
+        self.fence.lapse()
+        with contextlib.suppress(GitgateError):  # else the Lease simply runs out
+            self.cluster.delete(LEASE_API, "Lease", NAMESPACE, self.name)

@@ -1,0 +1,123 @@
+"""What the web page shows beyond the bundles' records, as the last pass planned it: every
+gate (active, upcoming or unusable) with whom to ask and what it covers now, each rollout's
+waves and timings, and the field paths of each bundle's last change (never a value: a
+Secret's keys are not named either). Pure: plans in, a JSON-able document out. The loop keeps
+it for its own page and records it on the API server for `gitgate ui`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from gitgate.apply.livediff import changed_paths
+from gitgate.gate.evaluate import GateState
+from gitgate.model import Manifest, ObjectRef
+from gitgate.plan import Plan
+from gitgate.timespec import duration_text, rfc3339
+
+MAX_CHANGED_OBJECTS = 30  # per bundle; the rest are counted
+MAX_FIELD_PATHS = 15  # per object; the rest are counted
+MAX_COVERS = 200  # bundle names listed per gate; the rest are counted
+RECORD_LIMIT = 900_000  # bytes of JSON a ConfigMap can take with room to spare
+_SECRET_FIELDS = ("data", "stringData")
+
+
+def gate_view(state: GateState) -> dict[str, Any]:
+    gate = state.gate
+    covers = list(state.covers)
+    return {"name": gate.name, "file": gate.file, "action": str(gate.action),
+            "reason": gate.reason, "owner": gate.owner, "active": state.active,
+            "covers": covers[:MAX_COVERS], "coversMore": max(0, len(covers) - MAX_COVERS),
+            "clusters": list(gate.clusters),
+            "until": rfc3339(gate.until) if gate.until else None,
+            "nextChange": rfc3339(state.next_change) if state.next_change else None,
+            "windows": [f"{w.cron} for {duration_text(w.duration)} ({w.time_zone})"
+                        for w in gate.windows]}
+
+
+def rollout_views(plan: Plan) -> dict[str, dict[str, Any]]:
+    """Per bundle with `rollout:`, its waves in order and its timings (the progress itself is
+    in the bundle's record)."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in plan.bundles:
+        spec = item.bundle.source.options.rollout
+        if spec is None:
+            continue
+        out[item.bundle.name] = {
+            "waves": [w.text() for w in spec.waves],
+            "bakeSeconds": int(spec.bake.total_seconds()),
+            "deadlineSeconds": int(spec.progress_deadline.total_seconds()),
+            "onFailure": spec.on_failure,
+            "waitingFor": item.rollout.waiting_for if item.rollout is not None else ""}
+    return out
+
+
+def changed_fields(ref: ObjectRef, before: Manifest, after: Manifest) -> list[str]:
+    """The dotted paths that differ; in a Secret, `.data` or `.stringData` as a whole (a key's
+    name can say what it holds)."""
+    paths = changed_paths(before, after)
+    if (ref.group, ref.kind) == ("", "Secret"):
+        paths = list(dict.fromkeys(
+            next((f".{top}" for top in _SECRET_FIELDS
+                  if p == f".{top}" or p.startswith(f".{top}.")), p) for p in paths))
+    return paths
+
+
+def last_changes(previous: Plan | None, plan: Plan,
+                 kept: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per bundle, the objects its last content change created, changed (with field paths) or
+    removed: worked out for the bundles whose digest moved since `previous`, the others keep
+    what `kept` says (bundles that left Git are forgotten)."""
+    names = {item.bundle.name for item in plan.bundles}
+    out = {name: dict(change) for name, change in kept.items()
+           if name in names and isinstance(change, Mapping)}
+    if previous is None:
+        return out
+    before = {item.bundle.name: item for item in previous.bundles}
+    for item in plan.bundles:
+        old = before.get(item.bundle.name)
+        if old is None or (old.bundle.digest and old.bundle.digest == item.bundle.digest):
+            continue
+        was = {ObjectRef.of(o): o for o in old.desired}
+        now = {ObjectRef.of(o): o for o in item.desired}
+        objects: list[dict[str, Any]] = []
+        for ref in sorted(was.keys() | now.keys()):
+            if ref not in was:
+                objects.append({"object": str(ref), "action": "created"})
+            elif ref not in now:
+                objects.append({"object": str(ref), "action": "removed"})
+            elif was[ref] is not now[ref] and was[ref] != now[ref]:
+                paths = changed_fields(ref, was[ref], now[ref])
+                objects.append({"object": str(ref), "action": "changed",
+                                "fields": paths[:MAX_FIELD_PATHS],
+                                "fieldsMore": max(0, len(paths) - MAX_FIELD_PATHS)})
+        if objects:
+            out[item.bundle.name] = {
+                "revision": plan.revision, "at": rfc3339(plan.at),
+                "objects": objects[:MAX_CHANGED_OBJECTS],
+                "objectsMore": max(0, len(objects) - MAX_CHANGED_OBJECTS)}
+    return out
+
+
+def overview_document(plan: Plan, previous: Plan | None,
+                      kept_changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The page's view of a pass; `kept_changes`: the last changes known before it."""
+    doc = {"revision": plan.revision,
+           "gates": [gate_view(s) for s in plan.gates],
+           "invalidGates": [{"file": g.file, "line": g.line, "message": g.message,
+                             "within": list(g.within)} for g in plan.invalid_gates],
+           "rollouts": rollout_views(plan),
+           "changes": last_changes(previous, plan, kept_changes)}
+    return bounded(doc)
+
+
+def bounded(doc: dict[str, Any], limit: int = RECORD_LIMIT) -> dict[str, Any]:
+    """Within what one ConfigMap holds: the last changes go first, then the rollouts (the
+    page says they are left out); gates are what on-call people need, they stay."""
+    for part in ("changes", "rollouts"):
+        if len(json.dumps(doc, sort_keys=True)) <= limit:
+            break
+        doc = {**doc, part: {}, f"{part}LeftOut": True}
+    return doc
+

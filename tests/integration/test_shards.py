@@ -1,0 +1,304 @@
+"""Sharding across replicas (issue 31, item 1) over the API emulator: replicas find each other
+through their Leases and agree on an assignment; a replica acts only once every live replica
+acknowledged it; a replica whose Lease runs out loses its bundles to the others and writes
+nothing of its old pass when it comes back; each bundle is written by one replica only."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+import git
+import pytest
+
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
+from gitgate.apply.inventory import system_namespace
+from gitgate.apply.work import ApplyOptions
+from gitgate.loop import LoopSettings, Reconciler
+from gitgate.model.shardmap import owner
+from gitgate.passes.shards import ACKNOWLEDGED, Membership
+from gitgate.source.git import LocalCheckout
+from tests.conftest import REPO_ROOT, set_identity, write_files
+from tests.support.http import free_port, get, until
+from tests.support.looping import T0, Clock
+
+pytestmark = pytest.mark.integration
+NS = "shop"
+APPS = [f"app{i}" for i in range(8)]
+
+
+class Clocks:
+    """One wall clock and one monotonic clock for every replica of a test."""
+
+    def __init__(self) -> None:
+        self.wall = datetime(2026, 11, 24, 3, tzinfo=UTC)
+        self.mono = 1000.0
+
+    def advance(self, seconds: float) -> None:
+        self.wall += timedelta(seconds=seconds)
+        self.mono += seconds
+
+
+def member(cluster, instance: str, identity: str, clocks: Clocks) -> Membership:
+    return Membership(cluster, instance, identity, lease_duration=15, renew_deadline=10,
+                      retry_period=2, wall_clock=lambda: clocks.wall,
+                      monotonic=lambda: clocks.mono)
+
+
+def test_replicas_agree_take_over_and_come_back(kube):
+    kube.cluster.apply(system_namespace())
+    clocks = Clocks()
+    a, b = (member(kube.cluster, kube.run_id, name, clocks) for name in ("a", "b"))
+    a.renew()
+    turn = a.turn()
+    assert turn.acting and turn.shards.members == ("a",)
+
+    b.renew()  # b joins: a waits until b acknowledged the new assignment
+    turn = a.turn()
+    assert turn.shards.members == ("a", "b") and turn.waiting_for == ("b",)
+    assert not turn.acting
+    assert b.turn().acting and a.turn().acting
+    mine = {n for n in APPS if a.turn().owns(n)}
+    theirs = {n for n in APPS if b.turn().owns(n)}
+    assert mine | theirs == set(APPS) and not mine & theirs
+
+    clocks.advance(16)  # b stops renewing (paused, dead): its Lease runs out
+    a.renew()
+    turn = a.turn()
+    assert turn.acting and turn.shards.members == ("a",)
+    assert all(turn.owns(n) for n in APPS)
+    assert b.fence.term() is None  # b's own fence stopped it before the Lease expired
+
+    b.renew()  # b comes back: a new term, a new assignment, acknowledged by both first
+    turn = b.turn()
+    assert turn.shards.members == ("a", "b") and not turn.acting
+    assert a.turn().acting and b.turn().acting
+
+    b.stop()  # a clean shutdown hands the bundles over at once, no expiry to wait for
+    turn = a.turn()
+    assert turn.acting and turn.shards.members == ("a",)
+
+
+def repo(tmp_path, value: str):
+    files = {"gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: "
+                             "[member1]}}}\n",
+             "ns/bundle.yaml": "name: ns\n",
+             "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n"}
+    for app in APPS:
+        files[f"{app}/bundle.yaml"] = f"name: {app}\ndependsOn: [ns]\n"
+        files[f"{app}/cm.yaml"] = (f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {app}, "
+                                   f"namespace: {NS}}}\ndata: {{value: {value}}}\n")
+    return write_files(tmp_path / "repo", files)
+
+
+def replica(root, kubeconfig, tools, identity: str, clocks: Clocks) -> Reconciler:
+    api = load_client(str(kubeconfig))
+    api.user_agent = f"gitgate-test ({identity})"
+    cluster = KubeCluster(api)
+    loop = Reconciler(LocalCheckout(root), cluster, tools,
+                      LoopSettings(interval=timedelta(seconds=1),
+                                   apply=ApplyOptions(now=T0)), clock=Clock(T0))
+    loop.shards = member(cluster, "default", identity, clocks)
+    loop.state.leading = True
+    return loop
+
+
+def turns(*loops: Reconciler) -> None:
+    """Each replica's turn and tick, as `run` takes them, a minute apart (a bundle waiting
+    for a dependency of the other shard is tried again after its backoff)."""
+    for _ in range(3):
+        for loop in loops:
+            if loop._take_turn():
+                loop.tick()
+            loop.clock.advance(seconds=60)
+
+
+def writers(emulator, name: str, since: int = 0) -> set[str]:
+    """The replicas that wrote the ConfigMap `name` (by their User-Agent), from the
+    `since`-th write on."""
+    return {r.user_agent.rpartition("(")[2].rstrip(")") for r in emulator.state.writes()[since:]
+            if r.path.endswith(f"/namespaces/{NS}/configmaps/{name}")}
+
+
+def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
+        tmp_path, emulator, tools):
+    root = repo(tmp_path, "one")
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    clocks = Clocks()
+    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
+    a.cluster.apply(system_namespace())  # as `run` makes sure of it before the Leases
+    for loop in (a, b):
+        loop.shards.renew()
+    turns(a, b)
+    owned = {name: "a" if a.state.turn.owns(name) else "b" for name in APPS}
+    assert set(owned.values()) == {"a", "b"}  # both take part
+    for name in APPS:
+        assert writers(emulator, name) == {owned[name]}, name
+    records = {r["spec"]["bundle"] for r in a.cluster.list_objects(
+        "gitgate.io/v1alpha1", "Bundle", "gitgate-system")}
+    assert set(APPS) <= records
+
+    # b leaves: a takes every bundle over and applies the next change to all of them
+    b.shards.stop()
+    repo(tmp_path, "two")
+    a.request_pass()
+    turns(a)
+    assert all(a.state.turn.owns(name) for name in APPS)
+    for name in APPS:
+        live = emulator.state.object("", "configmaps", NS, name)
+        assert live["data"]["value"] == "two", name
+        assert "a" in writers(emulator, name)
+
+
+class Upstream:
+    """The repo the replicas follow: a bare repo pushed to from a working folder."""
+
+    def __init__(self, tmp_path):
+        self.root = repo(tmp_path, "one")
+        self.work = git.Repo.init(self.root, initial_branch="main")
+        set_identity(self.work, "Dev", "dev@example.com")
+        git.Repo.init(tmp_path / "upstream.git", bare=True, initial_branch="main")
+        self.work.create_remote("origin", str(tmp_path / "upstream.git"))
+        self.url = f"file://{tmp_path / 'upstream.git'}"
+        self.push("initial")
+
+    def push(self, message: str) -> None:
+        self.work.git.add("-A")
+        self.work.git.commit("-m", message)
+        self.work.git.push("origin", "main")
+
+    def set_value(self, tmp_path, value: str) -> None:
+        repo(tmp_path, value)
+        self.push(value)
+
+
+def acting(port: int) -> bool:
+    status, body = get(f"http://127.0.0.1:{port}/status")
+    return status == 200 and bool(json.loads(body).get("shard", {}).get("acting"))
+
+
+def identity_of(port: int) -> str:
+    """The identity a `gitgate run --shard` names itself with, from its /status."""
+    return json.loads(get(f"http://127.0.0.1:{port}/status")[1])["shard"]["identity"]
+
+
+def check_fencing(writes, stopped_at: int, paused: str) -> None:
+    """From the API server's log, in order:
+    (a) every write of a bundle's object is made by the replica that owns the bundle under
+        the assignment it last acknowledged (its Lease's annotation, written before it acts);
+    (b) the replica paused at write `stopped_at` writes no bundle object after it until an
+        assignment that has it again was agreed (the rest of its old pass is fenced off);
+    (c) once an object was written under an assignment, it is never written under an older
+        one (the same members agreed again later count as a newer one)."""
+    members: dict[str, tuple[str, ...]] = {}
+    made: dict[str, int] = {}  # digest -> index of the latest write of that assignment
+    acked: dict[str, str] = {}  # replica -> the digest its Lease acknowledges
+    newest: dict[str, int] = {}  # object -> the newest assignment it was written under
+    rejoined = False
+    for index, request in enumerate(writes):
+        agent = request.user_agent.rpartition("(")[2].rstrip(")")
+        body = request.body if isinstance(request.body, dict) else {}
+        if request.path.endswith("/configmaps/gitgate.shards"):
+            doc = json.loads(body["data"]["shards"])
+            members[doc["digest"]] = tuple(doc["members"])
+            made[doc["digest"]] = index
+            rejoined = rejoined or (index > stopped_at and paused in doc["members"])
+        elif "/leases/" in request.path and "-replica-" in request.path:
+            digest = ((body.get("metadata") or {}).get("annotations") or {}).get(ACKNOWLEDGED)
+            if digest:
+                acked[(body.get("spec") or {})["holderIdentity"]] = digest
+        elif f"/namespaces/{NS}/configmaps/" in request.path:
+            name = request.path.rpartition("/")[2]
+            assert agent in acked, (index, agent, "wrote before acknowledging")
+            digest = acked[agent]
+            assert owner(name, members[digest]) == agent, (index, name, agent, digest)
+            assert made[digest] >= newest.get(name, -1), (index, name, "older assignment")
+            newest[name] = made[digest]
+            if agent == paused and index > stopped_at:
+                assert rejoined, (index, name, "a stale write after the pause")
+
+
+def values(emulator) -> dict[str, str | None]:
+    return {app: ((emulator.state.object("", "configmaps", NS, app) or {}).get("data") or {})
+            .get("value") for app in APPS}
+
+
+def assignment(emulator) -> list[str]:
+    found = emulator.state.object("", "configmaps", "gitgate-system", "gitgate.shards")
+    return json.loads(found["data"]["shards"])["members"] if found else []
+
+
+def test_two_processes_share_the_bundles_and_one_paused_writes_nothing_stale(tmp_path,
+                                                                           emulator):
+    upstream = Upstream(tmp_path)
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    ports = [free_port(), free_port()]
+    replicas = [subprocess.Popen(
+        [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", upstream.url,
+         "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{ports[index]}",
+         "--interval", "1s", "--status-interval", "1s", "--lease-duration", "6",
+         "--cache-dir", str(tmp_path / f"cache-{index}")],
+        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}) for index in range(2)]
+    try:
+        until(lambda: set(values(emulator).values()) == {"one"}, 60, "every bundle applied")
+        until(lambda: all(acting(port) for port in ports), 30, "both replicas act")
+        paused_identity = identity_of(ports[0])
+        seen = len(emulator.state.writes())
+        upstream.set_value(tmp_path, "two")
+        until(lambda: set(values(emulator).values()) == {"two"}, 60, "a change applied")
+        shared = {app: writers(emulator, app, since=seen) for app in APPS}
+        assert len(set().union(*shared.values())) == 2, shared  # both replicas take part
+
+        # a partition: one replica is paused (maybe mid-pass) past its Lease, changes come in
+        upstream.set_value(tmp_path, "three")
+        time.sleep(0.3)
+        replicas[0].send_signal(signal.SIGSTOP)
+        paused_at = time.monotonic()
+        stopped_at = len(emulator.state.writes())
+        paused_agent = paused_identity
+        until(lambda: assignment(emulator) == [identity_of(ports[1])], 30,
+              "the other replica alone in the assignment once the Lease ran out")
+        upstream.set_value(tmp_path, "four")
+        until(lambda: set(values(emulator).values()) == {"four"}, 60,
+              "the other replica applies every bundle, the paused one's too")
+        took_over = time.monotonic() - paused_at
+        replicas[0].send_signal(signal.SIGCONT)
+        until(lambda: len(assignment(emulator)) == 2, 30, "the paused replica back in")
+        upstream.set_value(tmp_path, "five")
+        until(lambda: set(values(emulator).values()) == {"five"}, 60, "both apply again")
+
+        check_fencing(emulator.state.writes(), stopped_at, paused_agent)
+        # the write-ahead records stay whole: each bundle's lists its ConfigMap
+        cluster = KubeCluster(load_client(str(kubeconfig)))
+        records = {r["spec"]["bundle"]: r for r in cluster.list_objects(
+            "gitgate.io/v1alpha1", "Bundle", "gitgate-system")}
+        for app in APPS:
+            listed = [o["name"] for o in records[app]["status"]["objects"]]
+            assert app in listed, records[app]["status"]
+        # `status` names each bundle's replica, as the assignment gives it
+        shown = subprocess.run([sys.executable, "-m", "gitgate.cli", "status", "-o", "json",
+                                "--kubeconfig", str(kubeconfig)], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=60)
+        shards = {b["name"]: b["shard"] for b in json.loads(shown.stdout)["bundles"]}
+        members = assignment(emulator)
+        assert {shards[app] for app in APPS} == set(members)
+        assert all(shards[app] == owner(app, tuple(sorted(members))) for app in APPS)
+        metrics = get(f"http://127.0.0.1:{ports[1]}/metrics")[1].decode()
+        assert "gitgate_shard_acting 1.0" in metrics and "gitgate_shard_replicas 2.0" in metrics
+        print(f"takeover after SIGSTOP with a 6 s Lease: {took_over:.1f} s")
+    finally:
+        for process in replicas:
+            process.send_signal(signal.SIGCONT)
+            process.terminate()
+        codes = [process.wait(20) for process in replicas]
+    assert codes == [0, 0]
+    for log in logs:
+        assert "Traceback" not in log.read_text()
