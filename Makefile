@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.gitgate-setup
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test e2e lint bench clean
+.PHONY: setup demo test e2e lint bench bench-shards clean
 
 setup: $(STAMP)
 
@@ -38,6 +38,11 @@ lint: setup
 
 bench: setup
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+# 1 vs 2 `gitgate run --shard` replicas (bench/shards.py): cold apply, a change, a no-op pass,
+# each replica's share and peak RSS, and the takeover after a SIGKILL
+bench-shards: setup
+	$(BIN)/python bench/shards.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

@@ -1,0 +1,224 @@
+"""Sharding's figures (issue 31): one repo reconciled by 1 and by 2 `gitgate run --shard`
+replicas, each its own process (so peak RSS is per replica), on the API emulator (its own
+process) or on a real API server (GITGATE_TEST_KUBECONFIG).
+
+    .venv/bin/python bench/shards.py [--sizes 200,1000] [--lease 6] [--json FILE]
+
+The repo is bench/run.py's (a third Helm charts, a third kustomize overlays, a third raw YAML;
+10 objects per bundle; every bundle depends on the namespaces bundle). Per size and replica
+count:
+
+- cold_s: from starting the replicas until every bundle's record (its Bundle) says the first
+  commit is applied;
+- change_s: a commit changing every raw bundle, until their records say so;
+- noop_pass_s: a pass with nothing changed, asked of every replica at once through
+  `POST /reconcile`: the slowest replica's pass (gitgate_pass_duration_seconds);
+- shard_bundles: the bundles each replica holds (gitgate_shard_bundles);
+- peak_rss_mb: each replica's peak resident memory (VmHWM);
+- failover_s (2 replicas): one replica is killed (SIGKILL: its Lease is not handed back),
+  every raw bundle changes, and the seconds until the survivor has applied them all; the
+  target is under 2 lease durations plus a pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.run import EMULATOR, machine, write_repo  # noqa: E402
+from gitgate.apiserver.transport import load_client  # noqa: E402
+from gitgate.apiserver.verbs import KubeCluster  # noqa: E402
+from gitgate.errors import GitgateError  # noqa: E402
+
+SECRET = "bench-reconcile-secret"
+FIELDS = ("bundles", "replicas", "cold_s", "change_s", "noop_pass_s", "shard_bundles",
+          "peak_rss_mb", "failover_s")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def applied(cluster: KubeCluster, instance: str, revision: str, names: set[str]) -> bool:
+    try:
+        records = cluster.list_objects("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                                       f"gitgate.io/instance={instance}")
+    except GitgateError:  # the Bundle type is not there yet: the first pass makes it
+        cluster.refresh_discovery()
+        return False
+    done = {r["spec"]["bundle"] for r in records
+            if (r.get("status") or {}).get("lastAppliedRevision") == revision}
+    return names <= done
+
+
+def wait(condition, limit: float, what: str) -> float:
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > limit:
+            raise SystemExit(f"not within {limit:.0f}s: {what}")
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
+def metric(port: int, name: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        for line in answer.read().decode().splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def ask_pass(port: int) -> None:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/reconcile", method="POST",
+                                     data=b"", headers={"Authorization": f"Bearer {SECRET}"})
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def change_raw(root: Path, bundles: int, old: str, new: str) -> None:
+    """Every raw bundle's ConfigMap values from `old` to `new`."""
+    for i in range(bundles):
+        path = root / f"apps/b{i:04d}/objects.yaml"
+        if path.exists():
+            path.write_text(path.read_text().replace(f'value: "{old}"', f'value: "{new}"'))
+
+
+def measure(bundles: int, replicas: int, kubeconfig: str, lease: int) -> dict:
+    instance = f"sh{uuid.uuid4().hex[:6]}"
+    cluster = KubeCluster(load_client(kubeconfig))
+    with tempfile.TemporaryDirectory(prefix="gitgate-bench-shards-") as scratch:
+        work = Path(scratch)
+        root = work / "repo"
+        write_repo(root, bundles, instance)
+        git(root, "init", "-q", "-b", "main")
+        git(root, "-c", "user.name=bench", "-c", "user.email=b@b", "add", "-A")
+        git(root, "-c", "user.name=bench", "-c", "user.email=b@b", "commit", "-qm", "one")
+        (work / "secret").write_text(SECRET)
+        names = {f"b{i:04d}" for i in range(bundles)} | {"namespaces"}
+        raw = {f"b{i:04d}" for i in range(bundles) if i % 3 == 2}
+        ports = [free_port() for _ in range(replicas)]
+        started = time.monotonic()
+        processes = [subprocess.Popen(
+            [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", str(root),
+             "--kubeconfig", kubeconfig, "--instance", instance, "--interval", "1s",
+             "--status-interval", "1h", "--lease-duration", str(lease),
+             "--listen", f"127.0.0.1:{port}", "--webhook-secret-file", str(work / "secret"),
+             "--cache-dir", str(work / f"cache-{index}")],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(work / f"{index}.log").open("w"))
+            for index, port in enumerate(ports)]
+        try:
+            head = git(root, "rev-parse", "HEAD")
+            wait(lambda: applied(cluster, instance, head, names), 1800, "the cold apply")
+            cold = time.monotonic() - started
+
+            change_raw(root, bundles, "raw", "two")
+            git(root, "-c", "user.name=bench", "-c", "user.email=b@b", "commit", "-qam", "two")
+            head = git(root, "rev-parse", "HEAD")
+            change = wait(lambda: applied(cluster, instance, head, raw), 600, "the change")
+            time.sleep(2)  # passes after it (records, status) settle
+
+            before = [metric(p, "gitgate_pass_duration_seconds_sum") for p in ports]
+            counts = [metric(p, "gitgate_pass_duration_seconds_count") for p in ports]
+            for port in ports:
+                ask_pass(port)
+            wait(lambda: all(metric(p, "gitgate_pass_duration_seconds_count") > c
+                             for p, c in zip(ports, counts, strict=True)), 600, "no-op passes")
+            noop = max(metric(p, "gitgate_pass_duration_seconds_sum") - b
+                       for p, b in zip(ports, before, strict=True))
+            shares = [int(metric(p, "gitgate_shard_bundles")) for p in ports]
+            rss = [peak_rss_mb(process.pid) for process in processes]
+
+            failover = None
+            if replicas > 1:
+                processes[0].send_signal(signal.SIGKILL)
+                killed = time.monotonic()
+                change_raw(root, bundles, "two", "three")
+                git(root, "-c", "user.name=bench", "-c", "user.email=b@b", "commit", "-qam",
+                    "three")
+                head = git(root, "rev-parse", "HEAD")
+                wait(lambda: applied(cluster, instance, head, raw), 600, "the takeover")
+                failover = time.monotonic() - killed
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.terminate()
+                    try:
+                        process.wait(30)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+    return {"bundles": bundles, "replicas": replicas, "cold_s": cold, "change_s": change,
+            "noop_pass_s": noop, "shard_bundles": "/".join(map(str, shares)),
+            "peak_rss_mb": "/".join(f"{r:.0f}" for r in rss), "failover_s": failover}
+
+
+def table(runs: list[dict]) -> str:
+    def cell(value: object) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+    lines = [" | ".join(FIELDS), " | ".join("---" for _ in FIELDS)]
+    lines += [" | ".join(cell(run.get(f)) for f in FIELDS) for run in runs]
+    return "\n".join(f"| {line} |" for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="200,1000", help="bundle counts, comma-separated")
+    parser.add_argument("--replicas", default="1,2", help="replica counts, comma-separated")
+    parser.add_argument("--lease", type=int, default=6, help="--lease-duration, seconds")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    real = os.environ.get("GITGATE_TEST_KUBECONFIG")
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="gitgate-bench-server-") as scratch:
+        emulator = None
+        kubeconfig = real or str(Path(scratch) / "kubeconfig")
+        if not real:
+            emulator = subprocess.Popen([sys.executable, "-c", EMULATOR.format(
+                root=str(ROOT), kubeconfig=kubeconfig)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, text=True)
+            assert emulator.stdout is not None and emulator.stdout.readline().strip() == "ready"
+        try:
+            print(f"machine: {machine()}\nserver: {real or 'the API emulator'}", flush=True)
+            for size in (int(s) for s in args.sizes.split(",") if s.strip()):
+                for count in (int(r) for r in args.replicas.split(",") if r.strip()):
+                    runs.append(measure(size, count, kubeconfig, args.lease))
+                    print(table([runs[-1]]).splitlines()[-1], flush=True)
+        finally:
+            if emulator is not None:
+                emulator.kill()
+    print()
+    print(table(runs))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": machine(), "runs": runs}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
