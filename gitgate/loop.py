@@ -104,6 +104,19 @@ def backoff(failures: int, base: timedelta, cap: timedelta) -> timedelta:
     return min(cap, grown)
 
 
+def waits_elsewhere(plan: Plan, result: PassResult) -> bool:
+    """The pass failed only bundles that wait for a dependency written elsewhere (another
+    replica's shard), directly or through one another: a wait, not a failure to back off
+    from. A dependency on a name nobody knows is a mistake, and backs off (pure)."""
+    failed = [b for b in result.bundles if b.failed]
+    needs = {b.bundle.name: set(b.bundle.source.options.depends_on) for b in plan.bundles}
+    known = set(needs) | plan.elsewhere
+    return (bool(plan.elsewhere) and bool(failed) and not result.prune_blocked
+            and all(b.reason == Reason.DEPENDENCY_NOT_READY
+                    and needs.get(b.bundle, set()) <= known for b in failed)
+            and any(needs.get(b.bundle, set()) & plan.elsewhere for b in failed))
+
+
 def pass_reason(state: LoopState, revision: str, now: datetime,
                 resync: timedelta) -> str | None:
     """Why a pass is due now, or None (pure)."""
@@ -390,6 +403,13 @@ class Reconciler:
             self.state.revision, self.state.failures, self.state.retry_at = revision, 0, None
             self.state.last_error = ""
             self.metrics.last_success.set(now.timestamp())
+        elif waits_elsewhere(plan, result):
+            # only dependents of another replica's (or --bundle's) bundles that have not gone
+            # out yet: nothing of this replica failed; look again soon, with no backoff
+            self.state.retry_at = now + self.settings.backoff_base
+            self.state.revision = revision
+            log.info("waiting for dependencies another pass writes: %s", ", ".join(
+                b.bundle for b in result.bundles if b.failed), extra={"event": "waiting"})
         else:
             if result.prune_blocked:
                 self.metrics.errors.labels(Reason.PRUNE_BLOCKED).inc()

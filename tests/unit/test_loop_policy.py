@@ -41,3 +41,46 @@ def test_a_replica_that_became_leader_during_its_turn_does_not_wait_an_interval(
     assert wait_seconds(interval_away, T0, was_leading=True, leading=False) == STANDBY_CHECK
     assert wait_seconds(interval_away, T0, was_leading=True, leading=True) == 60.0
     assert wait_seconds(T0, T0, was_leading=True, leading=True) == 0.05  # never a busy loop
+
+
+def _plan(elsewhere: set[str], **needs: tuple[str, ...]):
+    from dataclasses import replace
+
+    from gitgate.model import BundleOptions, Verdict
+    from gitgate.model.verdict import BundleVerdict
+    from gitgate.plan import BundlePlan, Plan
+    from tests.support.objects import bundle, source
+
+    items = []
+    for name, deps in needs.items():
+        made = bundle(name, src=replace(source(name, name=name),
+                                        options=BundleOptions(depends_on=deps)))
+        items.append(BundlePlan(made, BundleVerdict(name, Verdict.APPLY, ""), (), ()))
+    return Plan("r", T0, tuple(items), (), (), (), elsewhere=frozenset(elsewhere))
+
+
+def _result(*failed: tuple[str, str]):
+    from gitgate.apply.work import BundleResult, PassResult
+
+    results = []
+    for name, reason in failed:
+        result = BundleResult(name, "apply")
+        result.fail(reason, "why")
+        results.append(result)
+    return PassResult("r", [*results, BundleResult("ok", "apply")])
+
+
+def test_waiting_for_another_shards_dependency_is_not_a_failure_to_back_off_from():
+    from gitgate.errors import Reason
+    from gitgate.loop import waits_elsewhere
+
+    plan = _plan({"ns"}, web=("ns",), api=("web",), ok=())
+    waiting = Reason.DEPENDENCY_NOT_READY
+    assert waits_elsewhere(plan, _result(("web", waiting), ("api", waiting)))
+    assert not waits_elsewhere(plan, _result(("web", waiting), ("api", Reason.APPLY_FAILED)))
+    assert not waits_elsewhere(plan, _result())  # nothing failed
+    # a typo names a bundle nobody has: a mistake, backed off from
+    typo = _plan({"ns"}, web=("ns", "nss"), ok=())
+    assert not waits_elsewhere(typo, _result(("web", waiting)))
+    # without shards (nothing elsewhere) a dependency failure is a failure
+    assert not waits_elsewhere(_plan(set(), web=("ns",), ok=()), _result(("web", waiting)))
