@@ -344,13 +344,13 @@ def server_of(kubeconfig: str) -> str:
     return f"kube-apiserver {version} at {cluster.server}"
 
 
-def table(runs: list[dict]) -> str:
+def table(runs: list[dict], fields: tuple[str, ...] = FIELDS) -> str:
     def cell(value) -> str:
         if value is None:
             return "-"
         return f"{value:.2f}" if isinstance(value, float) else str(value)
-    lines = [" | ".join(FIELDS), " | ".join("---" for _ in FIELDS)]
-    lines += [" | ".join(cell(run.get(f)) for f in FIELDS) for run in runs]
+    lines = [" | ".join(fields), " | ".join("---" for _ in fields)]
+    lines += [" | ".join(cell(run.get(f)) for f in fields) for run in runs]
     return "\n".join(f"| {line} |" for line in lines)
 
 

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.run import EMULATOR, machine, write_repo  # noqa: E402
+from bench.run import table as run_table  # noqa: E402
 from gitgate.apiserver.transport import load_client  # noqa: E402
 from gitgate.apiserver.verbs import KubeCluster  # noqa: E402
 from gitgate.errors import GitgateError  # noqa: E402
@@ -178,13 +179,7 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int) -> dict:
 
 
 def table(runs: list[dict]) -> str:
-    def cell(value: object) -> str:
-        if value is None:
-            return "-"
-        return f"{value:.2f}" if isinstance(value, float) else str(value)
-    lines = [" | ".join(FIELDS), " | ".join("---" for _ in FIELDS)]
-    lines += [" | ".join(cell(run.get(f)) for f in FIELDS) for run in runs]
-    return "\n".join(f"| {line} |" for line in lines)
+    return run_table(runs, FIELDS)
 
 
 def main(argv: list[str] | None = None) -> int:
