@@ -27,6 +27,7 @@ Placement names a cluster that does not exist, so Karmada dispatches nothing to 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -330,6 +332,25 @@ with KubeApiEmulator() as api:
 """
 
 
+@contextlib.contextmanager
+def api_server(real: str | None) -> Iterator[str]:
+    """The kubeconfig of the server to measure against: `real`, else the API emulator started
+    in its own process for the while (bench/run.py and bench/shards.py)."""
+    if real:
+        yield real
+        return
+    with tempfile.TemporaryDirectory(prefix="gitgate-bench-server-") as scratch:
+        kubeconfig = str(Path(scratch) / "kubeconfig")
+        emulator = subprocess.Popen([sys.executable, "-c", EMULATOR.format(
+            root=str(ROOT), kubeconfig=kubeconfig)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+        try:
+            assert emulator.stdout is not None and emulator.stdout.readline().strip() == "ready"
+            yield kubeconfig
+        finally:
+            emulator.kill()
+
+
 def machine() -> str:
     return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}")
@@ -369,35 +390,23 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     real = os.environ.get("GITGATE_TEST_KUBECONFIG")
     kubectl = find_kubectl(required=bool(real))
-    with tempfile.TemporaryDirectory(prefix="gitgate-bench-server-") as scratch:
-        emulator = None
-        kubeconfig = real
-        if not real:
-            kubeconfig = str(Path(scratch) / "kubeconfig")
-            emulator = subprocess.Popen([sys.executable, "-c", EMULATOR.format(
-                root=str(ROOT), kubeconfig=kubeconfig)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, text=True)
-            assert emulator.stdout is not None and emulator.stdout.readline().strip() == "ready"
-        try:
-            server = ("the API emulator (tests/kubeapi, its own process)" if emulator
-                      else server_of(kubeconfig))
-            print(f"machine: {machine()}\nserver: {server}\nkubectl: {kubectl or 'not found'}",
-                  flush=True)
-            runs = []
-            for size in sizes:
-                done = subprocess.run([sys.executable, __file__, "--one", str(size),
-                                       "--kubeconfig", kubeconfig, "--kubectl", kubectl or ""],
-                                      capture_output=True, text=True)
-                if done.returncode != 0:
-                    print(done.stderr[-3000:], file=sys.stderr)
-                    return 1
-                runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-                print(f"{size} bundles: " + ", ".join(
-                    f"{k}={table([runs[-1]]).splitlines()[2].split(' | ')[i].strip(' |')}"
-                    for i, k in enumerate(FIELDS) if i), flush=True)
-        finally:
-            if emulator is not None:
-                emulator.kill()
+    with api_server(real) as kubeconfig:
+        server = ("the API emulator (tests/kubeapi, its own process)" if not real
+                  else server_of(kubeconfig))
+        print(f"machine: {machine()}\nserver: {server}\nkubectl: {kubectl or 'not found'}",
+              flush=True)
+        runs = []
+        for size in sizes:
+            done = subprocess.run([sys.executable, __file__, "--one", str(size),
+                                   "--kubeconfig", kubeconfig, "--kubectl", kubectl or ""],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                print(done.stderr[-3000:], file=sys.stderr)
+                return 1
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(f"{size} bundles: " + ", ".join(
+                f"{k}={table([runs[-1]]).splitlines()[2].split(' | ')[i].strip(' |')}"
+                for i, k in enumerate(FIELDS) if i), flush=True)
     print()
     print(table(runs))
     if args.json:

@@ -2,7 +2,7 @@
 replicas, each its own process (so peak RSS is per replica), on the API emulator (its own
 process) or on a real API server (GITGATE_TEST_KUBECONFIG).
 
-    .venv/bin/python bench/shards.py [--sizes 200,1000] [--lease 6] [--json FILE]
+    .venv/bin/python bench/shards.py [--sizes 200,1000] [--lease 15] [--json FILE]
 
 The repo is bench/run.py's (a third Helm charts, a third kustomize overlays, a third raw YAML;
 10 objects per bundle; every bundle depends on the namespaces bundle). Per size and replica
@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.run import EMULATOR, machine, write_repo  # noqa: E402
+from bench.run import api_server, machine, write_repo  # noqa: E402
 from bench.run import table as run_table  # noqa: E402
 from gitgate.apiserver.transport import load_client  # noqa: E402
 from gitgate.apiserver.verbs import KubeCluster  # noqa: E402
@@ -186,28 +186,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="200,1000", help="bundle counts, comma-separated")
     parser.add_argument("--replicas", default="1,2", help="replica counts, comma-separated")
-    parser.add_argument("--lease", type=int, default=6, help="--lease-duration, seconds")
+    parser.add_argument("--lease", type=int, default=15,
+                        help="--lease-duration, seconds (the default of run)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     real = os.environ.get("GITGATE_TEST_KUBECONFIG")
     runs = []
-    with tempfile.TemporaryDirectory(prefix="gitgate-bench-server-") as scratch:
-        emulator = None
-        kubeconfig = real or str(Path(scratch) / "kubeconfig")
-        if not real:
-            emulator = subprocess.Popen([sys.executable, "-c", EMULATOR.format(
-                root=str(ROOT), kubeconfig=kubeconfig)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, text=True)
-            assert emulator.stdout is not None and emulator.stdout.readline().strip() == "ready"
-        try:
-            print(f"machine: {machine()}\nserver: {real or 'the API emulator'}", flush=True)
-            for size in (int(s) for s in args.sizes.split(",") if s.strip()):
-                for count in (int(r) for r in args.replicas.split(",") if r.strip()):
-                    runs.append(measure(size, count, kubeconfig, args.lease))
-                    print(table([runs[-1]]).splitlines()[-1], flush=True)
-        finally:
-            if emulator is not None:
-                emulator.kill()
+    with api_server(real) as kubeconfig:
+        print(f"machine: {machine()}\nserver: {real or 'the API emulator'}", flush=True)
+        for size in (int(s) for s in args.sizes.split(",") if s.strip()):
+            for count in (int(r) for r in args.replicas.split(",") if r.strip()):
+                runs.append(measure(size, count, kubeconfig, args.lease))
+                print(table([runs[-1]]).splitlines()[-1], flush=True)
     print()
     print(table(runs))
     if args.json:
