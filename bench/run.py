@@ -1,6 +1,6 @@
 """gitgate's benchmark: one command, figures and ratios (`make bench`).
 
-    .venv/bin/python bench/run.py [--sizes 50,200,1000] [--json FILE]
+    .venv/bin/python bench/run.py [--sizes 50,200,1000] [--runs 3] [--json FILE]
 
 Per size N, a generated repo of N bundles (a third Helm charts, a third kustomize overlays
 of one shared base, a third raw YAML; 10 objects each: a Deployment, a Service, 8 ConfigMaps)
@@ -33,6 +33,7 @@ import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -365,6 +366,28 @@ def server_of(kubeconfig: str) -> str:
     return f"kube-apiserver {version} at {cluster.server}"
 
 
+def summarized_runs(runs: list[dict], key: tuple[str, ...] = ("bundles",)) -> list[dict]:
+    """Repeated runs of one configuration (same `key` fields) as one row: the median of every
+    number, and for each number that varies, its spread as `min-max` in `<field>_spread`."""
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:
+        groups.setdefault(tuple(run.get(k) for k in key), []).append(run)
+    rows = []
+    for same in groups.values():
+        row = dict(same[0])
+        row["runs"] = len(same)
+        for field in same[0]:
+            values = [r.get(field) for r in same]
+            if field in key or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                       for v in values):
+                continue
+            row[field] = statistics.median(values)
+            if len(same) > 1:
+                row[f"{field}_spread"] = f"{min(values):.2f}-{max(values):.2f}"
+        rows.append(row)
+    return rows
+
+
 def table(runs: list[dict], fields: tuple[str, ...] = FIELDS) -> str:
     def cell(value) -> str:
         if value is None:
@@ -378,6 +401,8 @@ def table(runs: list[dict], fields: tuple[str, ...] = FIELDS) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="50,200,1000", help="bundle counts, comma-separated")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="runs of each size; the table shows medians and spreads")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child: one size
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
@@ -396,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine: {machine()}\nserver: {server}\nkubectl: {kubectl or 'not found'}",
               flush=True)
         runs = []
-        for size in sizes:
+        for size in (size for size in sizes for _ in range(max(1, args.runs))):
             done = subprocess.run([sys.executable, __file__, "--one", str(size),
                                    "--kubeconfig", kubeconfig, "--kubectl", kubectl or ""],
                                   capture_output=True, text=True)
@@ -407,11 +432,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{size} bundles: " + ", ".join(
                 f"{k}={table([runs[-1]]).splitlines()[2].split(' | ')[i].strip(' |')}"
                 for i, k in enumerate(FIELDS) if i), flush=True)
+    rows = summarized_runs(runs)
     print()
-    print(table(runs))
+    print(table(rows))
+    if args.runs > 1:
+        print()
+        print(table(rows, ("bundles", "runs", "render_ratio_spread", "cold_apply_s_spread",
+                           "kubectl_apply_s_spread", "apply_ratio_spread")))
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": machine(), "server": server,
-                                               "kubectl": kubectl, "runs": runs}, indent=2))
+                                               "kubectl": kubectl, "runs": runs,
+                                               "medians": rows}, indent=2))
     return 0
 
 

@@ -2,7 +2,8 @@
 replicas, each its own process (so peak RSS is per replica), on the API emulator (its own
 process) or on a real API server (GITGATE_TEST_KUBECONFIG).
 
-    .venv/bin/python bench/shards.py [--sizes 200,1000] [--lease 15] [--json FILE]
+    .venv/bin/python bench/shards.py [--sizes 200,1000] [--replicas 1,2] [--runs 3] [--lease 15]
+                                     [--json FILE]
 
 The repo is bench/run.py's (a third Helm charts, a third kustomize overlays, a third raw YAML;
 10 objects per bundle; every bundle depends on the namespaces bundle). Per size and replica
@@ -38,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.run import api_server, machine, write_repo  # noqa: E402
+from bench.run import api_server, machine, summarized_runs, write_repo  # noqa: E402
 from bench.run import table as run_table  # noqa: E402
 from gitgate.apiserver.transport import load_client  # noqa: E402
 from gitgate.apiserver.verbs import KubeCluster  # noqa: E402
@@ -46,7 +47,7 @@ from gitgate.errors import GitgateError  # noqa: E402
 
 SECRET = "bench-reconcile-secret"
 FIELDS = ("bundles", "replicas", "cold_s", "change_s", "noop_pass_s", "shard_bundles",
-          "peak_rss_mb", "failover_s")
+          "peak_rss_mb", "max_rss_mb", "failover_s")
 
 
 def free_port() -> int:
@@ -175,7 +176,8 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int) -> dict:
                         process.kill()
     return {"bundles": bundles, "replicas": replicas, "cold_s": cold, "change_s": change,
             "noop_pass_s": noop, "shard_bundles": "/".join(map(str, shares)),
-            "peak_rss_mb": "/".join(f"{r:.0f}" for r in rss), "failover_s": failover}
+            "peak_rss_mb": "/".join(f"{r:.0f}" for r in rss), "max_rss_mb": max(rss),
+            "failover_s": failover}
 
 
 def table(runs: list[dict]) -> str:
@@ -188,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicas", default="1,2", help="replica counts, comma-separated")
     parser.add_argument("--lease", type=int, default=15,
                         help="--lease-duration, seconds (the default of run)")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="runs of each configuration; the table shows medians and spreads")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     real = os.environ.get("GITGATE_TEST_KUBECONFIG")
@@ -196,12 +200,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine: {machine()}\nserver: {real or 'the API emulator'}", flush=True)
         for size in (int(s) for s in args.sizes.split(",") if s.strip()):
             for count in (int(r) for r in args.replicas.split(",") if r.strip()):
-                runs.append(measure(size, count, kubeconfig, args.lease))
-                print(table([runs[-1]]).splitlines()[-1], flush=True)
+                for _ in range(max(1, args.runs)):
+                    runs.append(measure(size, count, kubeconfig, args.lease))
+                    print(table([runs[-1]]).splitlines()[-1], flush=True)
+    rows = summarized_runs(runs, ("bundles", "replicas"))
     print()
-    print(table(runs))
+    print(table(rows))
+    if args.runs > 1:
+        print()
+        print(run_table(rows, ("bundles", "replicas", "runs", "cold_s_spread",
+                               "change_s_spread", "noop_pass_s_spread", "max_rss_mb_spread",
+                               "failover_s_spread")))
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": machine(), "runs": runs}, indent=2))
+        Path(args.json).write_text(json.dumps({"machine": machine(), "runs": runs,
+                                               "medians": rows}, indent=2))
     return 0
 
 

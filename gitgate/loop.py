@@ -29,9 +29,12 @@ from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.model import Verdict
 from gitgate.passes.onepass import reconcile
 from gitgate.passes.recorded import (
+    delete_part,
     provenance_document,
     read_document,
+    read_parts,
     record_document,
+    record_part,
 )
 from gitgate.passes.requests import ReconcileRequests, Watching
 from gitgate.passes.shards import Membership, Turn
@@ -307,25 +310,34 @@ class Reconciler:
         """The page's gates, rollouts and last changes after this pass, kept on the API
         server for `gitgate ui` (the last changes a previous loop recorded are read once, so a
         restart keeps them)."""
+        part = self.shards.identity if self.shards is not None else None
+        instance = self.settings.apply.instance
         known = self.state.overview
         if known is None:
-            known = read_document(self.cluster, self.settings.apply.instance, "overview") or {}
+            known = (read_parts(self.cluster, instance, "overview").get(part) if part
+                     else read_document(self.cluster, instance, "overview")) or {}
         self.state.overview = overview_document(plan, self.state.last_plan,
                                                 known.get("changes") or {})
-        self._keep("overview", self.state.overview, "`gitgate ui`")
+        self._keep("overview", self.state.overview, "`gitgate ui`", part)
 
     def _owns(self, key: str) -> bool:
         """Whether this replica writes what `key` names (always, without --shard)."""
         turn = self.state.turn
         return self.shards is None or (turn is not None and turn.acting and turn.owns(key))
 
-    def _keep(self, what: str, doc: dict[str, Any], reader: str) -> None:
+    def _keep(self, what: str, doc: dict[str, Any], reader: str,
+              part: str | None = None) -> None:
         """Record `doc` as gitgate.<what> when it changed since last written (with --shard,
-        by the one replica whose shard holds it); a failed write is said and tried again."""
-        if doc == self._recorded.get(what) or not self._owns(f"gitgate.{what}"):
+        by the one replica whose shard holds it; or, with a `part`, this replica's part of
+        it); a failed write is said and tried again."""
+        if doc == self._recorded.get(what) or (part is None
+                                               and not self._owns(f"gitgate.{what}")):
             return
         try:
-            record_document(self.cluster, self.settings.apply.instance, what, doc)
+            if part is None:
+                record_document(self.cluster, self.settings.apply.instance, what, doc)
+            else:
+                record_part(self.cluster, self.settings.apply.instance, what, part, doc)
         except GitgateError as exc:
             log.warning("cannot record the %s for %s: %s", what, reader, exc.message,
                         extra={"event": f"{what}-unrecorded"})
@@ -526,7 +538,20 @@ class Reconciler:
         if turn.shards.digest != self._acting_on:
             self._acting_on = turn.shards.digest
             self.state.requested = True  # a new share: reconcile it now
+            if turn.owns("gitgate.overview"):
+                self._drop_departed_parts(turn.shards.members)
         return True
+
+    def _drop_departed_parts(self, members: tuple[str, ...]) -> None:
+        """The overview parts of replicas no longer in the assignment (stopped, or killed),
+        deleted by the one replica that holds the overview: the page ignores them anyway."""
+        instance = self.settings.apply.instance
+        for part in sorted(set(read_parts(self.cluster, instance, "overview")) - set(members)):
+            try:
+                delete_part(self.cluster, instance, "overview", part)
+            except GitgateError as exc:
+                log.warning("cannot delete the overview part of departed replica %s: %s",
+                            part, exc.message, extra={"event": "overview-unrecorded"})
 
     # ------------------------------------------------------------------ forever
     def trigger(self) -> None:

@@ -94,12 +94,16 @@ def split_by_app(base: str, objects: list[Manifest]) -> dict[ObjectRef, str]:
 
 def group_source(rendered: RenderedSource) -> list[Bundle]:
     """One bundle per source, or one per application with `split: app`.
-    A `gitgate.io/bundle` label on an object moves it to another bundle of its source."""
+    A `gitgate.io/bundle` label on an object moves it to another bundle of its source.
+    A summarized source (`bundle.summary`) has its bundles already."""
     source = rendered.source
     base = source.bundle_name
     labels = dict(source.options.labels)
     if rendered.failed:
         return [Bundle(base, source, (), rendered.problems, labels)]
+    if rendered.summary is not None:  # another replica's source, grouped when summarized
+        return [Bundle(fact.name, source, fact.objects, fact.problems, labels,
+                       digest=fact.digest) for fact in rendered.summary.bundles]
     objects = list(rendered.objects)
     if source.options.split == "app":
         names = split_by_app(base, objects)

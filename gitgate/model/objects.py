@@ -118,6 +118,29 @@ class Source:
 
 
 @dataclass(frozen=True)
+class BundleFacts:
+    """One bundle of a summarized source: its name, the digest grouping gave it (of its full
+    objects, per-cluster changes included), why it failed, and its objects as summarized."""
+
+    name: str
+    digest: str
+    objects: tuple[Manifest, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """A source of another replica's shard (`run --shard`), as this replica keeps it: what
+    the rules across sources and bundles read of it, and nothing else (`bundle.summary`)."""
+
+    bundles: tuple[BundleFacts, ...]
+    # the scope each of its kinds had when it was placed (`render.pipeline.used_scopes`):
+    # once one differs, the summary is stale, and the source is rendered again
+    scopes: tuple[tuple[tuple[str, str], bool | None], ...]
+    warnings: tuple[Problem, ...] = ()  # what placing it warned of
+
+
+@dataclass(frozen=True)
 class RenderedSource:
     source: Source
     objects: tuple[Manifest, ...]
@@ -127,6 +150,7 @@ class RenderedSource:
     # `finish` compiles them into `overrides`)
     variants: tuple[tuple[Manifest, ...], ...] = ()
     overrides: tuple[ObjectOverride, ...] = ()  # per customized object
+    summary: SourceSummary | None = None  # set: `objects` are summaries, already placed
 
     @property
     def failed(self) -> bool:

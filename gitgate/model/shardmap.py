@@ -1,8 +1,8 @@
 """Which replica of `gitgate run --shard` reconciles which bundle: rendezvous (highest random
-weight) hashing of the bundle's name over the replicas the assignment lists. Every replica
-computes the same owner from the same list with no table to share; when a replica leaves, only
-its own bundles move (each to the replica that scores next highest for it), and when one
-joins, only the bundles it now scores highest for move to it (about 1/n of them)."""
+weight) hashing of the name of the bundle's source over the replicas the assignment lists.
+Every replica computes the same owner from the same list with no table to share; when a replica
+leaves, only its own bundles move (each to the replica that scores next highest for it), and
+when one joins, only the bundles it now scores highest for move to it (about 1/n of them)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,17 @@ def _score(member: str, key: str) -> int:
     return int.from_bytes(digest, "big")
 
 
+def unit_of(bundle: str) -> str:
+    """What is assigned as one: a source. The bundles of one source (`base`, and `base/<app>`
+    with `split: app`; a source's own name never holds a '/') share a replica, which renders
+    the source once; elsewhere it is only summarized (`bundle.summary`)."""
+    return bundle.partition("/")[0]
+
+
 def owner(key: str, members: tuple[str, ...]) -> str | None:
-    """The member that scores highest for `key` (None: no member)."""
-    return max(members, key=lambda m: (_score(m, key), m)) if members else None
+    """The member that scores highest for `key`'s unit (None: no member)."""
+    unit = unit_of(key)
+    return max(members, key=lambda m: (_score(m, unit), m)) if members else None
 
 
 @dataclass(frozen=True)

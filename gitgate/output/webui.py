@@ -44,8 +44,10 @@ from gitgate.passes.recorded import (
     bundle_events,
     provenance_document,
     read_document,
+    read_parts,
     recorded_status,
 )
+from gitgate.status.overview import merged_overview
 
 HTML = "text/html; charset=utf-8"
 log = logging.getLogger("gitgate")
@@ -227,6 +229,9 @@ def loop_source(reconciler: Reconciler, refresh_seconds: int) -> StateSource:
         if not state.leading:
             return replace(standby.snapshot(), origin=f"{origin}; this replica stands by, "
                                                       "so this is what the leader recorded")
+        if reconciler.shards is not None:  # this replica plans its share: show them all
+            return replace(standby.snapshot(), origin=f"{origin}; what every replica "
+                                                      "recorded (--shard)")
         problems = [f"last pass: {state.last_error}"] if state.last_error else []
         if state.observation is not None and state.observation.error:
             problems.append(state.observation.error)
@@ -264,9 +269,12 @@ class ApiSource:
             problems = [recorded.observation.error] if recorded.observation.error else []
             problems += provenance_lines(recorded.provenance or {})
             dispatch: dict[str, Dispatch] = dict(recorded.observation.bundles)
+            parts = read_parts(self.cluster, self.instance, "overview")
             snap = Snapshot(
                 now=self.clock(), inventories=tuple(recorded.inventories), dispatch=dispatch,
-                overview=read_document(self.cluster, self.instance, "overview") or {},
+                overview=(merged_overview(parts, recorded.shards.owner)
+                          if parts and recorded.shards is not None else
+                          read_document(self.cluster, self.instance, "overview") or {}),
                 origin=self.origin, problems=tuple(problems),
                 refresh_seconds=self.refresh_seconds)
             self._read = (time.monotonic(), snap)

@@ -22,6 +22,7 @@ from gitgate.apply.ledger import migrate, read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.apply.work import ApplyOptions, PassResult
+from gitgate.bundle.summary import summarize
 from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
@@ -108,11 +109,14 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                   scope_of: ScopeOf | None = None, clusters: Lister | None = None,
                   shard: Callable[[str], bool] | None = None) -> Checkout:
     """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles,
-    and with `shard` (`run --shard`) those of this replica's shard (maybe none).
+    and with `shard` (`run --shard`) those of this replica's shard (maybe none): the other
+    replicas' sources are kept as summaries, enough for the rules across bundles.
     `scope_of` (an API server's discovery) says which kinds the repo does not define are
     namespaced; `clusters` is the API server to read Karmada's Clusters from when a tenant
     chooses its clusters by labels (a failed read is kept: their names then fail)."""
-    rendered = render_repo(root, tools, cache=cache, scope_of=scope_of)
+    rendered = render_repo(root, tools, cache=cache, scope_of=scope_of,
+                           mine=None if shard is None else lambda s: shard(s.bundle_name),
+                           summarize=None if shard is None else summarize)
     members = (read_members(clusters) if clusters is not None
                and rendered.discovery.config.tenancy.by_labels else None)
     plan = plan_rendered(rendered, now, revision, members)

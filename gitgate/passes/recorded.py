@@ -5,6 +5,7 @@ every bundle (its inventory and what Karmada did with it), the retry of halted r
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -87,6 +88,52 @@ def record_document(cluster: ClusterPort, instance: str, what: str,
         "name": _record_name(instance, what), "namespace": NAMESPACE,
         "labels": {INSTANCE_LABEL: instance}},
         "data": {what: json.dumps(doc, sort_keys=True)}})
+
+
+PART_LABEL = "gitgate.io/part-of"  # on each replica's part of a record: the record it is of
+PART_ANNOTATION = "gitgate.io/part"  # the replica whose part it is
+
+
+def _part_name(instance: str, what: str, part: str) -> str:
+    tail = re.sub(r"[^a-z0-9-]", "-", part.lower()).strip("-")[:120] or "part"
+    return f"{_record_name(instance, what)}.{tail}"
+
+
+def record_part(cluster: ClusterPort, instance: str, what: str, part: str,
+                doc: dict[str, Any]) -> None:
+    """One replica's part of a record (`run --shard`: each replica records the overview of
+    its own bundles, so no two replicas write one object). Raises KubeError."""
+    cluster.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": _part_name(instance, what, part), "namespace": NAMESPACE,
+        "labels": {INSTANCE_LABEL: instance, PART_LABEL: what},
+        "annotations": {PART_ANNOTATION: part}},
+        "data": {what: json.dumps(doc, sort_keys=True)}})
+
+
+def read_parts(cluster: Lister, instance: str, what: str) -> dict[str, dict[str, Any]]:
+    """Every replica's part of a record, by replica, with one list (none when it cannot be
+    read: the reader goes on without them)."""
+    try:
+        found = cluster.list_objects("v1", "ConfigMap", NAMESPACE,
+                                     f"{INSTANCE_LABEL}={instance},{PART_LABEL}={what}")
+    except KubeError:
+        return {}
+    parts: dict[str, dict[str, Any]] = {}
+    for item in found:
+        meta = item.get("metadata") or {}
+        part = (meta.get("annotations") or {}).get(PART_ANNOTATION)
+        try:
+            doc = json.loads((item.get("data") or {}).get(what) or "null")
+        except ValueError:
+            continue
+        if isinstance(part, str) and part and isinstance(doc, dict):
+            parts[part] = doc
+    return parts
+
+
+def delete_part(cluster: ClusterPort, instance: str, what: str, part: str) -> None:
+    """Raises KubeError."""
+    cluster.delete("v1", "ConfigMap", NAMESPACE, _part_name(instance, what, part))
 
 
 def read_document(cluster: ClusterPort, instance: str, what: str) -> dict[str, Any] | None:

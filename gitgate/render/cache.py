@@ -71,6 +71,8 @@ class RenderCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        # the scopes of kinds the last round placed under ((group, kind) -> namespaced)
+        self.scopes: tuple[tuple[tuple[str, str], bool], ...] = ()
 
     def get(self, key: str | None) -> RenderedSource | None:
         with self._lock:

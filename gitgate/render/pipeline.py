@@ -214,8 +214,19 @@ def _lazy_helm_client(tools: Tools | None) -> Callable[[], object]:
 ScopeOf = Callable[[str, str], "bool | None"]  # (apiVersion, kind) -> namespaced, if known
 
 
+KindScopes = tuple[tuple[tuple[str, str], bool], ...]  # (group, kind) -> namespaced, sorted
+Scopes = tuple[tuple[tuple[str, str], bool | None], ...]  # as a summary read them
+
+
 def finish(rendered: list[RenderedSource], memo: Memo | None = None,
            scope_of: ScopeOf | None = None) -> tuple[list[RenderedSource], list[Problem]]:
+    final, warnings, _ = finish_with_scopes(rendered, memo, scope_of)
+    return final, warnings
+
+
+def finish_with_scopes(rendered: list[RenderedSource], memo: Memo | None = None,
+                       scope_of: ScopeOf | None = None,
+                       ) -> tuple[list[RenderedSource], list[Problem], KindScopes]:
     """Pure: default namespaces (CRD scopes from the whole repo, then what `scope_of`, the
     API server's discovery, says of the kinds the repo does not define), then duplicates
     across sources.
@@ -224,7 +235,9 @@ def finish(rendered: list[RenderedSource], memo: Memo | None = None,
     gitgate cannot tell which one is meant; so do sources rendering one name of a kind of
     unknown scope in different namespaces (cluster-scoped, they would be one object). With a
     `memo`, a source the render cache handed back is finished as it was in the last pass
-    (unless the scopes changed).
+    (unless the scopes changed). A summarized source (`SourceSummary`) was placed when it was
+    summarized: it is kept as it is, with the warnings placing it gave; the scopes returned
+    say whether it was placed under the same ones.
     """
     crds: dict[tuple[str, str], bool] = {}
     for result in rendered:
@@ -235,7 +248,8 @@ def finish(rendered: list[RenderedSource], memo: Memo | None = None,
     warnings: list[Problem] = []
     placed: list[RenderedSource] = []
     for result in rendered:
-        if result.failed:
+        if result.failed or result.summary is not None:
+            warnings += result.summary.warnings if result.summary is not None else ()
             placed.append(result)
             continue
         done, notes = derive(memo, "placed", result, scopes, partial(_placed, result, crds))
@@ -255,9 +269,10 @@ def finish(rendered: list[RenderedSource], memo: Memo | None = None,
                 path, None, Reason.DUPLICATE_OBJECT))
     for path, problem in _scope_clashes(owners, crds):
         clashes.setdefault(path, []).append(problem)
-    final = [replace(r, objects=(), problems=r.problems + tuple(clashes[r.source.path]))
+    final = [replace(r, objects=(), problems=r.problems + tuple(clashes[r.source.path]),
+                     summary=None)
              if r.source.path in clashes else r for r in placed]
-    return final, warnings
+    return final, warnings, scopes
 
 
 def _discovered(rendered: list[RenderedSource], crds: dict[tuple[str, str], bool],
@@ -341,13 +356,59 @@ def _placed(result: RenderedSource, crds: dict[tuple[str, str], bool],
     return replace(result, objects=tuple(objects), variants=(), overrides=overrides), warnings
 
 
+Summarize = Callable[[RenderedSource, Scopes, tuple[Problem, ...]], RenderedSource]
+Crds = dict[tuple[str, str], bool]
+
+
+def used_scopes(result: RenderedSource, crds: Crds) -> Scopes:
+    """What placing `result` read of the scopes: for each (group, kind) it renders, the
+    scope the repo or the API server gave it (None: none; the kind's table then decides).
+    A summary placed so is stale once any of these differs."""
+    kinds = {(post.group_of(o), str(o.get("kind", ""))) for o in result.objects}
+    kinds |= {(post.group_of(o), str(o.get("kind", ""))) for v in result.variants for o in v}
+    return tuple(sorted((kind, crds.get(kind)) for kind in kinds))
+
+
+def _stale(result: RenderedSource | None, crds: Crds) -> bool:
+    return (result is not None and result.summary is not None
+            and any(crds.get(kind) != scope for kind, scope in result.summary.scopes))
+
+
+def _summarize_early(rendered: RenderedSource, known: Crds, scope_of: ScopeOf | None,
+                     summarize: Summarize) -> RenderedSource:
+    """Another replica's source summarized as soon as it is rendered, placed under the
+    scopes known now (the last pass's, its own CRDs, the API server's answers): its full
+    objects never wait for the rest of the repo, so a cold start holds one source of another
+    shard at a time per worker, not all of them. Placed under scopes the whole repo changes,
+    it is found stale after `finish`, and rendered again."""
+    crds = {**known, **post.crd_scopes(rendered.objects)}
+    if scope_of is not None:
+        for api_version, kind in sorted(_kinds(rendered)):
+            group = api_version.rpartition("/")[0]
+            if post.is_namespaced(group, kind, crds) is None:
+                namespaced = scope_of(api_version, kind)
+                if namespaced is not None:
+                    crds[(group, kind)] = namespaced
+    placed, notes = _placed(rendered, crds)
+    if placed.failed:
+        return placed
+    return summarize(placed, used_scopes(rendered, crds), tuple(notes))
+
+
 def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 only: Callable[[Source], bool] | None = None,
                 cache: RenderCache | None = None,
-                scope_of: ScopeOf | None = None) -> RepoRender:
+                scope_of: ScopeOf | None = None,
+                mine: Callable[[Source], bool] | None = None,
+                summarize: Summarize | None = None) -> RepoRender:
     """Render every source of the repo at `root`. With a `cache`, a source whose inputs did
     not change since the last call is not rendered again. `scope_of` (the API server's
-    discovery) says whether a kind the repo does not define is namespaced."""
+    discovery) says whether a kind the repo does not define is namespaced.
+
+    With `mine` and `summarize` (`run --shard`), a source `mine` does not take is kept, once
+    finished, as `summarize` makes it (`bundle.summary`), in the result and in the cache: it
+    is rendered again only when its inputs change, or when the scopes it was placed under
+    did; a source that becomes this replica's is rendered in full again."""
     root = root.resolve()
     tree = scan_repo(root)
     discovery = discover(tree)
@@ -370,8 +431,14 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 None, Reason.INTERNAL_ERROR),))
         return replace(rendered, seconds=time.monotonic() - started)
 
+    known: Crds = dict(cache.scopes) if cache is not None else {}
+    ask = _serialized(scope_of)
+
     def render_one(source: Source, key: str | None) -> RenderedSource:
         rendered = timed_render(source)
+        if (mine is not None and summarize is not None and not rendered.failed
+                and not mine(source)):
+            rendered = _summarize_early(rendered, known, ask, summarize)
         if cache is not None:
             cache.put(key, rendered)
         return rendered
@@ -390,20 +457,68 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
         elif cache is not None:
             key = cache_key(source, tree, tools)
             found = cache.get(key)
+            if found is not None and found.summary is not None and (mine is None
+                                                                     or mine(source)):
+                found = None  # this replica's now: its full objects are needed
         else:
             found = None
         results.append(found)
         keys.append(key)
-    missing = [i for i, found in enumerate(results) if found is None]
-    if missing:
+    def render_missing() -> None:
+        missing = [i for i, found in enumerate(results) if found is None]
+        if not missing:
+            return
         with ThreadPoolExecutor(max_workers=min(len(missing),
                                                 workers or default_workers())) as pool:
             done = pool.map(lambda i: render_one(sources[i], keys[i]), missing)
             for index, rendered in zip(missing, done, strict=True):
                 results[index] = rendered
-    if cache is not None:
-        cache.end_round()
+
+    render_missing()
     memo = cache.memo if cache is not None else None
-    final, warnings = finish(within_budget([r for r in results if r is not None],
-                                           budget.per_pass), memo, scope_of)
+    final, warnings, scopes = finish_with_scopes(
+        within_budget([r for r in results if r is not None], budget.per_pass), memo, scope_of)
+    if mine is not None and summarize is not None:
+        stale = [i for i, r in enumerate(results) if _stale(r, dict(scopes))]
+        if stale:  # placed under scopes that changed since: rendered and placed again
+            known = dict(scopes)
+            for index in stale:
+                results[index] = None
+            render_missing()
+            final, warnings, scopes = finish_with_scopes(
+                within_budget([r for r in results if r is not None], budget.per_pass), memo,
+                scope_of)
+        final = [_summarized(r, key, dict(scopes), warnings, mine, summarize, cache)
+                 for r, key in zip(final, keys, strict=True)]
+    if cache is not None:
+        cache.scopes = scopes
+        cache.end_round()
     return RepoRender(root, tree, discovery, tuple(final), tuple(warnings), memo)
+
+
+def _serialized(scope_of: ScopeOf | None) -> ScopeOf | None:
+    """`scope_of` asked by one render worker at a time (discovery fills its cache once)."""
+    if scope_of is None:
+        return None
+    lock = threading.Lock()
+
+    def ask(api_version: str, kind: str) -> bool | None:
+        with lock:
+            return scope_of(api_version, kind)
+    return ask
+
+
+def _summarized(rendered: RenderedSource, key: str | None, crds: Crds,
+                warnings: list[Problem], mine: Callable[[Source], bool],
+                summarize: Summarize, cache: RenderCache | None) -> RenderedSource:
+    """Another replica's finished source as its summary, kept in the cache in place of its
+    full render (one that was this replica's in the last pass); this replica's sources,
+    failures and summaries as they are."""
+    if rendered.failed or rendered.summary is not None or mine(rendered.source):
+        return rendered
+    path = rendered.source.path
+    summary = summarize(rendered, used_scopes(rendered, crds),
+                        tuple(w for w in warnings if w.source == path))
+    if cache is not None:
+        cache.put(key, summary)
+    return summary

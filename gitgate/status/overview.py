@@ -7,7 +7,7 @@ it for its own page and records it on the API server for `gitgate ui`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gitgate.apply.livediff import changed_paths
@@ -121,3 +121,32 @@ def bounded(doc: dict[str, Any], limit: int = RECORD_LIMIT) -> dict[str, Any]:
         doc = {**doc, part: {}, f"{part}LeftOut": True}
     return doc
 
+
+
+def merged_overview(parts: Mapping[str, Mapping[str, Any]],
+                    owner: Callable[[str], str | None]) -> dict[str, Any]:
+    """The page's overview under `run --shard`, where each replica records the part of its
+    own bundles (`parts`, by replica; `owner`: which replica holds a bundle now). A bundle's
+    rollout comes from its owner's part only: a part a departed replica left says nothing. Its
+    last change comes from its owner's part, else from any part (a bundle that moved keeps
+    its last change until its new owner sees one). The gates, the same for every replica at
+    one revision, come from the part of the replica that holds them (else any, by name)."""
+    if not parts:
+        return {}
+    gates_from = owner("gitgate.gates")
+    first = parts.get(gates_from or "") or parts[min(parts)]
+    doc: dict[str, Any] = {key: first.get(key) for key in ("revision", "gates", "invalidGates")}
+    rollouts: dict[str, Any] = {}
+    changes: dict[str, Any] = {}
+    for part, recorded in sorted(parts.items()):
+        for bundle, spec in (recorded.get("rollouts") or {}).items():
+            if owner(bundle) == part:
+                rollouts[bundle] = spec
+        for bundle, change in (recorded.get("changes") or {}).items():
+            if owner(bundle) == part or bundle not in changes:
+                changes[bundle] = change
+    doc.update(rollouts=rollouts, changes=changes)
+    for flag in ("rolloutsLeftOut", "changesLeftOut"):
+        if any(recorded.get(flag) for recorded in parts.values()):
+            doc[flag] = True
+    return doc

@@ -22,6 +22,8 @@ from gitgate.apply.inventory import system_namespace
 from gitgate.apply.work import ApplyOptions
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.model.shardmap import owner
+from gitgate.output.webui import ApiSource, loop_source
+from gitgate.passes.recorded import read_parts, record_part
 from gitgate.passes.shards import ACKNOWLEDGED, Membership
 from gitgate.source.git import LocalCheckout
 from tests.conftest import REPO_ROOT, set_identity, write_files
@@ -154,6 +156,48 @@ def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
         live = emulator.state.object("", "configmaps", NS, name)
         assert live["data"]["value"] == "two", name
         assert "a" in writers(emulator, name)
+
+
+def test_the_page_shows_every_replicas_changes_and_forgets_a_departed_ones(
+        tmp_path, emulator, tools):
+    """Each replica records the overview of its own bundles; the page (`gitgate ui`, or any
+    replica's) merges them by the assignment, and the part of a replica that left is ignored,
+    then deleted by the replica holding the overview."""
+    root = repo(tmp_path, "one")
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    clocks = Clocks()
+    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
+    a.cluster.apply(system_namespace())
+    for loop in (a, b):
+        loop.shards.renew()
+    turns(a, b)
+    repo(tmp_path, "two")
+    for loop in (a, b):
+        loop.request_pass()
+    turns(a, b)
+    page = ApiSource(a.cluster, "default", a.clock, "test", 5)
+    changes = page.snapshot().overview["changes"]
+    assert set(APPS) <= set(changes), changes.keys()  # both replicas' bundles
+    assert set(read_parts(a.cluster, "default", "overview")) == {"a", "b"}
+    served = loop_source(b, 5).snapshot()  # a replica's own page shows them all too
+    assert set(APPS) <= set(served.overview["changes"])
+
+    # b's part is edited to claim a's bundles with a forged change: it is not taken while a
+    # owns them, and is deleted once b has left
+    forged = {name: {"revision": "forged"} for name in APPS}
+    record_part(a.cluster, "default", "overview", "b", {"changes": forged, "rollouts": {
+        name: {"forged": True} for name in APPS}})
+    page = ApiSource(a.cluster, "default", a.clock, "test", 0)
+    merged = page.snapshot().overview
+    for name in APPS:
+        if a.state.turn.owns(name):
+            assert merged["changes"][name] != {"revision": "forged"}, name
+            assert name not in merged["rollouts"], name
+    b.shards.stop()
+    turns(a)
+    assert set(read_parts(a.cluster, "default", "overview")) == {"a"}
+    merged = ApiSource(a.cluster, "default", a.clock, "test", 0).snapshot().overview
+    assert "forged" not in json.dumps(merged)
 
 
 class Upstream:

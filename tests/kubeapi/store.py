@@ -96,7 +96,6 @@ class Request:
 
 
 @dataclass
-@dataclass
 class Watcher:
     """A client watching one collection: the events it has not been sent yet."""
 
@@ -129,6 +128,46 @@ class Target:
     name: str
 
 
+Key = tuple[str, str, str, str]  # group, plural, namespace, name
+
+
+class ObjectTable(dict[Key, "Stored"]):
+    """The stored objects by key, indexed by collection (group, plural, namespace): a list
+    reads and sorts only its own collection, so a server holding 50,000 objects answers a
+    list of one namespace's ConfigMaps without sorting them all (the 5,000-bundle bench)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.collections: dict[tuple[str, str, str], set[Key]] = {}
+
+    def __setitem__(self, key: Key, value: Stored) -> None:
+        super().__setitem__(key, value)
+        self.collections.setdefault(key[:3], set()).add(key)
+
+    def _forget(self, key: Key) -> None:
+        keys = self.collections.get(key[:3])
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self.collections[key[:3]]
+
+    def __delitem__(self, key: Key) -> None:
+        super().__delitem__(key)
+        self._forget(key)
+
+    def pop(self, key: Key, *default: Any) -> Any:  # type: ignore[override]
+        if key in self:
+            self._forget(key)
+        return super().pop(key, *default)
+
+    def in_collection(self, group: str, plural: str, namespace: str) -> list[Key]:
+        """The keys of a collection (every namespace's when `namespace` is empty), sorted."""
+        if namespace:
+            return sorted(self.collections.get((group, plural, namespace), ()))
+        return sorted(key for (g, p, _), keys in self.collections.items()
+                      if (g, p) == (group, plural) for key in keys)
+
+
 class ApiState:
     """Objects, field managers and served resources of one emulated API server."""
 
@@ -140,7 +179,7 @@ class ApiState:
         self.terminating: dict[str, float] = {}  # namespace -> when its controller runs
         self.served: dict[tuple[str, str, str], Resource] = {
             (r.group, r.version, r.plural): r for r in BUILTIN}
-        self.objects: dict[tuple[str, str, str, str], Stored] = {}
+        self.objects = ObjectTable()
         self.pending_crds: dict[str, float] = {}
         self.schemas: dict[tuple[str, str, str], dict] = {}  # served custom resources' schemas
         self.selected_by: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
@@ -467,11 +506,9 @@ class ApiState:
     def _list(self, target: Target, request: Request) -> tuple[int, Any]:
         selector = parse_selector(request.query.get("labelSelector", ""))
         items = []
-        for (group, plural, namespace, _), stored in sorted(self.objects.items()):
-            if (group, plural) != (target.resource.group, target.resource.plural):
-                continue
-            if target.namespace and namespace != target.namespace:
-                continue
+        for key in self.objects.in_collection(target.resource.group, target.resource.plural,
+                                              target.namespace or ""):
+            stored = self.objects[key]
             labels = stored.obj["metadata"].get("labels") or {}
             if all(match(labels) for match in selector):
                 item = self._render(stored)

@@ -10,10 +10,11 @@ from gitgate.apply.fencing import Fence, FencedCluster
 from gitgate.errors import KubeError, Reason
 from gitgate.model.shardmap import ShardMap, owner
 from gitgate.passes.shards import Turn, lease_name
+from gitgate.status.overview import merged_overview
 from tests.support.memory_cluster import MemoryCluster
 from tests.support.objects import cm
 
-BUNDLES = [f"team{i % 7}/app-{i}" for i in range(3000)]
+BUNDLES = [f"team{i % 7}-app-{i}" for i in range(3000)]  # one source each
 
 
 def owners(members: tuple[str, ...]) -> dict[str, str | None]:
@@ -127,3 +128,24 @@ def test_lease_names_are_valid_whatever_the_host_is_called():
         "gitgate-default-replica-host-1-example-abc123"
     assert lease_name("x", "___") == "gitgate-x-replica-replica"
     assert len(lease_name("x", "h" * 400)) < 253
+
+
+def test_the_overview_parts_merge_by_the_assignment():
+    owners = {"x": "a", "y": "b", "moved": "b", "gitgate.gates": "b"}
+    parts = {
+        "a": {"revision": "r2", "gates": [{"name": "from-a"}], "invalidGates": [],
+              "rollouts": {"x": {"w": 1}, "y": {"stale": True}},
+              "changes": {"x": {"at": "a"}, "y": {"stale": True}, "moved": {"at": "old"}},
+              "changesLeftOut": True},
+        "b": {"revision": "r2", "gates": [{"name": "from-b"}], "invalidGates": [],
+              "rollouts": {"y": {"w": 2}}, "changes": {"y": {"at": "b"}}},
+        "gone": {"rollouts": {"x": {"stale": True}}, "changes": {"x": {"stale": True}}},
+    }
+    merged = merged_overview(parts, owners.get)
+    assert merged["gates"] == [{"name": "from-b"}]  # the part of the gates' holder
+    assert merged["rollouts"] == {"x": {"w": 1}, "y": {"w": 2}}  # owners' only
+    assert merged["changes"] == {"x": {"at": "a"}, "y": {"at": "b"},
+                                 "moved": {"at": "old"}}  # a moved bundle keeps its last one
+    assert merged["changesLeftOut"] is True and "rolloutsLeftOut" not in merged
+    assert merged_overview({}, owners.get) == {}
+    assert merged_overview({"a": parts["a"]}, lambda _: None)["gates"] == [{"name": "from-a"}]
