@@ -15,7 +15,10 @@ in namespaces of 100 bundles, and:
 - a no-op pass (nothing changed: render, plan and apply; renders, requests and writes);
 - one bundle changed (one ConfigMap value in a raw bundle): time, renders, objects written;
 - a resync with one object drifted (edited by another field manager): objects written;
-- peak RSS of the process that ran gitgate's side (each size runs in its own process).
+- peak RSS of the process that ran gitgate's side (each size runs in its own process);
+- on the Karmada harness, the CPU each turn cost (`kubectl_turn`, `gitgate_turn`: the client's
+  and the server's by process, kube-apiserver, etcd and Karmada's controllers) and the same
+  until Karmada settled (`*_settled`), in the JSON: what makes the apply ratio swing.
 
 The server is the test API emulator (tests/kubeapi, in its own process) unless
 GITGATE_TEST_KUBECONFIG points at a real API server; then kubectl must be found ($KUBECTL,
@@ -49,6 +52,9 @@ sys.path.insert(0, str(ROOT))
 
 T0 = datetime(2026, 11, 22, 12, tzinfo=UTC)
 PER_NAMESPACE = 100
+CPU_FIELDS = ("bundles", "apply_ratio", "kubectl_apply_s", "kubectl_client_cpu_s",
+              "kubectl_server_cpu_s", "kubectl_settled_cpu_s", "cold_apply_s",
+              "gitgate_client_cpu_s", "gitgate_server_cpu_s", "gitgate_settled_cpu_s")
 KUBECTL_FALLBACKS = ("/tmp/karmada-assets/kubectl",)
 FIELDS = ("bundles", "objects", "cold_render_s", "serial_tools_s", "render_ratio",
           "cold_apply_s", "kubectl_apply_s", "apply_ratio", "noop_s", "noop_renders",
@@ -183,6 +189,54 @@ def kubectl_apply(kubectl: str, kubeconfig: str, plan, prefix: str, other: str,
     return seconds
 
 
+def server_processes(kubeconfig: str) -> dict[int, str]:
+    """The processes of the Karmada harness serving `kubeconfig` (its STATE folder keeps
+    their pids), by pid: kube-apiserver, etcd, Karmada's controllers, the members' managers.
+    None elsewhere (a remote server: its CPU cannot be read from here)."""
+    pids = Path(kubeconfig).parent / "pids"
+    found: dict[int, str] = {}
+    if not pids.is_file():
+        return found
+    for line in pids.read_text().split():
+        with contextlib.suppress(OSError, ValueError):
+            argv = Path(f"/proc/{int(line)}/cmdline").read_bytes().split(b"\0")
+            found[int(line)] = Path(argv[0].decode()).name
+    return found
+
+
+def cpu_seconds(processes: dict[int, str]) -> dict[str, float]:
+    """CPU seconds (user + system) each kind of server process has used so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used: dict[str, float] = {}
+    for pid, name in processes.items():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            used[name] = used.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return used
+
+
+class Turn:
+    """The CPU a tool's turn cost: the server's processes, by kind, and the client's own."""
+
+    def __init__(self, processes: dict[int, str], children: bool) -> None:
+        self.processes, self.children = processes, children
+        self.server = cpu_seconds(processes)
+        self.client = self._client()
+        self.began = time.perf_counter()
+
+    def _client(self) -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN if self.children
+                                   else resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    def done(self) -> dict:
+        now = cpu_seconds(self.processes)
+        server = {name: round(now[name] - self.server.get(name, 0.0), 2) for name in now}
+        return {"wall_s": round(time.perf_counter() - self.began, 2),
+                "client_cpu_s": round(self._client() - self.client, 2),
+                "server_cpu_s": round(sum(server.values()), 2), "server": server}
+
+
 def settle(cluster, emulated: bool, quiet: float = 5.0, limit: float = 300.0) -> None:
     """On Karmada, wait until its controllers stop creating ResourceBindings for what the last
     tool wrote (the count is steady for `quiet` seconds), so that one tool's turn does not
@@ -240,13 +294,24 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
         try:
             # kubectl first: on Karmada, gitgate's policies make its controllers bind every
             # object gitgate wrote, work that would otherwise run during kubectl's turn
+            processes = server_processes(kubeconfig)
+            turn = Turn(processes, children=True)
             out["kubectl_apply_s"] = (kubectl_apply(kubectl, kubeconfig, plan, prefix, other,
                                                     scratch, emulated) if kubectl else None)
+            out["kubectl_turn"] = turn.done()
             settle(cluster, emulated)
+            out["kubectl_settled"] = turn.done()  # the turn and the controllers' backlog
+            turn = Turn(processes, children=False)
             started = time.perf_counter()
             result = run_pass(plan, cluster, options)
             out["cold_apply_s"] = time.perf_counter() - started
+            out["gitgate_turn"] = turn.done()
             settle(cluster, emulated)
+            out["gitgate_settled"] = turn.done()
+            for tool in ("kubectl", "gitgate"):
+                out[f"{tool}_server_cpu_s"] = out[f"{tool}_turn"]["server_cpu_s"]
+                out[f"{tool}_client_cpu_s"] = out[f"{tool}_turn"]["client_cpu_s"]
+                out[f"{tool}_settled_cpu_s"] = out[f"{tool}_settled"]["server_cpu_s"]
             if not result.ok:
                 raise SystemExit("cold apply failed: " + "; ".join(
                     f"{b.bundle}: {b.message}" for b in result.bundles if b.failed)[:2000])
@@ -439,6 +504,9 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(table(rows, ("bundles", "runs", "render_ratio_spread", "cold_apply_s_spread",
                            "kubectl_apply_s_spread", "apply_ratio_spread")))
+    if any(run.get("gitgate_turn", {}).get("server") for run in runs):
+        print()
+        print(table(runs, CPU_FIELDS))
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": machine(), "server": server,
                                                "kubectl": kubectl, "runs": runs,
