@@ -446,7 +446,9 @@ def summarized_runs(runs: list[dict], key: tuple[str, ...] = ("bundles",)) -> li
             if field in key or not all(isinstance(v, int | float) and not isinstance(v, bool)
                                        for v in values):
                 continue
-            row[field] = statistics.median(values)
+            median = statistics.median(values)
+            row[field] = (int(median) if all(isinstance(v, int) for v in values)
+                          and median == int(median) else median)
             if len(same) > 1:
                 row[f"{field}_spread"] = f"{min(values):.2f}-{max(values):.2f}"
         rows.append(row)
