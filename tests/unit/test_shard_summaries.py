@@ -18,6 +18,7 @@ from gitgate.model.shardmap import ShardMap, unit_of
 from gitgate.passes.onepass import plan_checkout
 from gitgate.render.cache import RenderCache
 from tests.conftest import write_files
+from tests.support.manifests import crd_yaml
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
@@ -49,6 +50,20 @@ def cm(name: str, labels: str = "{}", value: str = "1") -> str:
             f"labels: {labels}}}\ndata: {{v: '{value}'}}\n")
 
 
+def override(name: str, selects: str, cluster: str, replicas: int) -> str:
+    """An OverridePolicy in `web` setting the replicas of the Deployments it selects."""
+    return f"""\
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {{name: {name}, namespace: web}}
+spec:
+  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, {selects}}}]
+  overrideRules:
+    - targetCluster: {{clusterNames: [{cluster}]}}
+      overriders: {{plaintext: [{{path: /spec/replicas, operator: replace, value: {replicas}}}]}}
+"""
+
+
 REPO = {
     "gitgate.yaml": ("gatesPath: gates\ndefaults:\n  placement: {clusterAffinity: "
                      "{clusterNames: [member1, member2]}}\n"),
@@ -66,28 +81,10 @@ REPO = {
                               "namespace: web}\nstringData: {k: canary-value}\n"),
     "app-b/deploy.yaml": deployment("app-b", "{tier: gold}"),
     # an override committed elsewhere acts on app-b: app-b's digest covers it
-    "overrides/op.yaml": """\
-        apiVersion: policy.karmada.io/v1alpha1
-        kind: OverridePolicy
-        metadata: {name: gold, namespace: web}
-        spec:
-          resourceSelectors: [{apiVersion: apps/v1, kind: Deployment,
-                               labelSelector: {matchLabels: {tier: gold}}}]
-          overrideRules:
-            - targetCluster: {clusterNames: [member2]}
-              overriders: {plaintext: [{path: /spec/replicas, operator: replace, value: 1}]}
-        """,
+    "overrides/op.yaml": override("gold", "labelSelector: {matchLabels: {tier: gold}}",
+                                  "member2", 1),
     # an override acting on the held app-a is held with it
-    "overrides-a/op.yaml": """\
-        apiVersion: policy.karmada.io/v1alpha1
-        kind: OverridePolicy
-        metadata: {name: on-a, namespace: web}
-        spec:
-          resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: app-a}]
-          overrideRules:
-            - targetCluster: {clusterNames: [member1]}
-              overriders: {plaintext: [{path: /spec/replicas, operator: replace, value: 2}]}
-        """,
+    "overrides-a/op.yaml": override("on-a", "name: app-a", "member1", 2),
     # a propagation policy selecting another bundle's object takes it over: its source fails
     "hijack/pp.yaml": """\
         apiVersion: policy.karmada.io/v1alpha1
@@ -103,18 +100,7 @@ REPO = {
     # a pause label holds its bundle, and what the bundle uses elsewhere
     "paused/deploy.yaml": deployment("paused", '{"gitgate.io/paused": "true"}'),
     # a kind defined by a CRD in another source: its scope decides the default namespace
-    "crds/crd.yaml": """\
-        apiVersion: apiextensions.k8s.io/v1
-        kind: CustomResourceDefinition
-        metadata: {name: widgets.example.com}
-        spec:
-          group: example.com
-          scope: Namespaced
-          names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-          versions: [{name: v1, served: true, storage: true,
-                      schema: {openAPIV3Schema: {type: object,
-                                                 x-kubernetes-preserve-unknown-fields: true}}}]
-        """,
+    "crds/crd.yaml": crd_yaml("example.com", "Widget"),
     "widgets/w.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
     # a split source: two apps, each a bundle, assigned as one unit
     "split/bundle.yaml": "split: app\n",
