@@ -499,6 +499,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{size} bundles: " + ", ".join(
                 f"{k}={table([runs[-1]]).splitlines()[2].split(' | ')[i].strip(' |')}"
                 for i, k in enumerate(FIELDS) if i), flush=True)
+            if args.json:  # kept run by run: a bench stopped early keeps what it measured
+                Path(args.json).write_text(json.dumps({"machine": machine(), "server": server,
+                                                       "kubectl": kubectl, "runs": runs},
+                                                      indent=2))
     rows = summarized_runs(runs)
     print()
     print(table(rows))
