@@ -177,11 +177,19 @@ def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None,
     """Every source's bundles, by name, linked by the Karmada policies in the repo (see
     `bundle.policies`), each held to its tenant's rules (`bundle.tenancy`). With a `memo`, a
     source finished as in the last pass keeps the bundles it had (the same objects, so what
-    is derived from them is kept too)."""
+    is derived from them is kept too), and the very same sources (a whole render handed
+    back, `render.reuse`) keep the very same bundles."""
+    sources = tuple(rendered)
+    return list(derive(memo, "grouped", sources, repr((tenancy, members)),
+                       partial(_grouped, sources, memo, tenancy, members)))
+
+
+def _grouped(rendered: tuple[RenderedSource, ...], memo: Memo | None, tenancy: Tenancy | None,
+             members: Members | None) -> tuple[Bundle, ...]:
     bundles = [b for r in rendered
                for b in derive(memo, "bundles", r, (), partial(group_source, r))]
     linked = link_policies(_one_source_per_name(bundles))
-    return sorted(police(linked, tenancy, members), key=lambda b: b.name)
+    return tuple(sorted(police(linked, tenancy, members), key=lambda b: b.name))
 
 
 def _one_source_per_name(bundles: list[Bundle]) -> list[Bundle]:

@@ -4,6 +4,7 @@ leader election together, and stop cleanly on SIGTERM."""
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import socket
@@ -34,6 +35,8 @@ from gitgate.output.statusviews import loop_document
 from gitgate.output.webui import WebUi, loop_source
 from gitgate.passes.onepass import SYSTEM_NAMESPACE, ApplyOptions, ClusterPort, system_namespace
 from gitgate.passes.shards import Membership
+from gitgate.render.cache import RenderCache
+from gitgate.render.diskcache import RenderDisk
 from gitgate.render.sandbox import stop_all
 from gitgate.render.tools import find_tools
 from gitgate.source.gateguard import GateGuard
@@ -119,7 +122,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--shard", action="store_true",
                      help="every replica reconciles a share of the bundles (no idle standby): "
                           "they find each other through Leases, agree on an assignment and "
-                          "take over a replica's bundles when its Lease runs out")
+                          "take over a replica's bundles when its Lease runs out; each keeps "
+                          "the full renders of the repo's sources (none holding a Secret) in "
+                          "CACHE_DIR-renders, so a takeover reads them instead of rendering")
     run.add_argument("--lease-duration", type=int, default=15,
                      help="seconds a leader's Lease lasts without renewal")
     write_flags(run)
@@ -136,7 +141,16 @@ EXAMPLES = """examples:
 """
 
 
+# The cyclic collector's thresholds for the loop. Python's (700, 10, 10) start a young
+# collection every 700 new containers; a pass at 5,000 bundles holds ~3 million objects and
+# makes ~650 collections, whose older generations walk the whole heap: a third of a no-op
+# pass's time (bench/README.md). Nearly everything a pass drops is freed by reference
+# counting, so collecting a hundred times less often costs little memory.
+COLLECTOR_THRESHOLDS = (100_000, 50, 100)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
     # the kubernetes client loads slowly: only when a command talks to a cluster
     from gitgate.apiserver.lease import LeaseElector
     from gitgate.apiserver.transport import load_client, tls_verification_off
@@ -206,6 +220,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not _ensure_system_namespace(cluster, reconciler.stop):
             server.stop()
             return 0
+        # a takeover reads the full renders of its new sources from disk, not the tools
+        reconciler.render_cache = RenderCache(RenderDisk(Path(f"{args.cache_dir}-renders")))
         reconciler.shards = Membership(
             cluster, args.instance, identity, lease_duration=lease,
             renew_deadline=max(2, lease * 2 // 3), retry_period=max(1, lease // 7),

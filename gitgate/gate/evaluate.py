@@ -163,13 +163,12 @@ def _with_dependency_holds(bundles: list[Bundle],
                            verdicts: dict[str, BundleVerdict]) -> dict[str, BundleVerdict]:
     """A held workload holds what it uses, even when another bundle defines it; a held bundle
     holds the override policies, wherever they are committed, that act on it."""
-    owner = {ObjectRef.of(o): b.name for b in bundles for o in b.objects}
-    present = set(owner)
     extra: dict[str, dict[ObjectRef, list[HoldReason]]] = {}
-    for bundle in bundles:
+    held_bundles = [b for b in bundles if verdicts[b.name].verdict is Verdict.HELD]
+    owner = {ref: b.name for b in bundles for ref in b.object_refs} if held_bundles else {}
+    present = set(owner)
+    for bundle in held_bundles:
         verdict = verdicts[bundle.name]
-        if verdict.verdict is not Verdict.HELD:
-            continue
         why = verdict.reasons[0]
         for workload in (o for o in bundle.objects if deps.is_workload(o)):
             for ref in deps.dependency_refs(workload, present):

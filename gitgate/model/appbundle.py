@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from gitgate.model.clusterspec import ObjectOverride
 from gitgate.model.objects import Manifest, ObjectRef, Problem, Source
@@ -28,4 +29,9 @@ class Bundle:
 
     @property
     def refs(self) -> list[ObjectRef]:
-        return sorted(ObjectRef.of(o) for o in self.objects)
+        return sorted(self.object_refs)
+
+    @cached_property
+    def object_refs(self) -> tuple[ObjectRef, ...]:
+        """Each object's identity, in order (worked out once per bundle)."""
+        return tuple(ObjectRef.of(o) for o in self.objects)

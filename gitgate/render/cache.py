@@ -13,11 +13,14 @@ import dataclasses
 import hashlib
 import json
 import threading
+from typing import Any
 
 from gitgate.errors import GitgateError
 from gitgate.memo import Memo
 from gitgate.model import RenderedSource, Source, SourceKind, is_under, join
+from gitgate.render.diskcache import RenderDisk
 from gitgate.render.kustomize_guard import check_kustomization
+from gitgate.render.reuse import WholeInputs
 from gitgate.render.tools import Tools
 from gitgate.source.tree import RepoTree
 
@@ -64,8 +67,9 @@ class RenderCache:
     """Rendered sources by key, kept for the sources of the last repo rendered; and the memo
     of what later stages derived from them (`gitgate.memo`), on the same rounds."""
 
-    def __init__(self) -> None:
+    def __init__(self, disk: RenderDisk | None = None) -> None:
         self.memo = Memo()
+        self.disk = disk  # full renders kept on disk too (`render.diskcache`)
         self._entries: dict[str, RenderedSource] = {}
         self._used: set[str] = set()
         self._lock = threading.Lock()
@@ -73,6 +77,10 @@ class RenderCache:
         self.misses = 0
         # the scopes of kinds the last round placed under ((group, kind) -> namespaced)
         self.scopes: tuple[tuple[tuple[str, str], bool], ...] = ()
+        # the last whole render and what it depended on (`render.reuse`), and how many
+        # passes it was handed back to
+        self.whole: tuple[WholeInputs, Any] | None = None
+        self.reused = 0
 
     def get(self, key: str | None) -> RenderedSource | None:
         with self._lock:
@@ -91,6 +99,12 @@ class RenderCache:
         with self._lock:
             self._entries[key] = rendered
             self._used.add(key)
+
+    def hand_back(self) -> None:
+        """A pass took the last whole render as it was: no source was looked up."""
+        with self._lock:
+            self.hits = self.misses = 0
+            self.reused += 1
 
     def start_round(self) -> None:
         self.memo.next_pass()

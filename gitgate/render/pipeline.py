@@ -23,7 +23,7 @@ from gitgate.model import (
     SourceKind,
     join,
 )
-from gitgate.render import post
+from gitgate.render import post, reuse
 from gitgate.render.cache import RenderCache, cache_key
 from gitgate.render.customize import compile_overrides
 from gitgate.render.helm import helm_values_merge, make_client, render_helm
@@ -400,7 +400,8 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 cache: RenderCache | None = None,
                 scope_of: ScopeOf | None = None,
                 mine: Callable[[Source], bool] | None = None,
-                summarize: Summarize | None = None) -> RepoRender:
+                summarize: Summarize | None = None,
+                clock: Callable[[], int] = time.time_ns) -> RepoRender:
     """Render every source of the repo at `root`. With a `cache`, a source whose inputs did
     not change since the last call is not rendered again. `scope_of` (the API server's
     discovery) says whether a kind the repo does not define is namespaced.
@@ -408,17 +409,24 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     With `mine` and `summarize` (`run --shard`), a source `mine` does not take is kept, once
     finished, as `summarize` makes it (`bundle.summary`), in the result and in the cache: it
     is rendered again only when its inputs change, or when the scopes it was placed under
-    did; a source that becomes this replica's is rendered in full again."""
+    did; a source that becomes this replica's is rendered in full again.
+
+    With a `cache`, a render of the whole repo whose inputs are all unchanged (its files by
+    their stat stamps, read at `clock`'s time: `render.reuse`) is handed back as it was."""
     root = root.resolve()
-    tree = scan_repo(root)
+    tree = scan_repo(root, clock=clock)
+    budget = Budget.from_env()
+    whole = _unchanged(cache, only, root, tree, tools, budget, mine, scope_of)
+    if whole is not None:
+        return replace(whole, tree=tree)
+    asked: dict[tuple[str, str], bool | None] = {}
+    scope_of = reuse.recording(scope_of, asked)
     discovery = discover(tree)
     sources = [s for s in discovery.sources if only is None or only(s)]
     helm_client = _lazy_helm_client(tools)
     config_problems: dict[str, list[Problem]] = {}
     for problem in discovery.problems:
         config_problems.setdefault(problem.source, []).append(problem)
-
-    budget = Budget.from_env()
 
     def timed_render(source: Source) -> RenderedSource:
         started = time.monotonic()
@@ -434,8 +442,16 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     known: Crds = dict(cache.scopes) if cache is not None else {}
     ask = _serialized(scope_of)
 
+    disk = cache.disk if cache is not None else None
+
     def render_one(source: Source, key: str | None) -> RenderedSource:
-        rendered = timed_render(source)
+        kept = disk.get(key, source) if disk is not None else None
+        if kept is not None:
+            rendered = _source_budget(kept, budget)
+        else:
+            rendered = timed_render(source)
+            if disk is not None:
+                disk.put(key, rendered)
         if (mine is not None and summarize is not None and not rendered.failed
                 and not mine(source)):
             rendered = _summarize_early(rendered, known, ask, summarize)
@@ -490,10 +506,35 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 scope_of)
         final = [_summarized(r, key, dict(scopes), warnings, mine, summarize, cache)
                  for r, key in zip(final, keys, strict=True)]
+    done = RepoRender(root, tree, discovery, tuple(final), tuple(warnings), memo)
     if cache is not None:
         cache.scopes = scopes
         cache.end_round()
-    return RepoRender(root, tree, discovery, tuple(final), tuple(warnings), memo)
+        if disk is not None:
+            disk.end_round({key for key in keys if key})
+        cache.whole = None
+        if only is None and tree.fingerprint and reuse.keepable(done.rendered):
+            cache.whole = (reuse.WholeInputs(
+                root, tree.fingerprint, tools, budget, reuse.in_full(discovery.sources, mine),
+                reuse.answered(asked), scope_of is not None), done)
+    return done
+
+
+def _unchanged(cache: RenderCache | None, only: Callable[[Source], bool] | None, root: Path,
+               tree: RepoTree, tools: Tools | None, budget: Budget,
+               mine: Callable[[Source], bool] | None, scope_of: ScopeOf | None
+               ) -> RepoRender | None:
+    """The last whole render when nothing it depended on changed (`render.reuse`)."""
+    if cache is None or cache.whole is None or only is not None:
+        return None
+    kept, render = cache.whole
+    now = reuse.WholeInputs(root, tree.fingerprint, tools, budget,
+                            reuse.in_full(render.discovery.sources, mine), (),
+                            scope_of is not None)
+    if not reuse.still_holds(kept, now, scope_of):
+        return None
+    cache.hand_back()
+    return render  # type: ignore[no-any-return]
 
 
 def _serialized(scope_of: ScopeOf | None) -> ScopeOf | None:

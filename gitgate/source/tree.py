@@ -6,6 +6,7 @@ import bisect
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,6 +32,9 @@ class RepoTree:
     read: Callable[[str], str | None]
     dir_links: Mapping[str, str] = field(default_factory=dict)
     read_bytes: Callable[[str], bytes | None] = lambda rel: None  # for digests
+    # every file's name and stat stamp, the links, in one hash: equal fingerprints mean equal
+    # contents ("" when some file changed too recently to tell: see `RACY_SECONDS`)
+    fingerprint: str = ""
 
     # ------------------------------------------------------------------ the pass's index
     @cached_property
@@ -99,6 +103,13 @@ class _Scan:
     escaping: set[str] = field(default_factory=set)
     dir_links: dict[str, str] = field(default_factory=dict)
     identity: dict[str, tuple[int, int]] = field(default_factory=dict)
+    stamps: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def note(self, rel: str, info: os.stat_result) -> None:
+        self.files.add(rel)
+        self.identity[rel] = (info.st_dev, info.st_ino)
+        self.stamps[rel] = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                            info.st_ctime_ns)
 
     def walk(self, folder: str, prefix: str) -> None:
         """One folder, then its sub-folders, dot-folders included (helm's `.Files` and
@@ -116,9 +127,7 @@ class _Scan:
                 if rel != GIT_DIR:
                     self.walk(entry.path, rel + "/")
             else:
-                info = entry.stat(follow_symlinks=False)
-                self.files.add(rel)
-                self.identity[rel] = (info.st_dev, info.st_ino)
+                self.note(rel, entry.stat(follow_symlinks=False))
 
     def link(self, entry: os.DirEntry[str], rel: str) -> None:
         """A link is in the repo when its target is, and is not the checkout's `.git` (its
@@ -130,12 +139,33 @@ class _Scan:
         elif os.path.isdir(target):
             self.dir_links[rel] = os.path.relpath(target, self.root).replace(os.sep, "/")
         else:
-            info = os.stat(target)
-            self.files.add(rel)
-            self.identity[rel] = (info.st_dev, info.st_ino)
+            self.note(rel, os.stat(target))
 
 
 GIT_DIR = ".git"  # the checkout's own Git folder: never a file of the repo
+
+# A file changed this close to the scan may change again within the same tick of the
+# filesystem's clock and keep its stamp (Git's "racy clean" files): a scan that finds one
+# has no fingerprint. The coarsest common clock (FAT's) ticks every 2 s.
+RACY_SECONDS = 3
+
+
+def _fingerprint(scan: _Scan, now_ns: int) -> str:
+    """One hash of every file's name and stamp (device, inode, size, modification and
+    change times: as Git's index tells a changed file), the links leaving the repo and the
+    folder links; "" when a file's times are within `RACY_SECONDS` of `now_ns` (or later)."""
+    racy = now_ns - RACY_SECONDS * 1_000_000_000
+    digest = hashlib.sha256()
+    for rel in sorted(scan.stamps):
+        stamp = scan.stamps[rel]
+        if stamp[3] >= racy or stamp[4] >= racy:
+            return ""
+        digest.update(f"{rel}\0{stamp}\n".encode())
+    for rel in sorted(scan.escaping):
+        digest.update(f"escaping\0{rel}\n".encode())
+    for rel, target in sorted(scan.dir_links.items()):
+        digest.update(f"folder-link\0{rel}\0{target}\n".encode())
+    return digest.hexdigest()
 
 
 def _within(root: str, path: str) -> bool:
@@ -146,10 +176,13 @@ def _readable_path(root: str, real: str) -> bool:
     return _within(root, real) and not _within(os.path.join(root, GIT_DIR), real)
 
 
-def scan_repo(root: Path, only: tuple[str, ...] = ()) -> RepoTree:
+def scan_repo(root: Path, only: tuple[str, ...] = (),
+              clock: Callable[[], int] = time.time_ns) -> RepoTree:
     """List a repo without following symlinks; only the checkout's `.git` is skipped. With
     `only`, just those repo-relative paths (a file, or a folder and everything below it) and
-    the folders and links on the way to them: a quick look at a few files each pass."""
+    the folders and links on the way to them: a quick look at a few files each pass.
+    `clock`: the wall clock in nanoseconds, that file times are compared with (injected)."""
+    started = clock()
     scan = _Scan(str(root.resolve()), only)
     scan.walk(scan.root, "")
     root_text, escaping, identity = scan.root, frozenset(scan.escaping), scan.identity
@@ -185,7 +218,8 @@ def scan_repo(root: Path, only: tuple[str, ...] = ()) -> RepoTree:
             raise SourceError(f"{rel} is not UTF-8 text (a bad byte at offset {exc.start}); "
                               "save it as UTF-8", file=rel) from None
 
-    return RepoTree(frozenset(scan.files), escaping, read, scan.dir_links, read_bytes)
+    return RepoTree(frozenset(scan.files), escaping, read, scan.dir_links, read_bytes,
+                    _fingerprint(scan, started))
 
 
 GATE_SUFFIXES = (".yaml", ".yml", ".json")

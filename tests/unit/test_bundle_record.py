@@ -145,3 +145,42 @@ def test_the_observer_keeps_the_last_healthy_revision_until_a_newer_one_is_ready
                                        clusters_behind=(("m2", "r1"),)),
                              Dispatch((member("m1", True), member("m2", True))))
     assert behind["status"]["lastHealthyRevision"] == "r1"  # m2 still runs r1
+
+
+class Records:
+    """The Bundles an API server lists (a Lister over plain data)."""
+
+    def __init__(self, found: list[dict]):
+        self.found = found
+
+    def list_objects(self, api_version, kind, namespace="", label_selector=""):
+        return [dict(obj) for obj in self.found]
+
+
+def test_a_record_the_server_did_not_change_is_not_parsed_again():
+    from dataclasses import replace
+
+    from gitgate.apply.ledger import read_inventories
+
+    def at(inventory: Inventory, uid: str, version: str) -> dict:
+        obj = stored(inventory)
+        obj["metadata"] |= {"uid": uid, "resourceVersion": version}
+        return obj
+
+    other = replace(KEPT, bundle="shop/db", entries=KEPT.entries[:1])
+    server = Records([at(KEPT, "u1", "10"), at(other, "u2", "11")])
+    first = read_inventories(server, "blue")
+    assert first["shop/web"].entries == KEPT.entries
+    again = read_inventories(server, "blue")
+    assert again["shop/web"] is first["shop/web"] and again["shop/db"] is first["shop/db"]
+    moved = replace(KEPT, verdict="apply", entries=KEPT.entries[1:])
+    server.found[0] = at(moved, "u1", "12")  # written since: a new resourceVersion
+    changed = read_inventories(server, "blue")
+    assert changed["shop/web"].verdict == "apply" and changed["shop/web"].entries == moved.entries
+    assert changed["shop/db"] is first["shop/db"]
+    server.found[1] = at(replace(other, verdict="failed"), "u3", "11")  # made again: new uid
+    assert read_inventories(server, "blue")["shop/db"].verdict == "failed"
+    unknown = stored(KEPT)  # a server that gives no resourceVersion: parsed every time
+    server.found = [unknown]
+    assert read_inventories(server, "blue")["shop/web"] is not read_inventories(
+        server, "blue")["shop/web"]

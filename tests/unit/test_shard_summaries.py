@@ -17,6 +17,7 @@ from gitgate.errors import Reason
 from gitgate.model.shardmap import ShardMap, unit_of
 from gitgate.passes.onepass import plan_checkout
 from gitgate.render.cache import RenderCache
+from gitgate.render.diskcache import RenderDisk
 from tests.conftest import write_files
 from tests.support.manifests import crd_yaml
 
@@ -287,3 +288,45 @@ def test_holds_reach_across_replicas(repo):
         assert item.verdict.held_objects, unit
         said = " ".join(r.reason for r in item.verdict.reasons)
         assert all(word in said for word in words), (unit, said)
+
+
+# ---------------------------------------------------------------- renders kept on disk
+
+def test_a_takeover_reads_the_full_renders_from_disk_and_plans_as_the_whole(repo, tmp_path):
+    """`run --shard` keeps every full render on disk (`render.diskcache`): a replica that
+    takes over reads them instead of rendering, except a source holding a Secret, which is
+    never written and is rendered again."""
+    full = compared(plan_of(repo))
+    disk = RenderDisk(tmp_path / "renders")
+    cache = RenderCache(disk)
+    plan_of(repo, lambda name: unit_of(name) == "ns", cache)  # all else summarized
+    read_before = disk.reads  # a summary gone stale (the Widget's scope) was read back
+    kept = {p.name for p in (tmp_path / "renders").iterdir()}
+    assert kept and all(p.endswith(".json") for p in kept)
+    text = "".join((tmp_path / "renders" / name).read_text() for name in kept)
+    assert "canary-value" not in text and '"Secret"' not in text
+    took_over = plan_of(repo, lambda name: True, cache)
+    assert compared(took_over) == full
+    # every kept render read back but ns's (held in full in memory); app-a has no file
+    # (its Secret) and is rendered again
+    assert len(kept) == len(units(plan_of(repo))) - 1  # a file per source, but app-a
+    assert disk.reads - read_before == len(kept) - 1
+    assert (tmp_path / "renders").stat().st_mode & 0o077 == 0
+
+
+def test_a_kept_render_is_used_only_under_its_own_key(repo, tmp_path):
+    """A file that is damaged, or whose content names another key, is rendered over; the
+    renders of sources that changed are removed."""
+    folder = tmp_path / "renders"
+    plan_of(repo, lambda name: unit_of(name) == "ns", RenderCache(RenderDisk(folder)))
+    files = sorted(folder.iterdir())
+    files[0].write_text("{not json")
+    files[1].write_text(files[2].read_text())  # another source's render under this name
+    disk = RenderDisk(folder)
+    assert compared(plan_of(repo, lambda name: True, RenderCache(disk))) == compared(
+        plan_of(repo))
+    assert disk.reads == len(files) - 2
+    (repo / "config/cm.yaml").write_text(cm("shared-cfg", value="2"))
+    plan_of(repo, lambda name: True, RenderCache(disk))
+    assert len(list(folder.iterdir())) == len(files)  # the old render of config replaced
+    assert files[0].exists() and "not json" not in files[0].read_text()
