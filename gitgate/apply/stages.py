@@ -6,7 +6,8 @@ template is written). A bundle being suspended: its Namespaces, then its Propaga
 carrying the suspension (which gitgate waits to see in Karmada's bindings), and only then its
 CRDs and templates; Karmada dispatches a template written before the suspension. Stages are
 global: every bundle's objects of a stage go before any bundle's of the next; bundles keep
-`dependsOn` order inside a stage.
+`dependsOn` order inside a stage. A bundle's first write sends its own policies before its
+templates (`apply.writes`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from collections.abc import Collection, Iterable
 from gitgate.model import Manifest, ObjectRef
 
 STAGE_NAMESPACES = 0  # Namespaces, and CRDs of bundles not being suspended
-STAGE_SUSPENSION = 1  # PropagationPolicies of bundles being suspended, then confirmed
+# PropagationPolicies of bundles being suspended, then confirmed; and a new bundle's own
+# policies (`apply.writes`: Karmada claims its templates as they arrive)
+STAGE_SUSPENSION = 1
 STAGE_SUSPENDED_CRDS = 2  # CRDs of bundles being suspended, once their suspension holds
 STAGE_CLUSTER = 3
 STAGE_NAMESPACED = 4

@@ -26,7 +26,10 @@ def staged_writes(unit: BundleWork, cluster: ClusterPort) -> dict[int, list[Mani
     verdict = unit.plan.verdict
     wanted = suspension_for(verdict)
     if wanted is None or not unit.diff.to_apply:  # nothing to write: nothing to read either
-        return stages.by_stage(unit.diff.to_apply)
+        staged = stages.by_stage(unit.diff.to_apply)
+        if unit.previous is None:
+            _own_policies_first(staged, unit)
+        return staged
     unit.steps = suspension.plan_steps((*unit.plan.desired, *unit.plan.policies),
                                        unit.diff.to_apply, wanted, cluster)
     staged = stages.by_stage([o for o in unit.diff.to_apply if not is_policy(o)],
@@ -34,6 +37,23 @@ def staged_writes(unit: BundleWork, cluster: ClusterPort) -> dict[int, list[Mani
     staged[stages.STAGE_SUSPENSION] = list(unit.steps.before)
     staged[stages.STAGE_POLICIES] += list(unit.steps.after)
     return staged
+
+
+def _own_policies_first(staged: dict[int, list[Manifest]], unit: BundleWork) -> None:
+    """A bundle's first write (no record yet): its own policies before its templates.
+    Karmada's detector keeps every template no policy claims yet in one waiting list, and each
+    new PropagationPolicy reads that whole list: with the policies last, a cold apply of n
+    bundles made n policies read up to every bundle's templates (bench/README.md). Written
+    first, a policy finds no template waiting, and each template is claimed as it arrives,
+    with the bundle's own overrides already there. An override acting on another bundle
+    stays last: it waits for that bundle's suspension to be confirmed. A bundle with a
+    record keeps its policies last, so a changed placement or a lifted suspension never
+    sends the templates it is about to replace."""
+    assert unit.plan is not None
+    foreign = {ref for ref, _ in unit.plan.bundle.acts_on}
+    last = staged[stages.STAGE_POLICIES]
+    staged[stages.STAGE_SUSPENSION] += [o for o in last if ObjectRef.of(o) not in foreign]
+    staged[stages.STAGE_POLICIES] = [o for o in last if ObjectRef.of(o) in foreign]
 
 
 def _levels(order: list[str], work: dict[str, BundleWork]) -> list[list[str]]:

@@ -31,7 +31,10 @@ def test_first_apply_creates_everything_in_stage_order(repo, tools, kube):
     assert position[repo.web_ns] < position["web"] and position[repo.db_ns] < position["db"]
     policies = [i for i, p in enumerate(writes) if "propagationpolicies" in p]
     templates = [i for i, p in enumerate(writes) if "/configmaps/" in p or "/deployments/" in p]
-    assert policies and min(policies) > max(templates)
+    # a bundle's first write: its own policies before its templates (Karmada claims each
+    # template as it arrives), after the Namespaces they live in
+    assert policies and max(policies) < min(templates)
+    assert min(policies) > max(position[repo.web_ns], position[repo.db_ns])
     web = repo.live("apps/v1", "Deployment", repo.web_ns, "web")
     assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
     assert web["metadata"]["labels"]["gitgate.io/bundle"] == f"{repo.run}-web"

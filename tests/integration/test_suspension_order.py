@@ -152,3 +152,31 @@ def test_a_suspended_bundle_with_nothing_to_write_costs_no_request(repo, tools, 
     assert [(m, p) for m, p, *_ in kube.cluster.sent] == [  # the records, nothing else:
         ("GET", "/api/v1/namespaces/gitgate-system/configmaps"),  # an earlier release's?
         ("GET", "/apis/gitgate.io/v1alpha1/namespaces/gitgate-system/bundles")]
+
+
+def test_a_new_bundle_writes_its_own_policies_before_its_templates(repo, tools, kube):
+    """Karmada's detector then claims each template as it arrives: no waiting list of every
+    bundle's templates for each new policy to read. An override acting on another bundle
+    still goes last; once recorded, a bundle's policies go after its templates again."""
+    repo.write({"tuning/bundle.yaml": f"name: {repo.run}-tuning\n", "tuning/op.yaml": f"""
+        apiVersion: policy.karmada.io/v1alpha1
+        kind: OverridePolicy
+        metadata: {{name: db-replicas, namespace: {repo.db_ns}}}
+        spec:
+          resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: db}}]
+          overrideRules:
+            - targetCluster: {{clusterNames: [member2]}}
+              overriders: {{plaintext: [{{path: /spec/replicas, operator: replace, value: 1}}]}}
+        """})
+    result = repo.apply(tools)
+    assert result.ok, [b.message for b in result.bundles if b.failed]
+    writes = db_writes(kube, repo)
+    assert POLICIES in writes[0], writes  # db's own policy first
+    assert [p.rsplit("/", 1)[1] for p in writes[1:3]] == ["db-config", "db"], writes
+    assert "/overridepolicies/db-replicas" in writes[3] and len(writes) == 4, writes
+    repo.write({**db_app(repo, 2), "db/bundle.yaml": (
+        f"name: {repo.run}-db\nplacement: {{clusterAffinity: {{clusterNames: [member1]}}}}\n")})
+    assert repo.apply(tools, NOW + timedelta(minutes=1)).ok
+    writes = db_writes(kube, repo)
+    assert [p.rsplit("/", 1)[1] for p in writes[:-1]] == ["db-config", "db"], writes
+    assert POLICIES in writes[-1]

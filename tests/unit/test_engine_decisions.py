@@ -62,15 +62,28 @@ def test_writes_go_stage_by_stage_across_bundles():
                placement=PLACEMENT))
     results(plan, cluster)
     order = kinds(cluster.writes())
-    # Namespaces and CRDs (of every bundle) first, then cluster-scoped objects, then
-    # namespaced templates, then Karmada's policies.
-    first_policy = next(i for i, k in enumerate(order) if k.endswith("karmada.io"))
+    # A first write: Namespaces and CRDs (of every bundle) first, then the bundles' own
+    # policies (Karmada claims each template as it arrives), then cluster-scoped objects,
+    # then namespaced templates.
+    policies = {"PropagationPolicy.policy.karmada.io",
+                "ClusterPropagationPolicy.policy.karmada.io"}
     assert set(order[:2]) == {"Namespace", "CustomResourceDefinition.apiextensions.k8s.io"}
-    assert order[2] == "ClusterRole.rbac.authorization.k8s.io"
-    assert set(order[3:first_policy]) == {"ConfigMap", "Deployment.apps"}
-    assert all(k.endswith("karmada.io") for k in order[first_policy:])
-    assert {"PropagationPolicy.policy.karmada.io",
-            "ClusterPropagationPolicy.policy.karmada.io"} <= set(order[first_policy:])
+    role = order.index("ClusterRole.rbac.authorization.k8s.io")
+    assert set(order[2:role]) == policies and len(order[2:role]) == 4  # both bundles'
+    assert set(order[role + 1:]) == {"ConfigMap", "Deployment.apps"}
+    # once recorded, every bundle's templates go before any of its policies (a changed
+    # placement never sends the templates it is about to replace)
+    moved = {"clusterAffinity": {"clusterNames": ["member2"]}}
+    changed = plan_of(
+        source("a", deployment("web", configmaps=["conf"]), cm("conf", data={"v": "2"}),
+               namespace("ns"), placement=moved),
+        source("b", cluster_role("reader"), crd("widgets.example.com"),
+               cm("other", data={"v": "2"}), placement=moved))
+    cluster.calls.clear()
+    assert all(not r.failed for r in results(changed, cluster).values())
+    order = kinds(cluster.writes())
+    first_policy = next(i for i, k in enumerate(order) if k.endswith("karmada.io"))
+    assert set(order[:first_policy]) == {"ConfigMap"} and set(order[first_policy:]) == policies
 
 
 def test_a_dependency_cycle_fails_its_bundles_and_writes_none_of_them():
