@@ -160,3 +160,20 @@ def test_an_override_change_is_rolled_out_wave_by_wave(run, karmada, tmp_path):
     finally:
         log = run.stop_loop(loop)
     assert "Traceback" not in log
+
+
+def test_a_new_bundle_reaches_its_members_with_its_own_override_already_applied(run, karmada):
+    """A bundle's first write sends its own policies before its templates (`apply.writes`):
+    member2's Deployment is created with the override's image, never created plain and then
+    corrected (its generation stays 1)."""
+    ns = run.ns("web")
+    own = platform(run, "nginx:2.0")["platform/override.yaml"]
+    run.repo.commit({**with_namespaces(run, "web"), **app_files(run, "web", "nginx:1.0", "a"),
+                     "web/override.yaml": own}, "web with its own member2 override")
+    run.apply()
+    wait_for(lambda: karmada.image("member1", ns, "web") == "nginx:1.0", message="member1")
+    wait_for(lambda: karmada.image("member2", ns, "web") == "nginx:2.0",
+             message="member2 runs the override")
+    assert karmada.api.get(API, "PropagationPolicy", ns, f"gitgate-{run.bundle('web')}")
+    live = karmada.members["member2"].get("apps/v1", "Deployment", ns, "web")
+    assert live["metadata"]["generation"] == 1, "member2's Deployment was changed after creation"
