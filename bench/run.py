@@ -11,7 +11,9 @@ in namespaces of 100 bundles, and:
 - cold apply (one apply pass of the rendered plan to an empty server: objects, generated
   PropagationPolicies, inventories) vs `kubectl apply --server-side` of the same objects and
   policies in other namespaces of the same server (apply_ratio = gitgate / kubectl); on
-  Karmada each tool's turn starts once the bindings the other one caused are made;
+  the Karmada harness each tool's turn starts once the bindings the other one caused are
+  made and the harness's processes are idle (under IDLE_CORES together: Karmada syncs
+  Works, statuses and the last run's deletions for minutes after the bindings);
 - a no-op pass (nothing changed: render, plan and apply; renders, requests and writes);
 - one bundle changed (one ConfigMap value in a raw bundle): time, renders, objects written;
 - a resync with one object drifted (edited by another field manager): objects written;
@@ -237,12 +239,35 @@ class Turn:
                 "server_cpu_s": round(sum(server.values()), 2), "server": server}
 
 
-def settle(cluster, emulated: bool, quiet: float = 5.0, limit: float = 300.0) -> None:
+IDLE_CORES = 0.3  # the harness is idle when its processes use less than this, together
+
+
+def idle(processes: dict[int, str], window: float = 5.0, limit: float = 600.0) -> float:
+    """Wait until the harness's processes used under IDLE_CORES over a whole `window` (a
+    steady count of bindings is not enough: Karmada keeps syncing Works, statuses and the
+    last run's deletions for minutes after it). Returns the seconds waited."""
+    started = time.monotonic()
+    while processes and time.monotonic() - started < limit:
+        before = sum(cpu_seconds(processes).values())
+        time.sleep(window)
+        if sum(cpu_seconds(processes).values()) - before < IDLE_CORES * window:
+            break
+    return round(time.monotonic() - started, 1)
+
+
+def settle(cluster, emulated: bool, processes: dict[int, str], quiet: float = 5.0,
+           limit: float = 300.0) -> None:
     """On Karmada, wait until its controllers stop creating ResourceBindings for what the last
-    tool wrote (the count is steady for `quiet` seconds), so that one tool's turn does not
-    pay for the work the other one's writes caused."""
+    tool wrote (the count is steady for `quiet` seconds), then until the harness is idle
+    (`idle`), so that one tool's turn does not pay for the work the other one's writes
+    caused."""
     if emulated:
         return
+    _steady_bindings(cluster, quiet, limit)
+    idle(processes)
+
+
+def _steady_bindings(cluster, quiet: float, limit: float) -> None:
     path = "/apis/work.karmada.io/v1alpha2/resourcebindings"
     last, steady_since, deadline = None, time.monotonic(), time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -278,7 +303,8 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
         scratch = Path(scratch_name)
         root = scratch / "repo"
         sources = write_repo(root, bundles, prefix)
-        settle(cluster, emulated)  # the last size's clean-up, still going on in Karmada
+        processes = server_processes(kubeconfig)
+        settle(cluster, emulated, processes)  # the last run's clean-up, still going on
         out["serial_tools_s"] = serial_tools(tools, sources)
         cache = RenderCache()
         started = time.perf_counter()
@@ -294,19 +320,19 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
         try:
             # kubectl first: on Karmada, gitgate's policies make its controllers bind every
             # object gitgate wrote, work that would otherwise run during kubectl's turn
-            processes = server_processes(kubeconfig)
+            settle(cluster, emulated, processes)  # and what rendering left
             turn = Turn(processes, children=True)
             out["kubectl_apply_s"] = (kubectl_apply(kubectl, kubeconfig, plan, prefix, other,
                                                     scratch, emulated) if kubectl else None)
             out["kubectl_turn"] = turn.done()
-            settle(cluster, emulated)
+            settle(cluster, emulated, processes)
             out["kubectl_settled"] = turn.done()  # the turn and the controllers' backlog
             turn = Turn(processes, children=False)
             started = time.perf_counter()
             result = run_pass(plan, cluster, options)
             out["cold_apply_s"] = time.perf_counter() - started
             out["gitgate_turn"] = turn.done()
-            settle(cluster, emulated)
+            settle(cluster, emulated, processes)
             out["gitgate_settled"] = turn.done()
             for tool in ("kubectl", "gitgate"):
                 out[f"{tool}_server_cpu_s"] = out[f"{tool}_turn"]["server_cpu_s"]
