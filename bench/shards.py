@@ -146,7 +146,8 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int) -> dict:
             [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", str(root),
              "--kubeconfig", kubeconfig, "--instance", instance, "--interval", "1s",
              "--status-interval", "1h", "--lease-duration", str(lease),
-             "--listen", f"127.0.0.1:{port}", "--webhook-secret-file", str(work / "secret"),
+             "--expect-replicas", str(replicas), "--listen", f"127.0.0.1:{port}",
+             "--webhook-secret-file", str(work / "secret"),
              "--cache-dir", str(work / f"cache-{index}")],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(work / f"{index}.log").open("w"))
             for index, port in enumerate(ports)]

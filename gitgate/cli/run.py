@@ -125,6 +125,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           "take over a replica's bundles when its Lease runs out; each keeps "
                           "the full renders of the repo's sources (none holding a Secret) in "
                           "CACHE_DIR-renders, so a takeover reads them instead of rendering")
+    run.add_argument("--expect-replicas", type=int, default=1, metavar="N",
+                     help="with --shard: at start, wait until N replicas are live (at most "
+                          "one lease duration) before the first pass, so a cold start is "
+                          "shared instead of done by the first replica up (set it to the "
+                          "Deployment's replicas)")
     run.add_argument("--lease-duration", type=int, default=15,
                      help="seconds a leader's Lease lasts without renewal")
     write_flags(run)
@@ -225,6 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         reconciler.shards = Membership(
             cluster, args.instance, identity, lease_duration=lease,
             renew_deadline=max(2, lease * 2 // 3), retry_period=max(1, lease // 7),
+            expected_replicas=max(1, args.expect_replicas),
             on_change=reconciler.wake.set).start()
     elif not args.no_leader_elect:
         if not _ensure_system_namespace(cluster, reconciler.stop):

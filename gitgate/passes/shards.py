@@ -93,11 +93,12 @@ class Turn:
     term: int | None  # the fence's term while this replica may write (None: it may not)
     waiting_for: tuple[str, ...] = ()  # live replicas that have not acknowledged it yet
     live: tuple[str, ...] = field(default_factory=tuple)
+    gathering: int = 0  # at start: replicas still expected to join before the first pass
 
     @property
     def acting(self) -> bool:
         return (self.shards is not None and self.identity in self.shards.members
-                and self.term is not None and not self.waiting_for)
+                and self.term is not None and not self.waiting_for and not self.gathering)
 
     def owns(self, bundle: str) -> bool:
         return self.shards is not None and self.shards.owns(self.identity, bundle)
@@ -109,6 +110,9 @@ class Turn:
             return "this replica's Lease is not fresh: it writes nothing"
         if self.identity not in self.shards.members:
             return "this replica is not in the assignment yet"
+        if self.gathering:
+            return (f"starting: waiting for {self.gathering} more replica(s) to join "
+                    "(at most one lease duration)")
         if self.waiting_for:
             return f"waiting for {', '.join(self.waiting_for)} to acknowledge the assignment"
         return f"acting on its shard of {len(self.shards.members)} replica(s)"
@@ -119,6 +123,7 @@ class Membership:
 
     def __init__(self, cluster: ClusterPort, instance: str, identity: str, *,
                  lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2,
+                 expected_replicas: int = 1,
                  wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  monotonic: Callable[[], float] = time.monotonic,
                  on_change: Callable[[], None] = lambda: None):
@@ -131,6 +136,11 @@ class Membership:
         self.fence = Fence(renew_deadline, monotonic)
         self.on_change = on_change  # wakes the loop when the agreement moved
         self.acknowledged = ""
+        # at start, the first pass waits (at most one lease duration) until this many
+        # replicas are live, so a cold start is shared instead of done by the first one up
+        self.expected_replicas = expected_replicas
+        self._gather_until: float | None = (  # None: gathered (or never asked to)
+            monotonic() + lease_duration if expected_replicas > 1 else None)
         self.stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"shards-{identity}")
@@ -212,7 +222,18 @@ class Membership:
                                and r.acknowledged != shards.digest
                                and r.identity != self.identity))
         return Turn(shards, self.identity, self.fence.term(), waiting,
-                    tuple(sorted(r.identity for r in live)))
+                    tuple(sorted(r.identity for r in live)), self._gathering(len(live)))
+
+    def _gathering(self, live: int) -> int:
+        """Replicas still awaited before the first pass: none once they all came, once one
+        lease duration passed since the start (a peer that never comes does not hold the
+        others for longer), or after the first acting turn (a later departure never stalls)."""
+        if self._gather_until is None:
+            return 0
+        if live >= self.expected_replicas or self.monotonic() >= self._gather_until:
+            self._gather_until = None
+            return 0
+        return self.expected_replicas - live
 
     # ------------------------------------------------------------------ the thread
     def start(self) -> Membership:

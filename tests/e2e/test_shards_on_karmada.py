@@ -39,8 +39,9 @@ def test_two_replicas_share_the_bundles_and_one_killed_is_taken_over(run, karmad
     for app in APPS:
         files.update(app_files(run, app, "nginx:1.0", "v1"))
     run.repo.commit(files, "six apps")
-    replicas = [run.start_loop(tmp_path / f"cache-{index}", "--shard", "--lease-duration",
-                               str(LEASE), "--status-interval", "2s") for index in range(2)]
+    replicas = [run.start_loop(tmp_path / f"cache-{index}", "--shard", "--expect-replicas", "2",
+                               "--lease-duration", str(LEASE), "--status-interval", "2s")
+                for index in range(2)]
     try:
         everywhere(run, "v1", timeout=120)
         wait_for(lambda: len(set(shards_of(run).values())) == 2, timeout=60,

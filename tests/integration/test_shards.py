@@ -47,10 +47,11 @@ class Clocks:
         self.mono += seconds
 
 
-def member(cluster, instance: str, identity: str, clocks: Clocks) -> Membership:
+def member(cluster, instance: str, identity: str, clocks: Clocks,
+           expected: int = 1) -> Membership:
     return Membership(cluster, instance, identity, lease_duration=15, renew_deadline=10,
                       retry_period=2, wall_clock=lambda: clocks.wall,
-                      monotonic=lambda: clocks.mono)
+                      monotonic=lambda: clocks.mono, expected_replicas=expected)
 
 
 def test_replicas_agree_take_over_and_come_back(kube):
@@ -85,6 +86,43 @@ def test_replicas_agree_take_over_and_come_back(kube):
     b.stop()  # a clean shutdown hands the bundles over at once, no expiry to wait for
     turn = a.turn()
     assert turn.acting and turn.shards.members == ("a",)
+
+
+def test_a_cold_start_waits_for_the_expected_replicas_then_is_shared(kube):
+    kube.cluster.apply(system_namespace())
+    clocks = Clocks()
+    a = member(kube.cluster, kube.run_id, "a", clocks, expected=2)
+    a.renew()
+    turn = a.turn()  # alone: it would plan and apply the whole repo by itself
+    assert not turn.acting and turn.gathering == 1 and "1 more replica" in turn.said()
+    clocks.advance(5)
+    b = member(kube.cluster, kube.run_id, "b", clocks, expected=2)
+    b.renew()
+    assert not a.turn().acting  # b has not acknowledged the two-member assignment yet
+    assert b.turn().acting and a.turn().acting
+    assert a.turn().shards.members == ("a", "b")
+
+    b.stop()  # once gathered, a departure never stalls the survivor
+    turn = a.turn()
+    assert turn.acting and turn.shards.members == ("a",)
+
+
+def test_a_peer_that_never_comes_holds_the_start_for_one_lease_duration_at_most(kube):
+    kube.cluster.apply(system_namespace())
+    clocks = Clocks()
+    a = member(kube.cluster, kube.run_id, "a", clocks, expected=3)
+    b = member(kube.cluster, kube.run_id, "b", clocks, expected=3)
+    for step in range(7):  # renewing every 2 s, as the thread does
+        a.renew()
+        b.renew()
+        turns = a.turn(), b.turn()
+        assert not any(t.acting for t in turns) and {t.gathering for t in turns} == {1}, step
+        clocks.advance(2)
+    clocks.advance(1)  # 15 s since the start: the third replica is not waited for any more
+    a.renew()
+    b.renew()
+    assert a.turn().acting and b.turn().acting
+    assert a.turn().shards.members == ("a", "b")
 
 
 def repo(tmp_path, value: str):
