@@ -476,7 +476,9 @@ class Reconciler:
 
     def refresh_status(self, inventories: Mapping[str, Inventory] | None = None) -> None:
         """Read what Karmada did with each bundle (after every pass, and every
-        `status_interval` when no pass runs), for /status and /metrics; a `gitgate resume`
+        `status_interval` when no pass runs), for /status and /metrics (with --shard, each
+        bundle of this replica's share: the reads, the series and the memory follow the
+        share, and no two replicas export one bundle's series); a `gitgate resume`
         retry request found in an inventory makes the next tick a pass. `inventories`: as
         the pass just left them (not read again), else read here."""
         now = self.clock()
@@ -484,6 +486,9 @@ class Reconciler:
         try:
             if inventories is None:
                 inventories = read_inventories(self.cluster, self.settings.apply.instance)
+            if self.shards is not None:  # each replica observes its own share, no more
+                inventories = {name: inventory for name, inventory in inventories.items()
+                               if self._owns(name)}
             observation = observe(self.cluster, inventories.values())
             self.state.inventories = inventories
             if retries_requested(inventories):

@@ -3,6 +3,7 @@ and the gate files' text (read by `source.tree.gate_texts`)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, partial
@@ -80,6 +81,23 @@ class Plan:
     # the repo's bundles this plan leaves to another pass: outside `--bundle`, or another
     # replica's shard (`run --shard`); a bundle here may depend on them
     elsewhere: frozenset[str] = frozenset()
+    # this plan's bundles that bundles `elsewhere` depend on, directly or through one
+    # another: written first, records included, so another replica does not wait this pass
+    awaited: frozenset[str] = frozenset()
+
+
+def awaited_by(needs: dict[str, tuple[str, ...]], elsewhere: Collection[str],
+               kept: Collection[str]) -> frozenset[str]:
+    """Of the bundles `kept` (this pass's), those a bundle `elsewhere` depends on, directly
+    or through kept ones (`needs`: each bundle's `dependsOn`). Pure."""
+    found: set[str] = set()
+    frontier = [need for name in elsewhere for need in needs.get(name, ())]
+    while frontier:
+        name = frontier.pop()
+        if name in kept and name not in found:
+            found.add(name)
+            frontier += needs.get(name, ())
+    return frozenset(found)
 
 
 def misplaced_gates(rendered: tuple[RenderedSource, ...],

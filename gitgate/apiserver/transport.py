@@ -146,8 +146,9 @@ class Transport:
             raw.release_conn()
 
     def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
-                body: Any = None, content_type: str | None = None) -> tuple[int, Any]:
-        headers = {"Accept": "application/json"}
+                body: Any = None, content_type: str | None = None,
+                accept: str = "application/json") -> tuple[int, Any]:
+        headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         params = self.api.param_serialize(

@@ -25,6 +25,10 @@ from gitgate.apply.changeset import Applied
 from gitgate.errors import KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
 
+# the metadata of a list's objects, else (a server without it) the list itself
+METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                   "application/json")
+
 
 class KubeCluster:
     """Reads and writes Kubernetes objects by manifest."""
@@ -44,9 +48,10 @@ class KubeCluster:
         return clone
 
     def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
-                body: Any = None, content_type: str | None = None) -> tuple[int, Any]:
+                body: Any = None, content_type: str | None = None,
+                accept: str = "application/json") -> tuple[int, Any]:
         return self.transport.request(method, path, query=query, body=body,
-                                      content_type=content_type)
+                                      content_type=content_type, accept=accept)
 
     def resource_for(self, api_version: str, kind: str) -> ApiResource:
         return self.discovery.resource_for(api_version, kind)
@@ -133,9 +138,21 @@ class KubeCluster:
                      label_selector: str = "") -> list[Manifest]:
         """The objects of a kind in `namespace` (a namespaced kind without one: in every
         namespace, one request)."""
+        return self._list(api_version, kind, namespace, label_selector, "application/json")
+
+    def list_metadata(self, api_version: str, kind: str, namespace: str = "",
+                      label_selector: str = "") -> list[Manifest]:
+        """The objects' metadata alone (the API server's PartialObjectMetadataList, as
+        client-go's metadata client asks for it): names, uids, resourceVersions and labels
+        for a fraction of the bytes. A server that does not offer it answers the full list,
+        which is returned as it is (each item then holds more than its metadata)."""
+        return self._list(api_version, kind, namespace, label_selector, METADATA_ACCEPT)
+
+    def _list(self, api_version: str, kind: str, namespace: str, label_selector: str,
+              accept: str) -> list[Manifest]:
         query = {"labelSelector": label_selector} if label_selector else {}
         status, body = self.request("GET", self.path_for(api_version, kind, namespace),
-                                    query=query)
+                                    query=query, accept=accept)
         if status == 404:
             return []
         if status >= 300:
@@ -146,6 +163,8 @@ class KubeCluster:
             raise KubeError(f"cannot list {kind}: the API server answered {status} without a "
                             "list of objects", status=status, reason=Reason.LIST_FAILED)
         for item in items:
+            if item.get("kind") == "PartialObjectMetadata":
+                item["apiVersion"], item["kind"] = api_version, kind
             item.setdefault("apiVersion", api_version)
             item.setdefault("kind", kind)
         return items

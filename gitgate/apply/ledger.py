@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from gitgate.apply.bundlerecord import (
     API_VERSION,
@@ -24,32 +25,61 @@ from gitgate.apply.bundlerecord import (
 )
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
 from gitgate.apply.legacyinventory import configmap_name, from_configmap
-from gitgate.apply.ports import ClusterPort, Lister
+from gitgate.apply.ports import ClusterPort, Lister, Reader, list_metadata
 from gitgate.apply.transitions import Transition
 from gitgate.errors import GitgateError, KubeError
+from gitgate.model import Manifest
 from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
 
 log = logging.getLogger("gitgate")
 
 
+ONE_BY_ONE = 32  # at most this many changed records are read one by one (else: one list)
+
+
+def _is_full(item: Manifest) -> bool:
+    return "spec" in item or "status" in item
+
+
 class _Parsed:
     """The inventories of the last list, by the uid and resourceVersion of their Bundles: a
-    record the API server did not change since is not parsed again (a no-op pass at 5,000
-    bundles lists 10 MB of records). A uid is unique across API servers and a
-    resourceVersion changes with every write, so a key never names two contents."""
+    record the API server did not change since is neither read nor parsed again (a no-op
+    pass at 5,000 bundles would otherwise list and decode 10 MB of records). A uid is unique
+    across API servers and a resourceVersion changes with every write, so a key never names
+    two contents. The list itself asks for metadata alone; the records it names that are
+    not kept are read one by one, or, when many changed, with one list of the objects."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: dict[tuple[str, str, str], Inventory] = {}
+        # off in a one-shot command, which reads the records once (`keep_records_parsed`)
+        self.enabled = False
 
-    def of(self, found: list[dict[str, object]]) -> list[Inventory]:
+    @staticmethod
+    def key(item: Manifest) -> tuple[str, str, str]:
+        meta = item.get("metadata")
+        if not isinstance(meta, dict):
+            return ("", "", "")
+        return (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""),
+                str(meta.get("name") or ""))
+
+    def of(self, listed: list[Manifest], read_one: Callable[[str], Manifest | None],
+           read_all: Callable[[], list[Manifest]]) -> list[Inventory]:
         with self._lock:
             kept = self._kept
+        unknown = [at for at, item in enumerate(listed)
+                   if not _is_full(item) and kept.get(self.key(item)) is None]
+        found: list[Manifest | None] = list(listed)
+        if len(unknown) > max(ONE_BY_ONE, len(listed) // 4):
+            found = list(read_all())  # many changed: one list of the objects is cheaper
+        else:
+            for at in unknown:  # gone since the list: None, and left out
+                found[at] = read_one(self.key(listed[at])[2])
         out, now = [], {}
         for record in found:
-            meta = record.get("metadata")
-            key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""),
-                   str(meta.get("name") or "")) if isinstance(meta, dict) else ("", "", "")
+            if record is None:
+                continue
+            key = self.key(record)
             inventory = kept.get(key) if all(key) else None
             if inventory is None:
                 inventory = from_bundle(record)
@@ -64,15 +94,36 @@ class _Parsed:
 _PARSED = _Parsed()
 
 
-def _bundles(cluster: Lister, instance: str) -> list[Inventory] | None:
+class RecordPort(Reader, Lister, Protocol):
+    """What reading the records needs: a list (of metadata where the server offers it) and
+    a read of one record."""
+
+
+def keep_records_parsed() -> None:
+    """From now on, this process keeps the records it read, parsed, and reads again only
+    those that changed (`gitgate run`: a pass every interval, for as long as it runs)."""
+    _PARSED.enabled = True
+
+
+def _bundles(cluster: RecordPort, instance: str) -> list[Inventory] | None:
     """The Bundles of `instance`; None when the API server does not serve them yet."""
+    selector = f"{INSTANCE_LABEL}={instance}"
     try:
-        found = cluster.list_objects(API_VERSION, KIND, NAMESPACE, f"{INSTANCE_LABEL}={instance}")
+        if not _PARSED.enabled:  # one list, as it is
+            return [from_bundle(record) for record in
+                    cluster.list_objects(API_VERSION, KIND, NAMESPACE, selector)]
+        listed = list_metadata(cluster, API_VERSION, KIND, NAMESPACE, selector)
+        return _PARSED.of(
+            listed, lambda name: _read_bundle(cluster, name),
+            lambda: cluster.list_objects(API_VERSION, KIND, NAMESPACE, selector))
     except KubeError as exc:
         if exc.status == 404:
             return None
         raise
-    return _PARSED.of(found)
+
+
+def _read_bundle(cluster: RecordPort, name: str) -> Manifest | None:
+    return cluster.get(API_VERSION, KIND, NAMESPACE, name)
 
 
 def read_legacy(cluster: Lister, instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
@@ -82,7 +133,7 @@ def read_legacy(cluster: Lister, instance: str = DEFAULT_INSTANCE) -> dict[str, 
     return {inv.bundle: inv for inv in (from_configmap(c) for c in found)}
 
 
-def read_inventories(cluster: Lister, instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
+def read_inventories(cluster: RecordPort, instance: str = DEFAULT_INSTANCE) -> dict[str, Inventory]:
     """Every bundle's record: its Bundle. Where there is none (the CRD is not there yet, or
     nothing was migrated), the ConfigMaps an earlier release wrote."""
     bundles = _bundles(cluster, instance)

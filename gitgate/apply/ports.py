@@ -19,6 +19,17 @@ class Lister(Protocol):
                      label_selector: str = "") -> list[Manifest]: ...
 
 
+def list_metadata(cluster: Lister, api_version: str, kind: str, namespace: str = "",
+                  label_selector: str = "") -> list[Manifest]:
+    """The metadata of a collection's objects where the cluster can list it alone (a real
+    API server), else the objects in full: callers read `metadata` of either."""
+    method = getattr(cluster, "list_metadata", None)
+    if callable(method):
+        found: list[Manifest] = method(api_version, kind, namespace, label_selector)
+        return found
+    return cluster.list_objects(api_version, kind, namespace, label_selector)
+
+
 class Writer(Protocol):
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
               manager: str = FIELD_MANAGER, subresource: str = "") -> Applied: ...
@@ -54,6 +65,10 @@ class Delegating:
     def list_objects(self, api_version: str, kind: str, namespace: str = "",
                      label_selector: str = "") -> list[Manifest]:
         return self.own.list_objects(api_version, kind, namespace, label_selector)
+
+    def list_metadata(self, api_version: str, kind: str, namespace: str = "",
+                      label_selector: str = "") -> list[Manifest]:
+        return list_metadata(self.own, api_version, kind, namespace, label_selector)
 
     def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
         return self.own.wait_established(crd_names, timeout)

@@ -33,7 +33,13 @@ from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
 from gitgate.output.statusviews import loop_document
 from gitgate.output.webui import WebUi, loop_source
-from gitgate.passes.onepass import SYSTEM_NAMESPACE, ApplyOptions, ClusterPort, system_namespace
+from gitgate.passes.onepass import (
+    SYSTEM_NAMESPACE,
+    ApplyOptions,
+    ClusterPort,
+    keep_records_parsed,
+    system_namespace,
+)
 from gitgate.passes.shards import Membership
 from gitgate.render.cache import RenderCache
 from gitgate.render.diskcache import RenderDisk
@@ -156,6 +162,7 @@ COLLECTOR_THRESHOLDS = (100_000, 50, 100)
 
 def cmd_run(args: argparse.Namespace) -> int:
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
+    keep_records_parsed()  # a pass every interval: read again only the records that changed
     # the kubernetes client loads slowly: only when a command talks to a cluster
     from gitgate.apiserver.lease import LeaseElector
     from gitgate.apiserver.transport import load_client, tls_verification_off

@@ -18,7 +18,7 @@ from gitgate.apply.engine import run_pass
 from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.freezefirst import suspend_first
 from gitgate.apply.inventory import Inventory, system_namespace
-from gitgate.apply.ledger import migrate, read_inventories
+from gitgate.apply.ledger import keep_records_parsed, migrate, read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.apply.work import ApplyOptions, PassResult
@@ -32,7 +32,7 @@ from gitgate.model.ownership import SYSTEM_NAMESPACE
 from gitgate.model.rolloutspec import Members
 from gitgate.passes.clusterview import ClusterView, observe_cluster, read_members
 from gitgate.passes.identities import as_tenants
-from gitgate.plan import Plan, make_plan
+from gitgate.plan import Plan, awaited_by, make_plan
 from gitgate.progression.hookphases import syncing, with_hooks
 from gitgate.progression.rollouts import hold_for, with_rollouts
 from gitgate.render.cache import RenderCache
@@ -45,7 +45,8 @@ from gitgate.timespec import rfc3339
 
 # the pass, and what its callers hand it
 __all__ = ["MAX_CONCURRENCY", "SYSTEM_NAMESPACE", "ApplyOptions", "Checkout", "ClusterPort",
-           "Pass", "PassResult", "matches", "plan_checkout", "plan_rendered", "planned",
+           "Pass", "PassResult", "keep_records_parsed", "matches", "plan_checkout",
+           "plan_rendered", "planned",
            "preview", "progressed", "reconcile", "scope_of_glob", "selected",
            "suspend_before_rendering",
            "system_namespace"]
@@ -119,7 +120,7 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                            summarize=None if shard is None else summarize)
     members = (read_members(clusters) if clusters is not None
                and rendered.discovery.config.tenancy.by_labels else None)
-    plan = plan_rendered(rendered, now, revision, members)
+    plan = whole = plan_rendered(rendered, now, revision, members)
     everything = {b.bundle.name for b in plan.bundles}
     if bundle_glob is not None:
         chosen = set(selected([b.bundle.name for b in plan.bundles], bundle_glob))
@@ -127,7 +128,10 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
     if shard is not None:
         plan = replace(plan, bundles=tuple(b for b in plan.bundles if shard(b.bundle.name)))
     kept = {b.bundle.name for b in plan.bundles}
-    return Checkout(rendered, replace(plan, elsewhere=frozenset(everything - kept)), members)
+    elsewhere = frozenset(everything - kept)
+    needs = {b.bundle.name: b.bundle.source.options.depends_on for b in whole.bundles}
+    awaited = awaited_by(needs, elsewhere, kept) if shard is not None else frozenset()
+    return Checkout(rendered, replace(plan, elsewhere=elsewhere, awaited=awaited), members)
 
 
 def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
@@ -193,10 +197,51 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     seen = planned(checkout, cluster, options, inventories)
     writer = as_tenants(cluster, seen.plan, seen.view.inventories,
                         checkout.rendered.discovery.config.tenancy)
-    result = run_pass(seen.plan, writer, options, scope=scope, stop=stop,
-                      inventories=dict(seen.view.inventories),
-                      keep_inventories=keep_inventories)
-    return replace(seen, result=result)
+    first, rest = awaited_first(seen.plan, options)
+    if first is None:
+        result = run_pass(seen.plan, writer, options, scope=scope, stop=stop,
+                          inventories=dict(seen.view.inventories),
+                          keep_inventories=keep_inventories)
+        return replace(seen, result=result)
+    # what another replica waits for goes out, records included, before the rest of the pass
+    early = run_pass(first, writer, options, scope=lambda name: name in first_names(first),
+                     stop=stop, inventories=dict(seen.view.inventories), keep_inventories=True)
+    late = run_pass(rest, writer, options, scope=lambda name: (
+        name not in first_names(first) and (scope is None or scope(name))), stop=stop,
+        inventories=None if early.inventories is None else dict(early.inventories),
+        keep_inventories=keep_inventories)
+    return replace(seen, result=joined(early, late))
+
+
+def first_names(plan: Plan) -> frozenset[str]:
+    return frozenset(b.bundle.name for b in plan.bundles)
+
+
+def awaited_first(plan: Plan, options: ApplyOptions) -> tuple[Plan | None, Plan]:
+    """A sharded plan cut in two when another replica's bundles wait for some of this one's
+    (`Plan.awaited`): those first, each seeing the rest as written elsewhere, then the rest
+    (which sees them recorded). Not cut on a dry run, when they are the whole plan, or when
+    one of them acts on a bundle of the rest (an override waits for that bundle's
+    suspension, which the rest writes)."""
+    awaited = plan.awaited
+    rest_names = {b.bundle.name for b in plan.bundles} - awaited
+    if options.dry_run or not awaited or not rest_names or any(
+            target in rest_names for b in plan.bundles if b.bundle.name in awaited
+            for _, targets in b.bundle.acts_on for target in targets):
+        return None, plan
+    return (replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name in awaited),
+                    elsewhere=plan.elsewhere | rest_names, awaited=frozenset()),
+            replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name not in awaited),
+                    elsewhere=plan.elsewhere | awaited, awaited=frozenset()))
+
+
+def joined(early: PassResult, late: PassResult) -> PassResult:
+    """One pass's result of its two parts."""
+    return PassResult(late.revision, early.bundles + late.bundles,
+                      early.prune_blocked or late.prune_blocked,
+                      early.inventories_written + late.inventories_written, late.dry_run,
+                      late.inventories if early.inventories is not None else None,
+                      early.transitions + late.transitions)
 
 
 def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOptions,

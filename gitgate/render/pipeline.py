@@ -516,7 +516,8 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
         if only is None and tree.fingerprint and reuse.keepable(done.rendered):
             cache.whole = (reuse.WholeInputs(
                 root, tree.fingerprint, tools, budget, reuse.in_full(discovery.sources, mine),
-                reuse.answered(asked), scope_of is not None), done)
+                reuse.answered(asked), scope_of is not None,
+                tuple(sorted(tree.racy.items()))), done)
     return done
 
 
@@ -531,7 +532,8 @@ def _unchanged(cache: RenderCache | None, only: Callable[[Source], bool] | None,
     now = reuse.WholeInputs(root, tree.fingerprint, tools, budget,
                             reuse.in_full(render.discovery.sources, mine), (),
                             scope_of is not None)
-    if not reuse.still_holds(kept, now, scope_of):
+    if not reuse.still_holds(kept, now, scope_of,
+                             lambda file: tree.racy.get(file) or tree.digest(file)):
         return None
     cache.hand_back()
     return render  # type: ignore[no-any-return]

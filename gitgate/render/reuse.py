@@ -4,13 +4,14 @@ The render cache already renders a source again only when its inputs change, but
 every source, discovering the repo and finishing it still read every file and touch every
 object: at 5,000 bundles that is seconds per pass. A render of the whole repo is a pure
 function of what `WholeInputs` names: the files (the tree's fingerprint of names and stat
-stamps, `source.tree`), the tools, the budgets, which sources this replica renders in full,
-and what the API server's discovery answered for the kinds the repo does not define. When
-all of them are as they were, the last render is the answer.
+stamps, `source.tree`, and the contents of the files changed too recently for their stamps
+to tell, Git's "racy clean" rule), the tools, the budgets, which sources this replica
+renders in full, and what the API server's discovery answered for the kinds the repo does
+not define. When all of them are as they were, the last render is the answer.
 
 It is not kept when a source failed in a way another attempt may not repeat (a tool's
-timeout or crash), nor when the scan could not fingerprint the tree (a file changed too
-recently to tell).
+timeout or crash), nor when the scan could not fingerprint the tree (a file changed just
+before the scan could not be read).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class WholeInputs:
     full: frozenset[str] | None  # the sources rendered in full (None: every source)
     asked: tuple[tuple[str, str, bool | None], ...]  # discovery: (apiVersion, kind, answer)
     discovery: bool  # whether the API server's discovery was asked at all
+    racy: tuple[tuple[str, str], ...] = ()  # (file, SHA-256) of files whose stamps do not tell
 
 
 def in_full(sources: tuple[Source, ...] | list[Source],
@@ -73,13 +75,17 @@ def keepable(rendered: tuple[RenderedSource, ...]) -> bool:
                    for problem in result.problems)
 
 
-def still_holds(kept: WholeInputs, now: WholeInputs, scope_of: ScopeOf | None) -> bool:
+def still_holds(kept: WholeInputs, now: WholeInputs, scope_of: ScopeOf | None,
+                content: Callable[[str], str]) -> bool:
     """Whether a render made under `kept` is the render under `now` (whose `asked` is not
-    known yet): the same files, tools, budgets and share, and discovery answering every
-    question it was asked the same way."""
+    known yet): the same files (`content`: a file's SHA-256 now, asked only of the files
+    that were racy then), tools, budgets and share, and discovery answering every question
+    it was asked the same way."""
     if not now.fingerprint or (kept.root, kept.fingerprint, kept.tools, kept.budget,
                                kept.full, kept.discovery) != (
             now.root, now.fingerprint, now.tools, now.budget, now.full, now.discovery):
+        return False
+    if any(content(file) != digest for file, digest in kept.racy):
         return False
     return scope_of is None or all(scope_of(api_version, kind) == answer
                                    for api_version, kind, answer in kept.asked)

@@ -33,8 +33,11 @@ class RepoTree:
     dir_links: Mapping[str, str] = field(default_factory=dict)
     read_bytes: Callable[[str], bytes | None] = lambda rel: None  # for digests
     # every file's name and stat stamp, the links, in one hash: equal fingerprints mean equal
-    # contents ("" when some file changed too recently to tell: see `RACY_SECONDS`)
+    # contents, but for the files in `racy` ("": a racy file could not be read)
     fingerprint: str = ""
+    # the files changed too recently for their stamps to tell (`RACY_SECONDS`), with the
+    # SHA-256 of their bytes read right after the scan: Git compares such files' contents
+    racy: Mapping[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ the pass's index
     @cached_property
@@ -145,27 +148,29 @@ class _Scan:
 GIT_DIR = ".git"  # the checkout's own Git folder: never a file of the repo
 
 # A file changed this close to the scan may change again within the same tick of the
-# filesystem's clock and keep its stamp (Git's "racy clean" files): a scan that finds one
-# has no fingerprint. The coarsest common clock (FAT's) ticks every 2 s.
+# filesystem's clock and keep its stamp (Git's "racy clean" files): its stamp alone does not
+# tell, so its content is hashed too. The coarsest common clock (FAT's) ticks every 2 s.
 RACY_SECONDS = 3
 
 
-def _fingerprint(scan: _Scan, now_ns: int) -> str:
+def _fingerprint(scan: _Scan, now_ns: int) -> tuple[str, tuple[str, ...]]:
     """One hash of every file's name and stamp (device, inode, size, modification and
     change times: as Git's index tells a changed file), the links leaving the repo and the
-    folder links; "" when a file's times are within `RACY_SECONDS` of `now_ns` (or later)."""
-    racy = now_ns - RACY_SECONDS * 1_000_000_000
+    folder links; and the files whose times are within `RACY_SECONDS` of `now_ns` (or
+    later), whose stamps do not tell."""
+    racy_after = now_ns - RACY_SECONDS * 1_000_000_000
     digest = hashlib.sha256()
+    racy = []
     for rel in sorted(scan.stamps):
         stamp = scan.stamps[rel]
-        if stamp[3] >= racy or stamp[4] >= racy:
-            return ""
+        if stamp[3] >= racy_after or stamp[4] >= racy_after:
+            racy.append(rel)
         digest.update(f"{rel}\0{stamp}\n".encode())
     for rel in sorted(scan.escaping):
         digest.update(f"escaping\0{rel}\n".encode())
     for rel, target in sorted(scan.dir_links.items()):
         digest.update(f"folder-link\0{rel}\0{target}\n".encode())
-    return digest.hexdigest()
+    return digest.hexdigest(), tuple(racy)
 
 
 def _within(root: str, path: str) -> bool:
@@ -218,8 +223,16 @@ def scan_repo(root: Path, only: tuple[str, ...] = (),
             raise SourceError(f"{rel} is not UTF-8 text (a bad byte at offset {exc.start}); "
                               "save it as UTF-8", file=rel) from None
 
+    fingerprint, racy_files = _fingerprint(scan, started)
+    racy: dict[str, str] = {}
+    for rel in racy_files:  # read now: a later edit in the same clock tick shows in them
+        content = read_bytes(rel)
+        if content is None:  # gone or swapped since the scan: no fingerprint at all
+            fingerprint, racy = "", {}
+            break
+        racy[rel] = hashlib.sha256(content).hexdigest()
     return RepoTree(frozenset(scan.files), escaping, read, scan.dir_links, read_bytes,
-                    _fingerprint(scan, started))
+                    fingerprint, racy)
 
 
 GATE_SUFFIXES = (".yaml", ".yml", ".json")

@@ -252,3 +252,29 @@ def test_a_kind_added_by_someone_else_is_found_without_a_restart(kube, tmp_path)
     assert ours.resource_for(f"{group}/v1", "Door").plural == "gates"
     with pytest.raises(KubeError, match="does not serve Window"):
         ours.resource_for(f"{group}/v1", "Window")
+
+
+def test_a_list_of_metadata_alone_names_each_object_and_its_version(kube):
+    """What the record reader lists each pass (`list_metadata`): the API server's
+    PartialObjectMetadataList, each item the object's metadata without its content; a write
+    changes the item's resourceVersion, and the full list still carries everything."""
+    ns = namespace(kube, "meta")
+
+    def configmap(name: str, value: str) -> dict:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "data": {"value": value},
+                "metadata": {"name": name, "namespace": ns, "labels": {"set": "meta"}}}
+
+    for name in ("a", "b"):
+        kube.cluster.apply(configmap(name, "x" * 2000))
+    listed = kube.cluster.list_metadata("v1", "ConfigMap", ns, "set=meta")
+    assert sorted(i["metadata"]["name"] for i in listed) == ["a", "b"]
+    assert all(i["kind"] == "ConfigMap" and i["apiVersion"] == "v1" for i in listed)
+    assert all("data" not in i and i["metadata"]["uid"] and i["metadata"]["resourceVersion"]
+               and i["metadata"]["labels"] == {"set": "meta"} for i in listed)
+    before = {i["metadata"]["name"]: i["metadata"]["resourceVersion"] for i in listed}
+    kube.cluster.apply(configmap("b", "y"))
+    after = {i["metadata"]["name"]: i["metadata"]["resourceVersion"]
+             for i in kube.cluster.list_metadata("v1", "ConfigMap", ns, "set=meta")}
+    assert after["a"] == before["a"] and after["b"] != before["b"]
+    full = kube.cluster.list_objects("v1", "ConfigMap", ns, "set=meta")
+    assert sorted(i["data"]["value"][:1] for i in full) == ["x", "y"]

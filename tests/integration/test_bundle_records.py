@@ -189,3 +189,38 @@ def test_reconcile_through_the_api_reaches_a_running_loop_without_its_port(tmp_p
         loop.wake.set()
         running.join(timeout=30)
         assert watching.daemon  # it ends with the process, or at its watch's timeout
+
+
+def test_a_pass_reads_only_the_records_that_changed_since_it_last_read_them(tmp_path, kube,
+                                                                           monkeypatch):
+    """`read_inventories` each pass of `gitgate run`: one list of the Bundles' metadata, then
+    a read of each record whose resourceVersion it has not parsed yet (held to a real API
+    server too)."""
+    from gitgate.apply import ledger
+
+    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
+    ns = kube.ns("shop")
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    root = shop(tmp_path, kube.run_id, ns)
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    path = f"/namespaces/{NAMESPACE}/bundles"
+
+    def reads() -> list[str]:
+        return sorted(p.rpartition("/")[2] for m, p, *_ in kube.cluster.sent
+                      if m == "GET" and path + "/" in p)
+
+    first = read_inventories(kube.cluster, kube.run_id)
+    assert set(first) == {f"{kube.run_id}-ns", f"{kube.run_id}-web"}
+    kube.cluster.sent.clear()
+    again = read_inventories(kube.cluster, kube.run_id)
+    assert again == first and reads() == []  # nothing changed: the metadata list alone
+    assert [m for m, p, *_ in kube.cluster.sent if p.endswith(path)] == ["GET"]
+
+    write_files(root, {"web/app.yaml": cm("web", ns, "2")})
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    kube.cluster.sent.clear()
+    changed = read_inventories(kube.cluster, kube.run_id)
+    assert reads() == [bundle_name(f"{kube.run_id}-web", kube.run_id)]
+    assert changed[f"{kube.run_id}-web"].revision != first[f"{kube.run_id}-web"].revision or \
+        changed[f"{kube.run_id}-web"].digest != first[f"{kube.run_id}-web"].digest
+    assert changed[f"{kube.run_id}-ns"] is first[f"{kube.run_id}-ns"]

@@ -153,9 +153,12 @@ def test_cached_rendering_renders_only_changed_sources(tools, tmp_path):
     cache = RenderCache()
     first = render_repo(root, tools, cache=cache)
     assert cache.hits == 0 and cache.misses == len(first.rendered)
-    second = render_repo(root, tools, cache=cache)
+    second = render_repo(root, tools, cache=cache)  # nothing changed: handed back whole
+    assert cache.reused == 1 and cache.misses == 0 and second.rendered is first.rendered
+    (root / "apps/extra.txt").write_text("not a source")  # the tree moved: source by source
+    fourth = render_repo(root, tools, cache=cache)
     assert cache.hits == len(first.rendered) and cache.misses == 0
-    assert [r.objects for r in second.rendered] == [r.objects for r in first.rendered]
+    assert [r.objects for r in fourth.rendered] == [r.objects for r in first.rendered]
     values = root / "apps/podinfo/values-prod.yaml"
     values.write_text(values.read_text().replace("replicaCount: 3", "replicaCount: 5"))
     third = render_repo(root, tools, cache=cache)

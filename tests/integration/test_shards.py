@@ -18,6 +18,7 @@ import pytest
 
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
+from gitgate.apply.bundlerecord import bundle_name
 from gitgate.apply.inventory import system_namespace
 from gitgate.apply.work import ApplyOptions
 from gitgate.loop import LoopSettings, Reconciler
@@ -194,6 +195,45 @@ def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
         live = emulator.state.object("", "configmaps", NS, name)
         assert live["data"]["value"] == "two", name
         assert "a" in writers(emulator, name)
+
+
+def test_what_the_other_replica_waits_for_is_recorded_before_the_rest_of_the_pass(
+        tmp_path, emulator, tools):
+    """Every app depends on `ns`. Its owner writes `ns` and records it before it writes any
+    of its own apps, so the other replica's apps need not wait for that whole pass."""
+    root = repo(tmp_path, "one")
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    clocks = Clocks()
+    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
+    a.cluster.apply(system_namespace())
+    for loop in (a, b):
+        loop.shards.renew()
+    for _ in range(2):  # the second turn: each has seen the other's acknowledgement
+        acting = [loop._take_turn() for loop in (a, b)]
+    assert all(acting)
+    owner, other = (a, b) if a.state.turn.owns("ns") else (b, a)
+    mine = [name for name in APPS if owner.state.turn.owns(name)]
+    assert mine and len(mine) < len(APPS)
+    since = len(emulator.state.writes())
+    owner.tick()
+    written = [r.path for r in emulator.state.writes()[since:]]
+    recorded = max(at for at, path in enumerate(written)  # the record after the write
+                   if path.endswith(f"/bundles/{bundle_name('ns', 'default')}/status"))
+    apps = [at for at, path in enumerate(written)
+            if any(path.endswith(f"/configmaps/{name}") for name in mine)]
+    assert apps and recorded < min(apps)
+    other.tick()  # the other replica's apps go out in its next pass
+    for name in APPS:
+        assert emulator.state.object("", "configmaps", NS, name)["data"]["value"] == "one"
+
+    # each replica observes what Karmada did with its own share only (reads, series, memory)
+    observed = {}
+    for loop in (a, b):
+        loop.refresh_status()
+        observed[loop.shards.identity] = set(loop.state.observation.bundles)
+        assert observed[loop.shards.identity] == {
+            name for name in ("ns", *APPS) if loop.state.turn.owns(name)}
+    assert observed["a"] | observed["b"] == {"ns", *APPS} and not observed["a"] & observed["b"]
 
 
 def test_the_page_shows_every_replicas_changes_and_forgets_a_departed_ones(

@@ -88,6 +88,16 @@ class Request:
     body: Any
     user_agent: str = ""
     impersonated: str = ""  # the Impersonate-User header ("": the caller's own identity)
+    accept: str = ""  # the Accept header
+
+    @property
+    def wants_metadata(self) -> bool:
+        """The first media type asked for is JSON as a PartialObjectMetadataList (what
+        client-go's metadata client sends; a list then carries each object's metadata)."""
+        first = self.accept.split(",")[0]
+        params = {p.strip() for p in first.split(";")[1:]}
+        return first.split(";")[0].strip() == "application/json" and {
+            "as=PartialObjectMetadataList", "g=meta.k8s.io", "v=v1"} <= params
 
     @property
     def is_write(self) -> bool:
@@ -216,7 +226,8 @@ class ApiState:
         content_type = (headers.get("content-type") or "").split(";")[0].strip() or None
         parsed = _parse_body(body, content_type)
         request = Request(method, path, query, content_type, parsed,
-                          headers.get("user-agent", ""), headers.get("impersonate-user", ""))
+                          headers.get("user-agent", ""), headers.get("impersonate-user", ""),
+                          headers.get("accept", ""))
         if self.stall:
             time.sleep(self.stall)
         token = (headers.get("authorization") or "").removeprefix("Bearer ").strip()
@@ -510,11 +521,22 @@ class ApiState:
                                               target.namespace or ""):
             stored = self.objects[key]
             labels = stored.obj["metadata"].get("labels") or {}
-            if all(match(labels) for match in selector):
-                item = self._render(stored)
-                item.pop("apiVersion", None)
-                item.pop("kind", None)
-                items.append(item)
+            if not all(match(labels) for match in selector):
+                continue
+            if request.wants_metadata:
+                meta = copy.deepcopy(stored.obj["metadata"])
+                meta["managedFields"] = self._managed_fields(stored.managers)
+                items.append({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                              "metadata": meta})
+                continue
+            item = self._render(stored)
+            item.pop("apiVersion", None)
+            item.pop("kind", None)
+            items.append(item)
+        if request.wants_metadata:
+            return 200, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                         "metadata": {"resourceVersion": str(self.resource_version)},
+                         "items": items}
         return 200, {"kind": f"{target.resource.kind}List",
                      "apiVersion": target.resource.group_version,
                      "metadata": {"resourceVersion": str(self.resource_version)}, "items": items}

@@ -20,10 +20,12 @@ class RecordingKube(KubeCluster):
         super().__init__(*args, **kwargs)
         self.sent: list[tuple[str, str, dict]] = []
 
-    def request(self, method, path, *, query=None, body=None, content_type=None):
+    def request(self, method, path, *, query=None, body=None, content_type=None,
+                accept="application/json"):
         dry = (query or {}).get("dryRun") == "All"
         self.sent.append((method, path, dict(query or {}), dry))
-        return super().request(method, path, query=query, body=body, content_type=content_type)
+        return super().request(method, path, query=query, body=body, content_type=content_type,
+                               accept=accept)
 
     def writes(self) -> list[tuple[str, str]]:
         return [(m, p) for m, p, _, dry in self.sent if m in ("PATCH", "POST", "PUT", "DELETE")

@@ -147,6 +147,14 @@ def test_the_observer_keeps_the_last_healthy_revision_until_a_newer_one_is_ready
     assert behind["status"]["lastHealthyRevision"] == "r1"  # m2 still runs r1
 
 
+@pytest.fixture
+def keeping_records(monkeypatch):
+    """As `gitgate run` sets it (`keep_records_parsed`); a one-shot command reads once."""
+    from gitgate.apply import ledger
+
+    monkeypatch.setattr(ledger._PARSED, "enabled", True)
+
+
 class Records:
     """The Bundles an API server lists (a Lister over plain data)."""
 
@@ -157,7 +165,7 @@ class Records:
         return [dict(obj) for obj in self.found]
 
 
-def test_a_record_the_server_did_not_change_is_not_parsed_again():
+def test_a_record_the_server_did_not_change_is_not_parsed_again(keeping_records):
     from dataclasses import replace
 
     from gitgate.apply.ledger import read_inventories
@@ -184,3 +192,91 @@ def test_a_record_the_server_did_not_change_is_not_parsed_again():
     server.found = [unknown]
     assert read_inventories(server, "blue")["shop/web"] is not read_inventories(
         server, "blue")["shop/web"]
+
+
+class MetadataRecords(Records):
+    """A server that lists metadata alone (PartialObjectMetadataList) and reads one record,
+    counting what it was asked."""
+
+    def __init__(self, found: list[dict]):
+        super().__init__(found)
+        self.reads: list[str] = []
+        self.full_lists = 0
+
+    def list_metadata(self, api_version, kind, namespace="", label_selector=""):
+        return [{"apiVersion": api_version, "kind": kind, "metadata": dict(obj["metadata"])}
+                for obj in self.found]
+
+    def list_objects(self, api_version, kind, namespace="", label_selector=""):
+        self.full_lists += 1
+        return super().list_objects(api_version, kind, namespace, label_selector)
+
+    def get(self, api_version, kind, namespace, name):
+        self.reads.append(name)
+        return next((dict(o) for o in self.found if o["metadata"]["name"] == name), None)
+
+
+def test_only_the_records_that_changed_are_read_after_a_list_of_their_metadata(keeping_records):
+    from dataclasses import replace
+
+    from gitgate.apply.bundlerecord import bundle_name
+    from gitgate.apply.ledger import ONE_BY_ONE, read_inventories
+
+    def record(index: int, version: str, verdict: str = "apply") -> dict:
+        obj = stored(replace(KEPT, bundle=f"shop/b{index}", verdict=verdict))
+        obj["metadata"] |= {"uid": f"u{index}", "resourceVersion": version}
+        return obj
+
+    count = 4 * ONE_BY_ONE + 8
+    server = MetadataRecords([record(i, "1") for i in range(count)])
+    first = read_inventories(server, "blue")  # nothing kept: one list of the objects
+    assert len(first) == count and server.full_lists == 1 and server.reads == []
+    assert read_inventories(server, "blue")["shop/b3"] is first["shop/b3"]
+    assert server.full_lists == 1 and server.reads == []  # unchanged: metadata alone
+
+    server.found[3] = record(3, "2", verdict="failed")
+    server.found[5] = record(5, "2", verdict="failed")
+    again = read_inventories(server, "blue")
+    assert sorted(server.reads) == sorted(
+        bundle_name(f"shop/b{i}", "blue") for i in (3, 5)) and server.full_lists == 1
+    assert again["shop/b3"].verdict == again["shop/b5"].verdict == "failed"
+    assert again["shop/b4"] is first["shop/b4"]
+
+    server.reads.clear()  # many changed: one list of the objects, not a read each
+    server.found = [record(i, "3", verdict="hold") for i in range(count)]
+    assert {inv.verdict for inv in read_inventories(server, "blue").values()} == {"hold"}
+    assert server.full_lists == 2 and server.reads == []
+
+
+def test_a_one_shot_command_reads_the_records_with_one_list_and_keeps_nothing():
+    from dataclasses import replace
+
+    from gitgate.apply.ledger import read_inventories
+
+    found = stored(replace(KEPT, bundle="shop/b0"))
+    found["metadata"] |= {"uid": "u0", "resourceVersion": "1"}
+    server = MetadataRecords([found])
+    first = read_inventories(server, "blue")
+    assert server.full_lists == 1 and server.reads == []
+    assert read_inventories(server, "blue")["shop/b0"] is not first["shop/b0"]
+    assert server.full_lists == 2
+
+
+def test_a_record_deleted_between_the_list_and_its_read_is_left_out(keeping_records):
+    from dataclasses import replace
+
+    from gitgate.apply.ledger import read_inventories
+
+    def record(index: int, version: str) -> dict:
+        obj = stored(replace(KEPT, bundle=f"shop/b{index}"))
+        obj["metadata"] |= {"uid": f"u{index}", "resourceVersion": version}
+        return obj
+
+    server = MetadataRecords([record(0, "1"), record(1, "1")])
+    read_inventories(server, "blue")
+    listed = server.list_metadata("", "")
+    gone = MetadataRecords([record(0, "1")])  # b1 deleted after its metadata was listed
+    gone.list_metadata = lambda *args: listed[:1] + [{"metadata": {
+        **listed[1]["metadata"], "resourceVersion": "2"}}]
+    found = read_inventories(gone, "blue")
+    assert set(found) == {"shop/b0"} and len(gone.reads) == 1

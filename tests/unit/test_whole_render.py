@@ -11,6 +11,7 @@ import os
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,6 +20,7 @@ from gitgate.model.objects import ObjectRef
 from gitgate.passes.onepass import plan_rendered
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import render_repo
+from gitgate.source import tree
 from gitgate.source.tree import RACY_SECONDS, scan_repo
 from tests.conftest import write_files
 
@@ -95,17 +97,20 @@ def test_the_fingerprint_is_stable_and_moves_with_every_kind_of_change(repo: Pat
     moved()
 
 
-def test_a_file_changed_just_before_the_scan_leaves_no_fingerprint(repo: Path):
+def test_a_file_changed_just_before_the_scan_is_told_by_its_content(repo: Path):
     """Its next edit may fall in the same tick of the filesystem's clock and keep its stamp
-    (Git's racy-clean files): such a tree is never taken as unchanged."""
+    (Git's racy-clean files): the scan hashes such a file's bytes besides its stamp."""
     edit(repo / "app-a/cm.yaml", cm("a", "2"))
-    assert scan_repo(repo).fingerprint == ""  # the real clock: the edit is a moment old
-    assert scan_repo(repo, clock=lambda: time.time_ns() + (RACY_SECONDS - 1) * 10**9
-                     ).fingerprint == ""
-    assert scan_repo(repo, clock=later).fingerprint != ""
+    racy = scan_repo(repo)  # the real clock: the edit is a moment old (and the fixture's
+    assert racy.fingerprint and "app-a/cm.yaml" in racy.racy  # aging moved change times)
+    assert all(racy.racy[file] == racy.digest(file) for file in racy.racy)
+    assert "app-a/cm.yaml" in scan_repo(
+        repo, clock=lambda: time.time_ns() + (RACY_SECONDS - 1) * 10**9).racy
+    calm = scan_repo(repo, clock=later)
+    assert calm.racy == {} and calm.fingerprint == racy.fingerprint  # the stamps are equal
     future = time.time_ns() + HOUR  # a file dated ahead of the clock (skew) is racy too
     os.utime(repo / "app-b/cm.yaml", ns=(future, future))
-    assert scan_repo(repo, clock=later).fingerprint == ""
+    assert "app-b/cm.yaml" in scan_repo(repo, clock=later).racy
 
 
 # ---------------------------------------------------------------- the render handed back
@@ -131,14 +136,40 @@ def test_an_unchanged_repo_is_handed_back_whole_and_an_edit_is_seen(repo: Path):
     assert render(repo, cache).rendered is changed.rendered and cache.reused == 2
 
 
-def test_a_racy_scan_renders_again(repo: Path):
+def test_a_racy_render_is_handed_back_only_while_its_racy_files_hold_the_same_bytes(
+        repo: Path, monkeypatch):
     cache = RenderCache()
     render(repo, cache)
-    edit(repo / "app-a/cm.yaml", cm("a2"))
+    path = repo / "app-a/cm.yaml"
+    edit(path, cm("a2"))
     racy = render_repo(repo, None, cache=cache)  # the real clock: the edit is a moment old
-    assert names(racy)["app-a"] == ["a2"] and cache.reused == 0 and cache.whole is None
-    render_repo(repo, None, cache=cache)
-    assert cache.reused == 0  # never handed back while racy
+    assert names(racy)["app-a"] == ["a2"] and cache.reused == 0 and cache.whole is not None
+    assert render_repo(repo, None, cache=cache).rendered is racy.rendered  # the same bytes
+    assert render(repo, cache).rendered is racy.rendered and cache.reused == 2  # and later
+
+    # a filesystem whose clock does not tick between two edits of the same size: the
+    # file keeps its every stamp, and only its bytes tell
+    tick = time.time_ns()
+    note = tree._Scan.note
+
+    def frozen(scan, rel: str, info) -> None:
+        if rel != "app-a/cm.yaml":
+            return note(scan, rel, info)
+        return note(scan, rel, SimpleNamespace(
+            st_dev=info.st_dev, st_ino=info.st_ino, st_size=info.st_size,
+            st_mtime_ns=tick, st_ctime_ns=tick))
+
+    monkeypatch.setattr(tree._Scan, "note", frozen)
+    edit(path, cm("a3"))
+    third = render_repo(repo, None, cache=cache)
+    assert names(third)["app-a"] == ["a3"] and cache.reused == 2
+    edit(path, cm("a4"))  # same size, same stamps, other bytes
+    assert scan_repo(repo).fingerprint == third.tree.fingerprint
+    assert names(render_repo(repo, None, cache=cache))["app-a"] == ["a4"]
+    assert cache.reused == 2
+    assert render_repo(repo, None, cache=cache).rendered is not third.rendered
+    edit(path, cm("a5"))  # and seen by a calm scan after it (the file no longer racy)
+    assert names(render(repo, cache))["app-a"] == ["a5"]
 
 
 def test_a_change_of_share_discovery_or_budget_renders_again(repo: Path, monkeypatch):
