@@ -131,7 +131,7 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
                           for said in unjudged(tenancy))
     gates, invalid = parse_gates(gate_texts)
     invalid += misplaced_gates(rendered, tenancy)
-    verdicts = evaluate(bundles, gates, invalid, now)
+    verdicts = evaluate(bundles, gates, invalid, now, memo)
     plans = [derive(memo, "plan", bundle, verdicts[bundle.name],
                     partial(bundle_plan, bundle, verdicts[bundle.name]))
              for bundle in bundles]

@@ -7,11 +7,13 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from gitgate.bundle import deps
 from gitgate.bundle.group import bundle_digest
 from gitgate.bundle.tenancy import path_matches
 from gitgate.gate.windows import gate_activity
+from gitgate.memo import Memo, derive
 from gitgate.model import (
     Action,
     Bundle,
@@ -81,7 +83,7 @@ def gate_states(gates: Iterable[Gate], bundles: list[Bundle], now: datetime) -> 
     return states
 
 
-def _label_reasons(bundle: Bundle) -> list[HoldReason]:
+def _label_reasons(bundle: Bundle) -> tuple[HoldReason, ...]:
     reasons = []
     for obj in bundle.objects:
         labels = (obj.get("metadata") or {}).get("labels") or {}
@@ -90,7 +92,7 @@ def _label_reasons(bundle: Bundle) -> list[HoldReason]:
                 ref = ObjectRef.of(obj)
                 reasons.append(HoldReason(ReasonKind.LABEL, label, bundle.source.path,
                                       f"{ref} is labelled {label}: \"true\"", target=ref))
-    return reasons
+    return tuple(reasons)
 
 
 def _earliest(times: Iterable[datetime | None]) -> datetime | None:
@@ -99,7 +101,9 @@ def _earliest(times: Iterable[datetime | None]) -> datetime | None:
 
 
 def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate],
-             now: datetime) -> dict[str, BundleVerdict]:
+             now: datetime, memo: Memo | None = None) -> dict[str, BundleVerdict]:
+    """Each bundle's verdict at `now`. With a `memo`, a bundle object of the last pass keeps
+    the pause labels found on its objects (they depend on its objects alone)."""
     states = gate_states(gates, bundles, now)
     verdicts: dict[str, BundleVerdict] = {}
     for bundle in bundles:
@@ -123,7 +127,7 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
         if bundle.source.pause_reason is not None:
             holds.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE,
                                 join(bundle.source.path, PAUSE_FILE), bundle.source.pause_reason))
-        holds += _label_reasons(bundle)
+        holds += derive(memo, "pause-labels", bundle, (), partial(_label_reasons, bundle))
         for state in states:
             if bundle.name not in state.covers:
                 continue

@@ -21,6 +21,7 @@ from gitgate.apply.inventory import Inventory, system_namespace
 from gitgate.apply.ledger import keep_records_parsed, migrate, read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.apply.ports import ClusterPort, Lister
+from gitgate.apply.preparation import prepare
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.bundle.summary import summarize
 from gitgate.errors import ConfigError, GitgateError
@@ -197,7 +198,7 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     seen = planned(checkout, cluster, options, inventories)
     writer = as_tenants(cluster, seen.plan, seen.view.inventories,
                         checkout.rendered.discovery.config.tenancy)
-    first, rest = awaited_first(seen.plan, options)
+    first, rest = awaited_first(seen.plan, options, seen.view.inventories)
     if first is None:
         result = run_pass(seen.plan, writer, options, scope=scope, stop=stop,
                           inventories=dict(seen.view.inventories),
@@ -217,22 +218,29 @@ def first_names(plan: Plan) -> frozenset[str]:
     return frozenset(b.bundle.name for b in plan.bundles)
 
 
-def awaited_first(plan: Plan, options: ApplyOptions) -> tuple[Plan | None, Plan]:
+def awaited_first(plan: Plan, options: ApplyOptions, inventories: Mapping[str, Inventory]
+                  ) -> tuple[Plan | None, Plan]:
     """A sharded plan cut in two when another replica's bundles wait for some of this one's
     (`Plan.awaited`): those first, each seeing the rest as written elsewhere, then the rest
-    (which sees them recorded). Not cut on a dry run, when they are the whole plan, or when
-    one of them acts on a bundle of the rest (an override waits for that bundle's
-    suspension, which the rest writes)."""
+    (which sees them recorded). Not cut on a dry run, when they are the whole plan, when one
+    of them acts on a bundle of the rest (an override waits for that bundle's suspension,
+    which the rest writes), or when one of them has objects to prune (`inventories`: the
+    records): the mass-prune brake weighs a pass's prunes together, and the first part
+    would prune before the rest could be weighed."""
     awaited = plan.awaited
     rest_names = {b.bundle.name for b in plan.bundles} - awaited
     if options.dry_run or not awaited or not rest_names or any(
             target in rest_names for b in plan.bundles if b.bundle.name in awaited
             for _, targets in b.bundle.acts_on for target in targets):
         return None, plan
-    return (replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name in awaited),
-                    elsewhere=plan.elsewhere | rest_names, awaited=frozenset()),
-            replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name not in awaited),
-                    elsewhere=plan.elsewhere | awaited, awaited=frozenset()))
+    first = replace(plan, bundles=tuple(b for b in plan.bundles if b.bundle.name in awaited),
+                    elsewhere=plan.elsewhere | rest_names, awaited=frozenset())
+    _, work = prepare(first, dict(inventories), options)
+    if any(unit.diff is not None and unit.diff.to_prune for unit in work.values()):
+        return None, plan
+    return first, replace(plan, bundles=tuple(b for b in plan.bundles
+                                              if b.bundle.name not in awaited),
+                          elsewhere=plan.elsewhere | awaited, awaited=frozenset())
 
 
 def joined(early: PassResult, late: PassResult) -> PassResult:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from gitgate.apply.inventory import Entry, Inventory
 from gitgate.apply.work import ApplyOptions
 from gitgate.model.shardmap import unit_of
 from gitgate.passes.onepass import awaited_first, plan_checkout
@@ -68,7 +69,7 @@ def plan_for(root, mine: set[str]):
 def test_a_sharded_plan_goes_out_in_two_parts_when_another_replica_waits(tmp_path):
     plan = plan_for(repo(tmp_path), {"shared", "mine"})
     assert plan.elsewhere == {"theirs"} and plan.awaited == {"shared"}
-    first, rest = awaited_first(plan, ApplyOptions(now=NOW))
+    first, rest = awaited_first(plan, ApplyOptions(now=NOW), {})
     assert first is not None
     assert [b.bundle.name for b in first.bundles] == ["shared"]
     assert first.elsewhere == {"theirs", "mine"}
@@ -80,18 +81,25 @@ def test_a_sharded_plan_goes_out_in_two_parts_when_another_replica_waits(tmp_pat
 def test_a_plan_is_left_whole_when_cutting_it_would_gain_nothing_or_risk_an_order(tmp_path):
     options = ApplyOptions(now=NOW)
     whole = plan_for(repo(tmp_path), {"shared", "mine", "theirs"})
-    assert not whole.awaited and awaited_first(whole, options) == (None, whole)
+    assert not whole.awaited and awaited_first(whole, options, {}) == (None, whole)
     only = plan_for(repo(tmp_path), {"shared"})  # what is awaited is all this replica has
-    assert only.awaited == {"shared"} and awaited_first(only, options) == (None, only)
+    assert only.awaited == {"shared"} and awaited_first(only, options, {}) == (None, only)
     plan = plan_for(repo(tmp_path), {"shared", "mine"})
-    assert awaited_first(plan, replace(options, dry_run=True)) == (None, plan)
+    assert awaited_first(plan, replace(options, dry_run=True), {}) == (None, plan)
     # an override of `shared` acting on `mine`: it waits for mine's suspension, so one part
     acting = plan_for(repo(tmp_path / "acting", "---\n" + override("blue", "mine")),
                       {"shared", "mine"})
     assert acting.awaited == {"shared"}
     assert any("mine" in targets for item in acting.bundles if item.bundle.name == "shared"
                for _, targets in item.bundle.acts_on)
-    assert awaited_first(acting, options) == (None, acting)
+    assert awaited_first(acting, options, {}) == (None, acting)
+    # `shared` has an object to prune: the brake must weigh the whole pass's prunes at once
+    left = Inventory("shared", (Entry("v1", "Namespace", "", "old", "h"),), revision="r0",
+                     digest="d0", verdict="apply")
+    assert awaited_first(plan, options, {"shared": left}) == (None, plan)
+    kept = Inventory("mine", (Entry("v1", "ConfigMap", "shop", "old", "h"),), revision="r0",
+                     digest="d0", verdict="apply")  # the rest may prune: weighed whole there
+    assert awaited_first(plan, options, {"mine": kept})[0] is not None
 
 
 def test_outside_a_shard_nothing_is_awaited(tmp_path):
