@@ -159,6 +159,8 @@ class KubeCluster:
             raise KubeError(f"cannot list {kind}: {message_of(body)}", status=status,
                             reason=Reason.LIST_FAILED)
         items = body.get("items") if isinstance(body, dict) else None
+        if items is None and isinstance(body, dict) and "items" in body:
+            items = []  # an empty PartialObjectMetadataList says `"items": null`
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise KubeError(f"cannot list {kind}: the API server answered {status} without a "
                             "list of objects", status=status, reason=Reason.LIST_FAILED)

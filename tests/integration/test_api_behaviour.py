@@ -259,6 +259,7 @@ def test_a_list_of_metadata_alone_names_each_object_and_its_version(kube):
     PartialObjectMetadataList, each item the object's metadata without its content; a write
     changes the item's resourceVersion, and the full list still carries everything."""
     ns = namespace(kube, "meta")
+    assert kube.cluster.list_metadata("v1", "ConfigMap", ns, "set=meta") == []  # `null`
 
     def configmap(name: str, value: str) -> dict:
         return {"apiVersion": "v1", "kind": "ConfigMap", "data": {"value": value},

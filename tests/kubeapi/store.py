@@ -533,10 +533,10 @@ class ApiState:
             item.pop("apiVersion", None)
             item.pop("kind", None)
             items.append(item)
-        if request.wants_metadata:
+        if request.wants_metadata:  # as kube-apiserver 1.36 answers: no items is null
             return 200, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                          "metadata": {"resourceVersion": str(self.resource_version)},
-                         "items": items}
+                         "items": items or None}
         return 200, {"kind": f"{target.resource.kind}List",
                      "apiVersion": target.resource.group_version,
                      "metadata": {"resourceVersion": str(self.resource_version)}, "items": items}
