@@ -205,17 +205,14 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
                           keep_inventories=keep_inventories)
         return replace(seen, result=result)
     # what another replica waits for goes out, records included, before the rest of the pass
-    early = run_pass(first, writer, options, scope=lambda name: name in first_names(first),
-                     stop=stop, inventories=dict(seen.view.inventories), keep_inventories=True)
+    awaited = frozenset(b.bundle.name for b in first.bundles)
+    early = run_pass(first, writer, options, scope=awaited.__contains__, stop=stop,
+                     inventories=dict(seen.view.inventories), keep_inventories=True)
     late = run_pass(rest, writer, options, scope=lambda name: (
-        name not in first_names(first) and (scope is None or scope(name))), stop=stop,
+        name not in awaited and (scope is None or scope(name))), stop=stop,
         inventories=None if early.inventories is None else dict(early.inventories),
         keep_inventories=keep_inventories)
     return replace(seen, result=joined(early, late))
-
-
-def first_names(plan: Plan) -> frozenset[str]:
-    return frozenset(b.bundle.name for b in plan.bundles)
 
 
 def awaited_first(plan: Plan, options: ApplyOptions, inventories: Mapping[str, Inventory]
