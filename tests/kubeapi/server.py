@@ -9,7 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tests.kubeapi.store import ApiState, Watcher
+from tests.kubeapi.store import ApiState, Encoded, Watcher
 from tests.support.shared_data import karmada_crds_dir
 
 
@@ -26,7 +26,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(payload, Watcher):
             self._stream(payload)
             return
-        if isinstance(payload, str):
+        if isinstance(payload, Encoded):
+            data, content_type = payload.data, "application/json"
+        elif isinstance(payload, str):
             data, content_type = payload.encode(), "text/plain; charset=utf-8"
         else:
             data, content_type = json.dumps(payload).encode(), "application/json"

@@ -71,6 +71,15 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@dataclass(frozen=True)
+class Encoded:
+    """An answer already encoded as JSON (a list, encoded under the state's lock)."""
+    data: bytes
+
+    def decoded(self) -> Any:
+        return json.loads(self.data)
+
+
 @dataclass
 class Manager:
     operation: str
@@ -515,31 +524,38 @@ class ApiState:
                 watcher.events.put({"type": kind, "object": obj})
 
     def _list(self, target: Target, request: Request) -> tuple[int, Any]:
+        """A list, encoded while the lock is held. Each item is a shallow copy of the stored
+        object (its metadata copied one level, managedFields added), so nothing is deep-copied:
+        at 50,000 objects a deep copy per listed item took most of the emulator's time and the
+        bench measured the emulator more than gitgate."""
         selector = parse_selector(request.query.get("labelSelector", ""))
-        items = []
+        encoded = []
         for key in self.objects.in_collection(target.resource.group, target.resource.plural,
                                               target.namespace or ""):
             stored = self.objects[key]
             labels = stored.obj["metadata"].get("labels") or {}
             if not all(match(labels) for match in selector):
                 continue
+            meta = {**stored.obj["metadata"],
+                    "managedFields": self._managed_fields(stored.managers)}
             if request.wants_metadata:
-                meta = copy.deepcopy(stored.obj["metadata"])
-                meta["managedFields"] = self._managed_fields(stored.managers)
-                items.append({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                              "metadata": meta})
-                continue
-            item = self._render(stored)
-            item.pop("apiVersion", None)
-            item.pop("kind", None)
-            items.append(item)
+                item = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                        "metadata": meta}
+            else:
+                item = {k: v for k, v in stored.obj.items() if k not in ("apiVersion", "kind")}
+                item["metadata"] = meta
+            encoded.append(json.dumps(item))
+        list_meta = {"resourceVersion": str(self.resource_version)}
         if request.wants_metadata:  # as kube-apiserver 1.36 answers: no items is null
-            return 200, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
-                         "metadata": {"resourceVersion": str(self.resource_version)},
-                         "items": items or None}
-        return 200, {"kind": f"{target.resource.kind}List",
-                     "apiVersion": target.resource.group_version,
-                     "metadata": {"resourceVersion": str(self.resource_version)}, "items": items}
+            head = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": list_meta}
+            if not encoded:
+                return 200, Encoded(json.dumps({**head, "items": None}).encode())
+        else:
+            head = {"kind": f"{target.resource.kind}List",
+                    "apiVersion": target.resource.group_version, "metadata": list_meta}
+        return 200, Encoded(f'{json.dumps(head)[:-1]}, "items": [{", ".join(encoded)}]}}'
+                            .encode())
 
     def _apply(self, target: Target, request: Request) -> tuple[int, Any]:
         manager = request.query.get("fieldManager")
