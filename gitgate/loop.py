@@ -21,7 +21,7 @@ from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.fencing import FencedCluster
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
-from gitgate.apply.observe import Observation, observe
+from gitgate.apply.observe import Observation, observe_following
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.errors import GitgateError, Reason
@@ -92,7 +92,8 @@ class LoopState:
     inventories: Mapping[str, Inventory] | None = None  # as last read or left by a pass
     signature: Signature | None = None  # with --verify-commits: of the branch's last head
     gate_report: GateReport | None = None  # with --gate-signers: where the freeze files come from
-    last_observed: datetime | None = None
+    last_observed: datetime | None = None  # the last read of Karmada, of some bundles or all
+    observed_all: datetime | None = None  # the last read of every bundle (or of the share)
     overview: dict[str, Any] | None = None  # gates, rollouts, last changes (status.overview)
     turn: Turn | None = None  # with --shard: this replica's share, as last agreed
 
@@ -143,8 +144,8 @@ def next_wake(state: LoopState, now: datetime, interval: timedelta,
     """The next poll, earlier when a gate transition, a retry or a status read comes first
     (pure)."""
     candidates = [now + interval]
-    status_due = (state.last_observed + status_interval
-                  if status_interval is not None and state.last_observed is not None else None)
+    status_due = (state.observed_all + status_interval
+                  if status_interval is not None and state.observed_all is not None else None)
     for moment in (state.next_transition, state.retry_at, status_due):
         if moment is not None:
             candidates.append(max(moment, now))
@@ -471,25 +472,33 @@ class Reconciler:
 
     # ------------------------------------------------------------------ Karmada's side
     def status_due(self, now: datetime) -> bool:
-        last = self.state.last_observed
+        last = self.state.observed_all
         return last is None or now - last >= self.settings.status_interval
 
-    def refresh_status(self, inventories: Mapping[str, Inventory] | None = None) -> None:
+    def refresh_status(self, inventories: Mapping[str, Inventory] | None = None,
+                       changed: set[str] | None = None) -> None:
         """Read what Karmada did with each bundle (after every pass, and every
         `status_interval` when no pass runs), for /status and /metrics (with --shard, each
         bundle of this replica's share: the reads, the series and the memory follow the
         share, and no two replicas export one bundle's series); a `gitgate resume`
         retry request found in an inventory makes the next tick a pass. `inventories`: as
-        the pass just left them (not read again), else read here."""
+        the pass just left them (not read again), else read here. `changed`: the bundles a
+        pass just changed; until the next read of all is due, only they and the bundles
+        Karmada had not settled are read again (`observe_following`)."""
         now = self.clock()
         self.state.last_observed = now
+        if self.status_due(now):
+            changed = None
         try:
             if inventories is None:
                 inventories = read_inventories(self.cluster, self.settings.apply.instance)
             if self.shards is not None:  # each replica observes its own share, no more
                 inventories = {name: inventory for name, inventory in inventories.items()
                                if self._owns(name)}
-            observation = observe(self.cluster, inventories.values())
+            observation = observe_following(self.cluster, inventories.values(),
+                                            self.state.observation, changed)
+            if changed is None:
+                self.state.observed_all = now
             self.state.inventories = inventories
             if retries_requested(inventories):
                 self.state.rollout_retry = True
@@ -502,6 +511,15 @@ class Reconciler:
         self.metrics.record_dispatch(observation.bundles)
         if inventories is not None and not observation.error:
             self._record_clusters(inventories, observation)
+
+    def observe_after(self, passed: bool) -> None:
+        """`refresh_status` after a tick: after a pass that ran, from the inventories it left
+        and following the bundles it changed; else a read of all."""
+        result = self.state.last_result
+        if passed and result is not None and self.state.failure is None:
+            self.refresh_status(result.inventories, result.changed())
+        else:
+            self.refresh_status()
 
     def _record_clusters(self, inventories: Mapping[str, Inventory],
                          observation: Observation) -> None:
@@ -614,9 +632,7 @@ class Reconciler:
                 try:
                     passed = self.tick() is not None
                     if passed or self.status_due(self.clock()):
-                        result = self.state.last_result
-                        self.refresh_status(result.inventories if passed and result
-                                            and self.state.failure is None else None)
+                        self.observe_after(passed)
                 except Exception as exc:  # keep the loop alive; the error is logged once
                     if until is not None:
                         raise  # run until settled (`apply --wait`): a bug surfaces, as in apply

@@ -131,6 +131,40 @@ def observe(cluster: Lister, inventories: Iterable[Inventory]) -> Observation:
     return dispatch_from(cluster, read, inventories)
 
 
+def settled(dispatch: Dispatch) -> bool:
+    """Nothing more to come from Karmada for this bundle until something is written again:
+    every cluster that is not suspended runs it, current and healthy, and nothing holds it
+    back."""
+    return not dispatch.message and not dispatch.waiting_on()
+
+
+def to_follow(previous: Observation | None, changed: set[str] | None,
+              bundles: Iterable[str]) -> set[str] | None:
+    """The bundles worth reading again after a pass: those it changed, those not seen yet and
+    those Karmada had not settled when last read; None: read them all (no complete earlier
+    read, or the pass's changes can act beyond their own bundles)."""
+    if previous is None or previous.error or changed is None:
+        return None
+    return {name for name in bundles if name in changed or name not in previous.bundles
+            or not settled(previous.bundles[name])}
+
+
+def observe_following(cluster: Lister, inventories: Iterable[Inventory],
+                      previous: Observation | None, changed: set[str] | None) -> Observation:
+    """`observe`, reading only the bundles `to_follow` names; the others keep what
+    `previous` says of them (bundles with no inventory any more are left out)."""
+    inventories = list(inventories)
+    following = to_follow(previous, changed, (inv.bundle for inv in inventories))
+    if following is None or previous is None:
+        return observe(cluster, inventories)
+    fresh = observe(cluster, [inv for inv in inventories if inv.bundle in following])
+    if fresh.error:
+        return fresh
+    kept = {inv.bundle: previous.bundles[inv.bundle] for inv in inventories
+            if inv.bundle not in following}
+    return Observation({**kept, **fresh.bundles}, requests=fresh.requests)
+
+
 def _override_lags(cluster: Lister, bindings: dict[BindingKey, BindingStatus],
                    templates: dict[ObjectRef, Manifest]
                    ) -> tuple[dict[tuple[ObjectRef, str], str], int]:

@@ -10,6 +10,7 @@ from gitgate.apply import suspension
 from gitgate.apply.changeset import WRITES, ChangeKind, ChangeSet
 from gitgate.apply.inventory import DEFAULT_INSTANCE, Diff, Entry, Inventory
 from gitgate.apply.transitions import Transition
+from gitgate.karmada.policy import GROUP as POLICY_GROUP
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.plan import BundlePlan
 
@@ -81,6 +82,23 @@ class PassResult:
     @property
     def ok(self) -> bool:
         return not self.prune_blocked and not any(b.failed for b in self.bundles)
+
+    def changed(self) -> set[str] | None:
+        """The bundles whose dispatch this pass may have changed: written, pruned, failed or
+        moved to another state. None when its changes may act on other bundles too (a
+        Karmada policy written or deleted selects by labels, across bundles) or nothing was
+        written (a dry run)."""
+        if self.dry_run:
+            return None
+        names: set[str] = set()
+        for result in self.bundles:
+            touched = result.applied + result.pruned
+            if any(ref.group == POLICY_GROUP for ref in touched):
+                return None
+            if touched or result.failed:
+                names.add(result.bundle)
+        # a new revision is an Apply transition for every bundle: what it wrote is above
+        return names | {name for name, t in self.transitions if t.action != "Apply"}
 
 
 @dataclass

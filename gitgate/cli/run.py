@@ -87,9 +87,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--resync", default="10m",
                      help="re-apply unchanged bundles this often (repairs drift)")
     run.add_argument("--status-interval", default="30s",
-                     help="re-read what Karmada reports of each bundle (per-cluster health, "
-                          "version, suspension for /status and /metrics) this often, even "
-                          "when no pass runs")
+                     help="re-read what Karmada reports of every bundle (per-cluster "
+                          "health, version, suspension for /status and /metrics) this often; "
+                          "in between, a pass re-reads the bundles it changed and those not "
+                          "settled")
     run.add_argument("--commit-halts", action="store_true",
                      help="when a rollout halts, commit a hold gate for its bundle with the "
                           "reason and push it (lifted in Git like any pause)")

@@ -26,6 +26,7 @@ from gitgate.output.statusviews import loop_document
 from gitgate.source.git import GitSource
 from tests.conftest import write_files
 from tests.support.looping import T0, Clock
+from tests.support.manifests import cm, deployment
 from tests.support.schemas import validate
 from tests.support.webrepo import NS, PLACEMENT, app, web_repo
 
@@ -309,3 +310,77 @@ def test_status_shows_the_live_revision_and_what_each_cluster_runs(setup, emulat
     assert gitgate("apply", str(root), *flags).returncode == 0
     web, row = status()
     assert {c["revision"] for c in web["clusters"]} == {released}
+
+
+def test_after_a_pass_the_loop_reads_again_what_it_changed_and_what_had_not_settled(
+        setup, emulator, tools, tmp_path):
+    """Between reads of all (every status interval), a pass is followed by a read of the
+    bundles it changed and of those Karmada had not settled; the others keep what was last
+    read, until the next read of all."""
+    root, flags = setup
+    write_files(root, {"blog/bundle.yaml": "name: blog\n",
+                       "blog/app.yaml": cm("blog-config", "blog") + deployment("blog", "blog"),
+                       "blog/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: blog}\n"})
+    repo = git.Repo.init(root, initial_branch="main")
+    identity = {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+    def commit(message: str) -> None:
+        repo.git.add("-A")
+        repo.git.commit("-m", message, "--author", "t <t@t>", env=identity)
+
+    commit("web and blog")
+    clock = Clock(T0)
+    settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
+                            status_interval=timedelta(seconds=30),
+                            apply=ApplyOptions(now=T0))
+    loop = Reconciler(GitSource(str(root), "main", tmp_path / "cache"),
+                      KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
+
+    def health(bundle: str) -> list[str]:
+        assert loop.state.observation is not None and not loop.state.observation.error
+        return [str(c.health) for c in loop.state.observation.bundles[bundle].clusters]
+
+    def deployments_listed(namespace: str) -> int:
+        return sum(1 for r in emulator.state.requests[before:] if r.method == "GET"
+                   and r.path == f"/apis/apps/v1/namespaces/{namespace}/deployments")
+
+    assert loop.tick() == "revision"
+    loop.observe_after(True)  # the first read is of all
+    for cluster in ("member1", "member2"):
+        healthy(emulator, cluster)
+        emulator.state.report("blog", "Deployment", "blog", cluster, health="Healthy")
+    clock.advance(seconds=30)
+    assert loop.tick() is None
+    loop.observe_after(False)  # the status interval's read of all: both settled
+    assert health("web") == health("blog") == ["Healthy", "Healthy"]
+
+    # web changes; blog turns unhealthy on member2, unseen until the next read of all
+    emulator.state.report("blog", "Deployment", "blog", "member2", health="Unhealthy")
+    write_files(root, {"web/app.yaml": app("web:2")})
+    commit("web:2")
+    clock.advance(seconds=10)
+    before = len(emulator.state.requests)
+    assert loop.tick() == "revision"
+    assert loop.state.last_result is not None
+    assert loop.state.last_result.changed() == {"web"}
+    before = len(emulator.state.requests)
+    loop.observe_after(True)
+    assert deployments_listed("shop") == 1 and deployments_listed("blog") == 0
+    assert health("blog") == ["Healthy", "Healthy"]  # kept from the last read of all
+    assert health("web") == ["Unhealthy", "Unhealthy"]  # web:2 runs nowhere healthy yet
+
+    # web has not settled: the next pass reads it again, though that pass changes nothing
+    clock.advance(seconds=10)
+    loop.state.requested = True
+    assert loop.tick() is not None
+    assert loop.state.last_result is not None and loop.state.last_result.changed() == set()
+    before = len(emulator.state.requests)
+    loop.observe_after(True)
+    assert deployments_listed("shop") == 1 and deployments_listed("blog") == 0
+
+    # the status interval is up: all is read again, and blog's trouble is seen
+    clock.advance(seconds=10)
+    before = len(emulator.state.requests)
+    loop.observe_after(True)
+    assert deployments_listed("shop") == 1 and deployments_listed("blog") == 1
+    assert health("blog") == ["Healthy", "Unhealthy"]

@@ -1,0 +1,73 @@
+"""Which bundles the loop reads again after a pass (pure): what the pass changed, what had
+not settled, what was never seen; all when the pass's changes can act beyond their bundles."""
+
+from __future__ import annotations
+
+from gitgate.apply.changeset import ChangeKind, ChangeSet
+from gitgate.apply.observe import Observation, settled, to_follow
+from gitgate.apply.transitions import Transition
+from gitgate.apply.work import BundleResult, PassResult
+from gitgate.karmada.bindingstatus import Health
+from gitgate.karmada.dispatch import ClusterState, Dispatch, Version
+from gitgate.model import ObjectRef
+
+CM = ObjectRef("", "ConfigMap", "shop", "web-config")
+OVERRIDE = ObjectRef("policy.karmada.io", "OverridePolicy", "shop", "canary")
+OWN_POLICY = ObjectRef("policy.karmada.io", "PropagationPolicy", "shop", "gitgate-web")
+
+
+def cluster(name: str, health: Health = Health.HEALTHY, *, suspended: bool = False,
+            version: Version = Version.CURRENT) -> ClusterState:
+    return ClusterState(name, True, True, health, suspended, version)
+
+
+def result(bundle: str, *changes: tuple[ObjectRef, ChangeKind], failed: bool = False
+           ) -> BundleResult:
+    changeset = ChangeSet()
+    for ref, kind in changes:
+        changeset.add(ref, kind)
+    out = BundleResult(bundle, "apply", changes=changeset)
+    if failed:
+        out.fail("ApplyFailed", "refused")
+    return out
+
+
+def test_settled_means_every_unsuspended_cluster_runs_it_current_and_healthy():
+    assert settled(Dispatch((cluster("m1"), cluster("m2"))))
+    assert settled(Dispatch((cluster("m1"), cluster("m2", Health.UNKNOWN, suspended=True))))
+    assert settled(Dispatch())  # placed nowhere, nothing said: nothing more to come
+    assert not settled(Dispatch((cluster("m1"), cluster("m2", Health.UNHEALTHY))))
+    assert not settled(Dispatch((cluster("m1", version=Version.BEHIND),)))
+    assert not settled(Dispatch((cluster("m1"),), message="no policy propagates ConfigMap x"))
+
+
+def test_a_pass_changes_the_bundles_it_wrote_pruned_failed_or_moved():
+    passed = PassResult("r2", [
+        result("web", (CM, ChangeKind.CONFIGURED)),
+        result("blog", (ObjectRef("", "ConfigMap", "blog", "old"), ChangeKind.DELETED)),
+        result("api", failed=True),
+        result("quiet", (CM, ChangeKind.UNCHANGED)),
+        result("held")],
+        transitions=[("held", Transition("Normal", "Held", "Hold", "held: freeze")),
+                     ("quiet", Transition("Normal", "Applied", "Apply", "revision r2"))])
+    assert passed.changed() == {"web", "blog", "api", "held"}
+
+
+def test_a_karmada_policy_written_or_deleted_changes_what_it_selects_so_all_are_read():
+    for ref, kind in ((OVERRIDE, ChangeKind.CONFIGURED), (OVERRIDE, ChangeKind.DELETED),
+                      (OWN_POLICY, ChangeKind.CREATED), (OWN_POLICY, ChangeKind.RECREATED)):
+        assert PassResult("r", [result("web", (ref, kind))]).changed() is None
+    assert PassResult("r", [result("web", (CM, ChangeKind.CONFIGURED))],
+                      dry_run=True).changed() is None
+
+
+def test_to_follow_reads_the_changed_the_unsettled_and_the_unseen():
+    previous = Observation({"web": Dispatch((cluster("m1"),)),
+                            "blog": Dispatch((cluster("m1", Health.UNHEALTHY),)),
+                            "quiet": Dispatch((cluster("m1"),))})
+    bundles = ["web", "blog", "quiet", "new"]
+    assert to_follow(previous, {"web"}, bundles) == {"web", "blog", "new"}
+    assert to_follow(previous, set(), bundles) == {"blog", "new"}
+    assert to_follow(previous, None, bundles) is None  # the pass says: read all
+    assert to_follow(None, {"web"}, bundles) is None  # nothing read yet
+    assert to_follow(Observation(error="cannot read"), {"web"}, bundles) is None
