@@ -3,7 +3,7 @@ replicas, each its own process (so peak RSS is per replica), on the API emulator
 process) or on a real API server (GITGATE_TEST_KUBECONFIG).
 
     .venv/bin/python bench/shards.py [--sizes 200,1000] [--replicas 1,2] [--runs 3] [--lease 15]
-                                     [--json FILE]
+                                     [--json FILE] [--logs DIR]
 
 The repo is bench/run.py's (a third Helm charts, a third kustomize overlays, a third raw YAML;
 10 objects per bundle; every bundle depends on the namespaces bundle). The replicas run with
@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -129,7 +130,8 @@ def change_raw(root: Path, bundles: int, old: str, new: str,
             path.write_text(path.read_text().replace(f'value: "{old}"', f'value: "{new}"'))
 
 
-def measure(bundles: int, replicas: int, kubeconfig: str, lease: int) -> dict:
+def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
+            logs: Path | None = None) -> dict:
     instance = f"sh{uuid.uuid4().hex[:6]}"
     cluster = KubeCluster(load_client(kubeconfig))
     with tempfile.TemporaryDirectory(prefix="gitgate-bench-shards-") as scratch:
@@ -194,6 +196,11 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int) -> dict:
                         process.wait(30)
                     except subprocess.TimeoutExpired:
                         process.kill()
+            if logs is not None:  # each replica's log, kept for reading the phases' timelines
+                logs.mkdir(parents=True, exist_ok=True)
+                for index in range(replicas):
+                    kept = logs / f"{bundles}-{replicas}-{instance}-{index}.log"
+                    shutil.copy(work / f"{index}.log", kept)
     return {"bundles": bundles, "replicas": replicas, "cold_s": cold, "change_s": change,
             "noop_pass_s": noop, "shard_bundles": "/".join(map(str, shares)),
             "peak_rss_mb": "/".join(f"{r:.0f}" for r in rss), "max_rss_mb": max(rss),
@@ -213,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1,
                         help="runs of each configuration; the table shows medians and spreads")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--logs", type=Path, help="keep each replica's log in this folder")
     args = parser.parse_args(argv)
     real = os.environ.get("GITGATE_TEST_KUBECONFIG")
     runs = []
@@ -221,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in (int(s) for s in args.sizes.split(",") if s.strip()):
             for count in (int(r) for r in args.replicas.split(",") if r.strip()):
                 for _ in range(max(1, args.runs)):
-                    runs.append(measure(size, count, kubeconfig, args.lease))
+                    runs.append(measure(size, count, kubeconfig, args.lease, args.logs))
                     print(table([runs[-1]]).splitlines()[-1], flush=True)
     rows = summarized_runs(runs, ("bundles", "replicas"))
     print()

@@ -49,7 +49,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     mass = decision.blocked
     staged = {name: staged_writes(w, cluster) for name, w in work.items() if w.diff}
     if not options.dry_run:
-        record_intent(work, staged, cluster, options, ledger)
+        record_intent(work, staged, cluster, options, ledger, plan.revision)
     read_live(work, cluster, options)
     unsafe = apply_stages(work, order, cluster, options, staged, stop)
     report_blocked(work)

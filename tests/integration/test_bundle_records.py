@@ -53,6 +53,10 @@ def test_a_bundle_record_is_a_resource_kubernetes_tools_read(tmp_path, kube):
     ready = conditions(first)["Ready"]
     assert (ready["status"], ready["reason"]) == ("True", "Applied")
     assert first["status"]["observedGeneration"] == first["metadata"]["generation"]
+    # written once on the bundle's first pass: the write-ahead record already names the
+    # revision the pass attempts, so the final record leaves the spec as it is
+    assert first["metadata"]["generation"] == 1
+    assert first["spec"]["revision"] == first["status"]["lastAttemptedRevision"]
     assert first["status"]["verdict"] == "apply"
     assert [h["outcome"] for h in first["status"]["history"]] == ["applied"]
     assert first["status"]["history"][0]["by"] == "cli"

@@ -4,9 +4,10 @@ not settled, what was never seen; all when the pass's changes can act beyond the
 from __future__ import annotations
 
 from gitgate.apply.changeset import ChangeKind, ChangeSet
-from gitgate.apply.observe import Observation, settled, to_follow
+from gitgate.apply.observe import Observation, settled, slim, to_follow
 from gitgate.apply.transitions import Transition
 from gitgate.apply.work import BundleResult, PassResult
+from gitgate.bundle.selectors import policy_selects
 from gitgate.karmada.bindingstatus import Health
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Version
 from gitgate.model import ObjectRef
@@ -71,3 +72,35 @@ def test_to_follow_reads_the_changed_the_unsettled_and_the_unseen():
     assert to_follow(previous, None, bundles) is None  # the pass says: read all
     assert to_follow(None, {"web"}, bundles) is None  # nothing read yet
     assert to_follow(Observation(error="cannot read"), {"web"}, bundles) is None
+
+
+TEMPLATE = {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop", "labels": {"tier": "front"},
+                         "generation": 4, "resourceVersion": "812", "uid": "u-1",
+                         "annotations": {"big": "x" * 4096},
+                         "managedFields": [{"manager": "gitgate", "fieldsV1": {}}]},
+            "spec": {"replicas": 3, "template": {"spec": {"containers": [{"image": "web:2"}]}}},
+            "status": {"replicas": 3}}
+
+
+def override_by(selector: dict) -> dict:
+    return {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+            "metadata": {"name": "o", "namespace": "shop"},
+            "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                            **selector}]}}
+
+
+def test_a_template_is_kept_slim_with_what_selectors_and_dispatch_read():
+    kept = slim(TEMPLATE)
+    assert kept == {"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "web", "namespace": "shop",
+                                 "labels": {"tier": "front"}, "generation": 4,
+                                 "resourceVersion": "812"}}
+    assert ObjectRef.of(kept) == ObjectRef.of(TEMPLATE)
+    for selector in ({"name": "web"}, {"name": "api"}, {},
+                     {"labelSelector": {"matchLabels": {"tier": "front"}}},
+                     {"labelSelector": {"matchLabels": {"tier": "back"}}},
+                     {"labelSelector": {"matchExpressions": [
+                         {"key": "tier", "operator": "In", "values": ["front"]}]}}):
+        policy = override_by(selector)
+        assert policy_selects(policy, kept) == policy_selects(policy, TEMPLATE), selector
