@@ -424,3 +424,44 @@ def test_two_processes_share_the_bundles_and_one_paused_writes_nothing_stale(tmp
     assert codes == [0, 0]
     for log in logs:
         assert "Traceback" not in log.read_text()
+
+
+def test_a_share_that_moved_during_the_pass_is_not_read_before_the_takeover(
+        tmp_path, emulator, tools):
+    """After a pass, each replica reads what Karmada did with its share. When a peer left
+    during that pass, the share is about to grow: that read is left to the pass over the new
+    share, so the takeover does not wait for it."""
+    root = repo(tmp_path, "one")
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    clocks = Clocks()
+    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
+    a.cluster.apply(system_namespace())
+    for loop in (a, b):
+        loop.shards.renew()
+    turns(a, b)
+
+    def bindings_read(since: int) -> int:
+        return sum(1 for r in emulator.state.requests[since:] if r.method == "GET"
+                   and r.path.endswith("/resourcebindings"))
+
+    a.request_pass()  # a pass with its peer in place: Karmada is read after it
+    assert a._take_turn() and a.tick() is not None
+    since = len(emulator.state.requests)
+    a.after_tick(True)
+    assert bindings_read(since) > 0 and a.state.observation is not None
+    observed = set(a.state.observation.bundles)
+    assert observed and not any(b.state.turn.owns(name) for name in observed)
+
+    a.request_pass()
+    assert a._take_turn() and a.tick() is not None
+    b.shards.stop()  # b leaves during a's pass
+    a.clock.advance(seconds=31)  # and a read of all is due
+    assert a.status_due(a.clock())
+    since = len(emulator.state.requests)
+    a.after_tick(True)
+    assert bindings_read(since) == 0
+    assert set(a.state.observation.bundles) == observed  # as before: not read for now
+
+    assert a._take_turn() and a.tick() is not None  # the pass over the new share
+    a.after_tick(True)
+    assert set(a.state.observation.bundles) == {"ns", *APPS}
