@@ -150,6 +150,19 @@ def replica(root, kubeconfig, tools, identity: str, clocks: Clocks) -> Reconcile
     return loop
 
 
+def two_replicas(tmp_path, emulator, tools) -> tuple[Reconciler, Reconciler]:
+    """Replicas `a` and `b` of the repo at value "one", their Leases written (not yet
+    agreed: their first turns do that)."""
+    root = repo(tmp_path, "one")
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    clocks = Clocks()
+    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
+    a.cluster.apply(system_namespace())  # as `run` makes sure of it before the Leases
+    for loop in (a, b):
+        loop.shards.renew()
+    return a, b
+
+
 def turns(*loops: Reconciler) -> None:
     """Each replica's turn and tick, as `run` takes them, a minute apart (a bundle waiting
     for a dependency of the other shard is tried again after its backoff)."""
@@ -169,13 +182,7 @@ def writers(emulator, name: str, since: int = 0) -> set[str]:
 
 def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
         tmp_path, emulator, tools):
-    root = repo(tmp_path, "one")
-    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-    clocks = Clocks()
-    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
-    a.cluster.apply(system_namespace())  # as `run` makes sure of it before the Leases
-    for loop in (a, b):
-        loop.shards.renew()
+    a, b = two_replicas(tmp_path, emulator, tools)
     turns(a, b)
     owned = {name: "a" if a.state.turn.owns(name) else "b" for name in APPS}
     assert set(owned.values()) == {"a", "b"}  # both take part
@@ -201,13 +208,7 @@ def test_what_the_other_replica_waits_for_is_recorded_before_the_rest_of_the_pas
         tmp_path, emulator, tools):
     """Every app depends on `ns`. Its owner writes `ns` and records it before it writes any
     of its own apps, so the other replica's apps need not wait for that whole pass."""
-    root = repo(tmp_path, "one")
-    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-    clocks = Clocks()
-    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
-    a.cluster.apply(system_namespace())
-    for loop in (a, b):
-        loop.shards.renew()
+    a, b = two_replicas(tmp_path, emulator, tools)
     for _ in range(2):  # the second turn: each has seen the other's acknowledgement
         acting = [loop._take_turn() for loop in (a, b)]
     assert all(acting)
@@ -241,13 +242,7 @@ def test_the_page_shows_every_replicas_changes_and_forgets_a_departed_ones(
     """Each replica records the overview of its own bundles; the page (`gitgate ui`, or any
     replica's) merges them by the assignment, and the part of a replica that left is ignored,
     then deleted by the replica holding the overview."""
-    root = repo(tmp_path, "one")
-    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-    clocks = Clocks()
-    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
-    a.cluster.apply(system_namespace())
-    for loop in (a, b):
-        loop.shards.renew()
+    a, b = two_replicas(tmp_path, emulator, tools)
     turns(a, b)
     repo(tmp_path, "two")
     for loop in (a, b):
@@ -431,13 +426,7 @@ def test_a_share_that_moved_during_the_pass_is_not_read_before_the_takeover(
     """After a pass, each replica reads what Karmada did with its share. When a peer left
     during that pass, the share is about to grow: that read is left to the pass over the new
     share, so the takeover does not wait for it."""
-    root = repo(tmp_path, "one")
-    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-    clocks = Clocks()
-    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
-    a.cluster.apply(system_namespace())
-    for loop in (a, b):
-        loop.shards.renew()
+    a, b = two_replicas(tmp_path, emulator, tools)
     turns(a, b)
 
     def bindings_read(since: int) -> int:

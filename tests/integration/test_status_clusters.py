@@ -181,20 +181,32 @@ def metric(loop: Reconciler, name: str, **labels: str) -> float | None:
     return None
 
 
-def test_the_loop_reads_karmada_after_a_pass_and_every_status_interval(setup, emulator,
-                                                                      tools, tmp_path):
-    root, flags = setup
-    write_files(root, {"gates/move.yaml": SUSPEND_M2})
+def commit_all(root, message: str) -> None:
+    """Commit the repo folder as it stands (a Git repository from the first commit on)."""
     repo = git.Repo.init(root, initial_branch="main")
     repo.git.add("-A")
-    repo.git.commit("-m", "web", "--author", "t <t@t>", env={
+    repo.git.commit("-m", message, "--author", "t <t@t>", env={
         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def status_loop(root, flags, tools, tmp_path) -> tuple[Reconciler, Clock, LoopSettings]:
+    """A loop following the repo's `main` on the emulator, with an injected clock: a pass
+    every 5 minutes, a read of all of Karmada every 30 s."""
     clock = Clock(T0)
     settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
                             status_interval=timedelta(seconds=30),
                             apply=ApplyOptions(now=T0))
     loop = Reconciler(GitSource(str(root), "main", tmp_path / "cache"),
                       KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
+    return loop, clock, settings
+
+
+def test_the_loop_reads_karmada_after_a_pass_and_every_status_interval(setup, emulator,
+                                                                      tools, tmp_path):
+    root, flags = setup
+    write_files(root, {"gates/move.yaml": SUSPEND_M2})
+    commit_all(root, "web")
+    loop, clock, settings = status_loop(root, flags, tools, tmp_path)
     assert loop.tick() == "revision"
     assert loop.status_due(clock())
     loop.refresh_status()
@@ -321,20 +333,8 @@ def test_after_a_pass_the_loop_reads_again_what_it_changed_and_what_had_not_sett
     write_files(root, {"blog/bundle.yaml": "name: blog\n",
                        "blog/app.yaml": cm("blog-config", "blog") + deployment("blog", "blog"),
                        "blog/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: blog}\n"})
-    repo = git.Repo.init(root, initial_branch="main")
-    identity = {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-
-    def commit(message: str) -> None:
-        repo.git.add("-A")
-        repo.git.commit("-m", message, "--author", "t <t@t>", env=identity)
-
-    commit("web and blog")
-    clock = Clock(T0)
-    settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
-                            status_interval=timedelta(seconds=30),
-                            apply=ApplyOptions(now=T0))
-    loop = Reconciler(GitSource(str(root), "main", tmp_path / "cache"),
-                      KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
+    commit_all(root, "web and blog")
+    loop, clock, _ = status_loop(root, flags, tools, tmp_path)
 
     def health(bundle: str) -> list[str]:
         assert loop.state.observation is not None and not loop.state.observation.error
@@ -357,7 +357,7 @@ def test_after_a_pass_the_loop_reads_again_what_it_changed_and_what_had_not_sett
     # web changes; blog turns unhealthy on member2, unseen until the next read of all
     emulator.state.report("blog", "Deployment", "blog", "member2", health="Unhealthy")
     write_files(root, {"web/app.yaml": app("web:2")})
-    commit("web:2")
+    commit_all(root, "web:2")
     clock.advance(seconds=10)
     before = len(emulator.state.requests)
     assert loop.tick() == "revision"
