@@ -21,7 +21,7 @@ from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.fencing import FencedCluster
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
-from gitgate.apply.observe import Observation, observe_following
+from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.errors import GitgateError, Reason
@@ -94,6 +94,8 @@ class LoopState:
     gate_report: GateReport | None = None  # with --gate-signers: where the freeze files come from
     last_observed: datetime | None = None  # the last read of Karmada, of some bundles or all
     observed_all: datetime | None = None  # the last read of every bundle (or of the share)
+    # what a stopped read of Karmada did not get to, for the next read (None: all of them)
+    unread: set[str] | None = field(default_factory=set)
     overview: dict[str, Any] | None = None  # gates, rollouts, last changes (status.overview)
     turn: Turn | None = None  # with --shard: this replica's share, as last agreed
 
@@ -476,7 +478,8 @@ class Reconciler:
         return last is None or now - last >= self.settings.status_interval
 
     def refresh_status(self, inventories: Mapping[str, Inventory] | None = None,
-                       changed: set[str] | None = None) -> None:
+                       changed: set[str] | None = None,
+                       stop: Callable[[], bool] | None = None) -> None:
         """Read what Karmada did with each bundle (after every pass, and every
         `status_interval` when no pass runs), for /status and /metrics (with --shard, each
         bundle of this replica's share: the reads, the series and the memory follow the
@@ -484,27 +487,37 @@ class Reconciler:
         retry request found in an inventory makes the next tick a pass. `inventories`: as
         the pass just left them (not read again), else read here. `changed`: the bundles a
         pass just changed; until the next read of all is due, only they and the bundles
-        Karmada had not settled are read again (`observe_following`)."""
+        Karmada had not settled are read again (`observe_following`). `stop`: asked before
+        each list; when it says so the read ends there and the last observation stays."""
         now = self.clock()
         self.state.last_observed = now
-        if self.status_due(now):
+        if self.status_due(now) or changed is None or self.state.unread is None:
             changed = None
+        else:
+            changed = changed | self.state.unread
         try:
             if inventories is None:
                 inventories = read_inventories(self.cluster, self.settings.apply.instance)
             if self.shards is not None:  # each replica observes its own share, no more
                 inventories = {name: inventory for name, inventory in inventories.items()
                                if self._owns(name)}
-            observation = observe_following(self.cluster, inventories.values(),
+            lister = self.cluster if stop is None else Stoppable(self.cluster, stop)
+            observation = observe_following(lister, inventories.values(),
                                             self.state.observation, changed)
             if changed is None:
                 self.state.observed_all = now
+            self.state.unread = set()
             self.state.inventories = inventories
             if retries_requested(inventories):
                 self.state.rollout_retry = True
                 self.wake.set()
         except GitgateError as exc:
             observation = Observation(error=f"cannot read gitgate's inventories: {exc.message}")
+        except ReadStopped:
+            self.state.unread = None if changed is None else changed
+            log.info("shard: the replicas changed during the read of Karmada; it is read "
+                     "again after the pass over the new share", extra={"event": "observe-stopped"})
+            return
         if observation.error:
             log.warning("%s", observation.error, extra={"event": "observe"})
         self.state.observation = observation
@@ -514,16 +527,35 @@ class Reconciler:
 
     def after_tick(self, passed: bool) -> None:
         """Read Karmada after a pass, or when the status interval is up; not while this
-        replica's share is moving (a peer left or came during the pass): a read of a share
-        about to change would only delay the pass over the new one (a takeover waited a full
-        read of 2,500 bundles, 12 s), which reads Karmada in turn."""
+        replica's share is moving (a peer left or came during the pass), and no further once
+        the Lease thread sees it move during the read: a read of a share about to change would
+        only delay the pass over the new one (a takeover waited a full read of 2,500 bundles,
+        12 s), which reads Karmada in turn."""
         if not (passed or self.status_due(self.clock())):
             return
         if self._share_moving():
             log.info("shard: the replicas changed during the pass; Karmada is read after the "
                      "pass over the new share", extra={"event": "observe-deferred"})
+            changed = self._pass_changes(passed)[1]
+            unread = self.state.unread
+            self.state.unread = None if changed is None or unread is None else unread | changed
             return
-        self.observe_after(passed)
+        self.observe_after(passed, self._share_moved_since())
+
+    def _share_moved_since(self) -> Callable[[], bool] | None:
+        """With --shard: a question a long read asks before each list, with no request of its
+        own: has the Lease thread seen the assignment move (away from the one this replica
+        acts on) since the read began? None without --shard."""
+        turn = self.state.turn
+        if self.shards is None or turn is None or turn.shards is None:
+            return None
+        membership, acting_on = self.shards, turn.shards.digest
+        began = membership.seen_assignment()
+
+        def moved() -> bool:
+            seen = membership.seen_assignment()
+            return seen is not None and seen not in (began, acting_on)
+        return moved
 
     def _share_moving(self) -> bool:
         """With --shard: whether the live replicas no longer match the assignment this
@@ -537,14 +569,19 @@ class Reconciler:
             return False
         return shards is not None and shards.digest != turn.shards.digest
 
-    def observe_after(self, passed: bool) -> None:
+    def observe_after(self, passed: bool, stop: Callable[[], bool] | None = None) -> None:
         """`refresh_status` after a tick: after a pass that ran, from the inventories it left
         and following the bundles it changed; else a read of all."""
+        self.refresh_status(*self._pass_changes(passed), stop=stop)
+
+    def _pass_changes(self, passed: bool
+                      ) -> tuple[Mapping[str, Inventory] | None, set[str] | None]:
+        """After a pass that ran: the inventories it left and the bundles it changed (None:
+        it may have changed any); else (None, None): read them all."""
         result = self.state.last_result
         if passed and result is not None and self.state.failure is None:
-            self.refresh_status(result.inventories, result.changed())
-        else:
-            self.refresh_status()
+            return result.inventories, result.changed()
+        return None, None
 
     def _record_clusters(self, inventories: Mapping[str, Inventory],
                          observation: Observation) -> None:

@@ -5,7 +5,7 @@ object; then the pure `dispatch_of` per bundle."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gitgate.apply.inventory import Inventory
@@ -38,6 +38,26 @@ class Observation:
     bundles: dict[str, Dispatch] = field(default_factory=dict)
     error: str = ""
     requests: int = 0
+
+
+class ReadStopped(Exception):
+    """A read of Karmada given up between two lists: what it was reading for moved."""
+
+
+@dataclass(frozen=True)
+class Stoppable:
+    """A Lister that asks `stop` before each list and raises ReadStopped when it says so: a
+    long read (hundreds of lists at thousands of bundles) that a newer question makes moot
+    ends at the next list instead of running to its end."""
+
+    cluster: Lister
+    stop: Callable[[], bool]
+
+    def list_objects(self, api_version: str, kind: str, namespace: str = "",
+                     label_selector: str = "") -> list[Manifest]:
+        if self.stop():
+            raise ReadStopped(f"stopped before listing {kind} in {namespace or 'the cluster'}")
+        return self.cluster.list_objects(api_version, kind, namespace, label_selector)
 
 
 def _list(cluster: Lister, api_version: str, kind: str, namespace: str,

@@ -243,18 +243,29 @@ class Membership:
 
     def _run(self) -> None:
         while not self.stopped.wait(self.retry_period):
-            self.renew()
-            try:
-                shards, replicas = self.settle()
-            except GitgateError:
-                continue
-            seen = (shards.digest if shards else "",
-                    tuple(sorted(f"{r.identity}={r.acknowledged}" for r in replicas
-                                 if r.live(self.wall_clock()))))
-            with self._lock:
-                changed, self._seen = seen != self._seen, seen
-            if changed:
-                self.on_change()
+            self.look()
+
+    def look(self) -> None:
+        """One beat of the thread: renew this replica's Lease, read the others', and wake the
+        loop when the agreement or the acknowledgements moved."""
+        self.renew()
+        try:
+            shards, replicas = self.settle()
+        except GitgateError:
+            return
+        seen = (shards.digest if shards else "",
+                tuple(sorted(f"{r.identity}={r.acknowledged}" for r in replicas
+                             if r.live(self.wall_clock()))))
+        with self._lock:
+            changed, self._seen = seen != self._seen, seen
+        if changed:
+            self.on_change()
+
+    def seen_assignment(self) -> str | None:
+        """The assignment's digest as the thread last read it, with no request ("": none
+        agreed yet; None: not read yet)."""
+        with self._lock:
+            return self._seen[0] if self._seen is not None else None
 
     def stop(self) -> None:
         """Stop renewing and delete this replica's Lease, so the others take its bundles

@@ -450,7 +450,62 @@ def test_a_share_that_moved_during_the_pass_is_not_read_before_the_takeover(
     a.after_tick(True)
     assert bindings_read(since) == 0
     assert set(a.state.observation.bundles) == observed  # as before: not read for now
+    assert a.state.unread == a.state.last_result.changed()  # owed to the next read
 
     assert a._take_turn() and a.tick() is not None  # the pass over the new share
     a.after_tick(True)
     assert set(a.state.observation.bundles) == {"ns", *APPS}
+
+
+@pytest.mark.parametrize("read_all_due", [True, False])
+def test_a_read_of_karmada_stops_at_the_next_list_when_the_share_moves_under_it(
+        tmp_path, emulator, tools, monkeypatch, read_all_due):
+    """The Lease thread sees the peer leave while the replica reads what Karmada did after a
+    pass: the read ends before its next list, the last observation stays (it is no read of
+    all), and what the pass changed (or the read of all that was due) is read after the pass
+    over the new share."""
+    a, b = two_replicas(tmp_path, emulator, tools)
+    turns(a, b)
+    a.shards.look()  # a beat of a's Lease thread: it has seen the assignment a acts on
+    a.request_pass()
+    assert a._take_turn() and a.tick() is not None
+    a.after_tick(True)  # nothing moves: the whole read
+    before, read_all = a.state.observation, a.state.observed_all
+    assert before is not None and before.bundles and read_all is not None
+
+    repo(tmp_path, "two")
+    a.request_pass()
+    assert a._take_turn() and a.tick() is not None
+    changed = a.state.last_result.changed()
+    assert changed and all(a.state.turn.owns(name) for name in changed)
+    lists: list[str] = []
+    listing = a.cluster.list_objects
+
+    def peer_leaves_during_the_first_list(api_version, kind, namespace="", label_selector=""):
+        if kind == "Lease":  # the replicas' own reads
+            return listing(api_version, kind, namespace, label_selector)
+        lists.append(kind)
+        if len(lists) == 1:
+            b.shards.stop()
+            a.shards.look()  # a's Lease thread sees it while the list is under way
+        return listing(api_version, kind, namespace, label_selector)
+
+    monkeypatch.setattr(a.cluster, "list_objects", peer_leaves_during_the_first_list)
+    if read_all_due:
+        a.clock.advance(seconds=31)  # the longest read there is
+    assert a.status_due(a.clock()) is read_all_due
+    a.after_tick(True)
+    assert len(lists) == 1 and lists[0].endswith("ResourceBinding")
+    assert a.state.observation is before and a.state.observed_all == read_all
+    # owed to the next read: all of them, or the bundles the pass changed
+    assert a.state.unread == (None if read_all_due else changed)
+
+    assert a._take_turn() and a.state.turn.shards.members == ("a",)
+    assert a.tick() is not None  # the pass over the new share
+    a.after_tick(True)
+    assert len(lists) > 1 and a.state.observation is not before
+    assert set(a.state.observation.bundles) == {"ns", *APPS}
+    assert all(a.state.observation.bundles[name] is not before.bundles[name]
+               for name in changed)  # read again, not kept from before the change
+    assert a.state.unread == set()
+    assert (a.state.observed_all > read_all) is read_all_due
