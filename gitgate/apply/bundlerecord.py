@@ -1,14 +1,18 @@
 """A bundle's record as a `Bundle` object (`bundles.gitgate.io`) in `gitgate-system`, where
 `kubectl get bundles.gitgate.io`, k9s and kstatus-aware tools find it. Pure encoding: the
-spec (what Git asks for: bundle, source, labels, the revision last attempted) and the status
-(everything gitgate knows of it: the inventory of applied objects, verdict and reasons,
-conditions, what is live, rollout and sync state, a bounded history). The spec is written
-with the object, the status through its `status` subresource, so `metadata.generation`
-counts the revisions asked for and `status.observedGeneration` the one last recorded."""
+spec (what Git asks the bundle to be: bundle, source, labels, the digest of its objects and
+overrides) and the status (everything gitgate knows of it: the revisions last attempted and
+applied, the inventory of applied objects, verdict and reasons, conditions, what is live,
+rollout and sync state, a bounded history). The spec is written with the object, the status
+through its `status` subresource, so `metadata.generation` counts the changes Git asked of
+the bundle (as a Flux Kustomization's counts changes of its own definition, not new
+revisions of its source) and `status.observedGeneration` the one last recorded. A commit
+that leaves a bundle as it was writes its status only."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from gitgate.apply.conditions import conditions_for
@@ -25,6 +29,7 @@ KIND = "Bundle"
 CRD_NAME = f"bundles.{GROUP}"
 RETRY_ANNOTATION = "gitgate.io/retry-rollout"  # `gitgate resume`: retry a halted wave
 HISTORY_LIMIT = 10  # applies kept in status.history
+SCHEMA_ANNOTATION = "gitgate.io/schema"  # on the CRD: a fingerprint of the spec gitgate writes
 
 
 def bundle_name(bundle: str, instance: str = DEFAULT_INSTANCE) -> str:
@@ -40,10 +45,11 @@ def _meta(inventory: Inventory) -> dict[str, Any]:
 
 
 def bundle_spec(inventory: Inventory) -> dict[str, Any]:
-    """What Git asks of the bundle; a change bumps the Bundle's generation."""
+    """What Git asks the bundle to be; a change bumps the Bundle's generation (a commit
+    elsewhere in the repo does not)."""
     return {"bundle": inventory.bundle, "instance": inventory.instance,
             "source": inventory.source, "labels": dict(inventory.labels),
-            "revision": inventory.revision}
+            "digest": inventory.digest}
 
 
 def to_bundle(inventory: Inventory) -> Manifest:
@@ -218,7 +224,8 @@ def bundle_crd() -> Manifest:
     schema = {"type": "object", "properties": {
         "spec": {"type": "object", "properties": {
             "bundle": {"type": "string"}, "instance": {"type": "string"},
-            "source": {"type": "string"}, "revision": {"type": "string"},
+            "source": {"type": "string"}, "digest": {"type": "string"},
+            "revision": {"type": "string"},  # what earlier records hold instead of digest
             "labels": {"type": "object", "additionalProperties": {"type": "string"}}}},
         "status": {**free, "properties": {
             "observedGeneration": {"type": "integer", "format": "int64"},
@@ -228,16 +235,27 @@ def bundle_crd() -> Manifest:
                 "type": "object", "required": ["type", "status"],
                 "properties": {k: {"type": "string"} for k in (
                     "type", "status", "reason", "message", "lastTransitionTime")}}}}}}}
+    spec = {"group": GROUP, "scope": "Namespaced",
+            "names": {"kind": KIND, "listKind": f"{KIND}List", "plural": "bundles",
+                      "singular": "bundle", "shortNames": ["ggb"], "categories": ["gitgate"]},
+            "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                          "subresources": {"status": {}}, "additionalPrinterColumns": columns,
+                          "schema": {"openAPIV3Schema": schema}}]}
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": CRD_NAME, "labels": {"app.kubernetes.io/managed-by": "gitgate"}},
-            "spec": {"group": GROUP, "scope": "Namespaced",
-                     "names": {"kind": KIND, "listKind": f"{KIND}List", "plural": "bundles",
-                               "singular": "bundle", "shortNames": ["ggb"],
-                               "categories": ["gitgate"]},
-                     "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                                   "subresources": {"status": {}},
-                                   "additionalPrinterColumns": columns,
-                                   "schema": {"openAPIV3Schema": schema}}]}}
+            "metadata": {"name": CRD_NAME, "labels": {"app.kubernetes.io/managed-by": "gitgate"},
+                         "annotations": {SCHEMA_ANNOTATION: _fingerprint(spec)}},
+            "spec": spec}
+
+
+def crd_current(found: Manifest) -> bool:
+    """Whether an installed Bundle CRD is the one this gitgate writes (its fingerprint)."""
+    annotations = (found.get("metadata") or {}).get("annotations") or {}
+    ours = bundle_crd()["metadata"]["annotations"][SCHEMA_ANNOTATION]
+    return bool(annotations.get(SCHEMA_ANNOTATION) == ours)
+
+
+def _fingerprint(spec: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def history_entry(revision: str, digest: str, at: str, outcome: str, by: str) -> dict[str, str]:

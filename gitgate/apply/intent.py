@@ -21,8 +21,9 @@ def record_intent(work: dict[str, BundleWork], staged: dict[str, dict[int, list[
     """Write-ahead: before a bundle's first write, its inventory lists every object the pass
     may create, so a fault at any later request (even the final inventory write) leaves no
     live object that no inventory records. A bundle whose intent cannot be recorded writes
-    nothing. A new bundle's record already names the pass's `revision` as attempted, so its
-    Bundle's spec is written once, not again with the final record."""
+    nothing. A new bundle's record already names the pass's `revision` as attempted and the
+    digest Git asks for, so its Bundle's spec is written once, not again with the final
+    record."""
     intents: list[tuple[BundleWork, Inventory, dict[ObjectRef, Entry]]] = []
     for name, unit in work.items():
         if name not in staged or unit.result.failed:
@@ -37,6 +38,7 @@ def record_intent(work: dict[str, BundleWork], staged: dict[str, dict[int, list[
         base = unit.previous or Inventory(
             bundle=name, verdict=str(Verdict.PENDING), message="first pass in progress",
             instance=options.instance, revision=revision,
+            digest=unit.plan.verdict.digest if unit.plan else "",
             source=unit.plan.bundle.source.path if unit.plan else "",
             labels=tuple(sorted(unit.plan.bundle.labels.items())) if unit.plan else ())
         intents.append((unit, replace(base, entries=tuple(sorted(

@@ -18,6 +18,7 @@ from gitgate.apply.bundlerecord import (
     bundle_crd,
     bundle_name,
     bundle_spec,
+    crd_current,
     event_for,
     from_bundle,
     to_bundle,
@@ -256,6 +257,8 @@ def ensure_bundle_crd(cluster: ClusterPort) -> None:
     """The Bundle type, created when the API server lacks it (and gitgate may create it);
     waited for until it is served. Raises GitgateError naming what to install otherwise."""
     found = cluster.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", CRD_NAME)
+    if found is not None and not crd_current(found):
+        _upgrade_crd(cluster)
     if found is not None and any(
             c.get("type") == "Established" and c.get("status") == "True"
             for c in ((found.get("status") or {}).get("conditions") or [])):
@@ -270,6 +273,18 @@ def ensure_bundle_crd(cluster: ClusterPort) -> None:
     if cluster.wait_established([CRD_NAME]):
         raise GitgateError(f"the {CRD_NAME} CustomResourceDefinition was created but is not "
                            "served yet: the next pass tries again")
+
+
+def _upgrade_crd(cluster: ClusterPort) -> None:
+    """An installed Bundle CRD of an earlier gitgate, brought to this one's schema where
+    gitgate may write it; else said, and the records go on with the older schema (the API
+    server drops the fields it lacks, such as `spec.digest`: nothing else changes)."""
+    try:
+        cluster.apply(bundle_crd())
+    except KubeError as exc:
+        log.warning("the installed %s CustomResourceDefinition is an earlier one and gitgate "
+                    "may not update it (%s): apply deploy/crds/ as an admin", CRD_NAME,
+                    exc.message, extra={"event": "crd-outdated"})
 
 
 def migrate(cluster: ClusterPort, instance: str, now: str) -> int:

@@ -60,8 +60,9 @@ def _synced(item: BundlePlan, sync: SyncPlan, previous: Recorded | None,
     state = HookState.from_json(previous.progression.hooks) if previous else None
     present = frozenset(previous.by_ref()) if previous else frozenset()
     gated = verdict.verdict is Verdict.SUSPENDED and verdict.suspend_clusters is None
-    step = hook_step(sync, state, previous.digest if previous else "", verdict.digest, present,
-                     progress, now, timeout, gated=gated)
+    applied = previous.applied_digest if previous else ""
+    step = hook_step(sync, state, applied, verdict.digest, present, progress, now, timeout,
+                     gated=gated)
     desired = tuple(o for o in item.desired if ObjectRef.of(o) in step.write)
     changes = [c for c in (verdict.next_change, step.next_check) if c is not None]
     policies = {ObjectRef.of(p) for p in item.policies}  # written at every step

@@ -25,7 +25,7 @@ class Recorded(Protocol):
     @property
     def bundle(self) -> str: ...
     @property
-    def digest(self) -> str: ...  # of what was last applied
+    def applied_digest(self) -> str: ...  # of what was last applied (not merely attempted)
     @property
     def progression(self) -> Progression: ...
     def by_ref(self) -> Mapping[ObjectRef, object]: ...  # what was last applied

@@ -56,7 +56,7 @@ def _rolled(item: BundlePlan, previous: Recorded | None, dispatch: Dispatch | No
         return _unresolved(item, members.error)
     state = RolloutState.from_json(previous.progression.rollout) if previous else None
     clusters = {c.name: c for c in dispatch.clusters} if dispatch else {}
-    done = step(spec.resolved(members.labels), state, previous.digest if previous else "",
+    done = step(spec.resolved(members.labels), state, previous.applied_digest if previous else "",
                 verdict.digest, clusters, now, gated=verdict.verdict in GATED,
                 known=tuple(members.labels), retry=_retry(previous))
     if verdict.verdict not in ROLLING:  # held: nothing is written; the state still moves

@@ -1,8 +1,8 @@
 """Each bundle's record is a Bundle object (issue 29, item 1), through the real CLI: created
-with its CRD when missing, its spec's generation counting the revisions asked for and its
-status observing them, conditions that keep their transition times, a history of applies;
-and an upgrade loses nothing: records an earlier release kept in ConfigMaps are moved over
-on first contact, then deleted."""
+with its CRD when missing, its spec's generation counting the changes Git asks of the bundle
+(not the commits elsewhere) and its status observing them, conditions that keep their
+transition times, a history of applies; and an upgrade loses nothing: records an earlier
+release kept in ConfigMaps are moved over on first contact, then deleted."""
 
 from __future__ import annotations
 
@@ -54,17 +54,25 @@ def test_a_bundle_record_is_a_resource_kubernetes_tools_read(tmp_path, kube):
     assert (ready["status"], ready["reason"]) == ("True", "Applied")
     assert first["status"]["observedGeneration"] == first["metadata"]["generation"]
     # written once on the bundle's first pass: the write-ahead record already names the
-    # revision the pass attempts, so the final record leaves the spec as it is
+    # digest the pass attempts, so the final record leaves the spec as it is
     assert first["metadata"]["generation"] == 1
-    assert first["spec"]["revision"] == first["status"]["lastAttemptedRevision"]
+    assert first["spec"]["digest"] == first["status"]["digest"] != ""
     assert first["status"]["verdict"] == "apply"
     assert [h["outcome"] for h in first["status"]["history"]] == ["applied"]
     assert first["status"]["history"][0]["by"] == "cli"
 
-    write_files(root, {"web/app.yaml": cm("web", ns, "2")})  # a new revision is asked for
+    write_files(root, {"ns/extra.yaml": cm("extra", ns)})  # a change of another bundle
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    same = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
+    assert same["metadata"]["generation"] == 1  # asked nothing new of web: status only
+    assert same["status"]["observedGeneration"] == 1
+
+    write_files(root, {"web/app.yaml": cm("web", ns, "2")})  # a change of web's own
     assert gitgate("apply", str(root), *flags).returncode == 0
     second = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
-    assert second["metadata"]["generation"] == first["metadata"]["generation"]  # same spec
+    assert second["metadata"]["generation"] == 2
+    assert second["status"]["observedGeneration"] == 2
+    assert second["spec"]["digest"] == second["status"]["digest"] != first["spec"]["digest"]
     assert len(second["status"]["history"]) == 2  # the digest changed: a second apply
     assert conditions(second)["Ready"]["lastTransitionTime"] == ready["lastTransitionTime"]
 

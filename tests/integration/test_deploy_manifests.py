@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import logging
 import subprocess
 import textwrap
 
@@ -183,3 +185,51 @@ def test_the_least_privilege_role_is_enough_for_what_gitgate_does(tmp_path, tool
         assert shards.replicas() == []  # its Lease handed back
         forbidden = [r for r in emulator.state.requests if r.path.endswith("/roles/reader")]
         assert forbidden  # the only refusal was the Role the role leaves out
+
+
+def earlier_crd() -> dict:
+    """The Bundle CRD as an earlier gitgate wrote it: no `spec.digest`, no fingerprint."""
+    crd = copy.deepcopy(crd_in_deploy())
+    del crd["metadata"]["annotations"]
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    del schema["properties"]["spec"]["properties"]["digest"]
+    return crd
+
+
+@pytest.mark.parametrize("may_update", [True, False])
+def test_an_earlier_bundle_crd_is_updated_where_gitgate_may_and_said_where_not(
+        tmp_path, caplog, may_update):
+    """A gitgate upgrade over a CRD an earlier one installed: with the rights to, gitgate
+    brings it to its own schema; with the least-privilege role it says what to apply, and
+    the pass goes on with the older schema."""
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apiserver.verbs import KubeCluster
+    from gitgate.apply.bundlerecord import CRD_NAME, crd_current
+    from gitgate.cli import main
+    from tests.conftest import write_files
+    from tests.kubeapi.server import KubeApiEmulator
+    from tests.support.manifests import cm
+
+    with KubeApiEmulator() as emulator:
+        kubeconfig = str(emulator.write_kubeconfig(tmp_path / "kubeconfig"))
+        admin = KubeCluster(load_client(kubeconfig))
+        admin.apply(earlier_crd())
+        assert admin.wait_established([CRD_NAME]) == []
+        if not may_update:
+            emulator.state.allowed = rbac_grants()
+        root = write_files(tmp_path / "repo", {
+            "shop/bundle.yaml": "name: shop\nplacement: none\n",
+            "shop/app.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"
+                             + cm("web", "shop")})
+        with caplog.at_level(logging.WARNING, logger="gitgate"):
+            assert main(["apply", str(root), "--kubeconfig", kubeconfig]) == 0
+        installed = admin.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                              CRD_NAME)
+        said = [r.getMessage() for r in caplog.records if "CustomResourceDefinition" in
+                r.getMessage()]
+        assert crd_current(installed) is may_update
+        if may_update:
+            assert said == []
+        else:
+            assert len(said) == 1 and "apply deploy/crds/ as an admin" in said[0]
+        assert admin.get("gitgate.io/v1alpha1", "Bundle", "gitgate-system", "shop") is not None

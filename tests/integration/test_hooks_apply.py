@@ -235,3 +235,31 @@ def test_a_sync_never_moves_on_what_karmada_could_not_say(setup, emulator, capsy
     assert image(emulator) is None and written(emulator, mark) == [
         p for p in written(emulator, mark) if "/gitgate-system/" in p]
     assert apply(capsys, root, flags)["failed"] is False and image(emulator) == "web:1"
+
+
+def test_a_first_pass_cut_short_after_its_write_ahead_record_still_waits_for_the_hook(
+        setup, emulator, capsys):
+    """The write-ahead record names the digest the pass attempts; when the pass ends before
+    its final record, the next pass reads that digest with no sync state: attempted is not
+    applied, so the templates still wait for the PreSync hook."""
+    root, flags = setup
+    status_writes: list[str] = []
+
+    def fail_the_final_record(request):
+        if request.method == "PATCH" and request.path.endswith("/bundles/web/status"):
+            status_writes.append(request.path)
+            if len(status_writes) == 2:  # the write-ahead record's went through
+                return 500, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                             "reason": "InternalError", "code": 500,
+                             "message": "etcdserver: request timed out"}
+        return None
+
+    emulator.state.faults.append(fail_the_final_record)
+    assert main(["apply", str(root), *flags, "-o", "json"]) != 0
+    emulator.state.faults.clear()
+    recorded = stored_record(emulator, "web")
+    assert recorded.digest and recorded.progression.hooks == ""
+    assert image(emulator) is None
+
+    again = apply(capsys, root, flags)  # the hook starts over; the templates wait for it
+    assert image(emulator) is None and again["message"].startswith("syncing: ")

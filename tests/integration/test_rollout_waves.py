@@ -71,6 +71,41 @@ def healthy(emulator, cluster):
     emulator.state.report(NS, "Deployment", "web", cluster, health="Healthy")
 
 
+FAILURE = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+           "message": "etcdserver: request timed out", "reason": "InternalError", "code": 500}
+
+
+def test_a_first_pass_cut_short_after_its_write_ahead_record_rolls_out_from_wave_1(
+        setup, emulator, capsys):
+    """The write-ahead record of a new bundle names the digest the pass attempts. When the
+    pass ends before its final record (here its write fails), the next pass reads a record
+    with that digest and no rollout state: attempted is not applied, so the rollout starts
+    at wave 1 again and member2 stays suspended."""
+    root, flags = setup
+    clock = Clock(T0, tick=timedelta(seconds=1))
+    status_writes: list[str] = []
+
+    def fail_the_final_record(request):
+        if request.method == "PATCH" and request.path.endswith("/bundles/web/status"):
+            status_writes.append(request.path)
+            if len(status_writes) == 2:  # the write-ahead record's went through
+                return 500, FAILURE
+        return None
+
+    emulator.state.faults.append(fail_the_final_record)
+    assert main(["apply", str(root), *flags, "-o", "json"], clock=clock) != 0
+    emulator.state.faults.clear()
+    recorded = stored_record(emulator, "web")
+    assert recorded.digest and recorded.progression.rollout == ""  # attempted, nothing more
+    assert runs(emulator, "member2") is None
+
+    again = apply(capsys, root, flags, clock)
+    assert again["verdict"] == "suspended"  # member2 waits for wave 2
+    assert policy_suspension(emulator) == {"dispatchingOnClusters": {"clusterNames":
+                                                                     ["member2"]}}
+    assert runs(emulator, "member2") is None
+
+
 def test_waves_bake_then_release_and_a_missed_deadline_halts(setup, emulator, capsys):
     root, flags = setup
     clock = Clock(T0, tick=timedelta(seconds=1))  # a command a second
