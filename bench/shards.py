@@ -14,8 +14,11 @@ fall inside the phases below and be timed as part of them. Per size and replica 
 - cold_s: from starting the replicas until every bundle's record (its Bundle) says the first
   commit is applied;
 - change_s: a commit changing every raw bundle, until their records say so;
-- noop_pass_s: a pass with nothing changed, asked of every replica at once through
-  `POST /reconcile`: the slowest replica's pass (gitgate_pass_duration_seconds);
+- noop_pass_s: a pass with nothing changed, asked of one replica at a time through
+  `POST /reconcile` (as on its own node): the slowest replica's pass
+  (gitgate_pass_duration_seconds);
+- noop_together_s: the same asked of every replica at once, so that they share this
+  machine's cores with each other and with the API server: the slowest one's pass;
 - shard_bundles: the bundles each replica holds (gitgate_shard_bundles);
 - peak_rss_mb: each replica's peak resident memory (VmHWM);
 - failover_s (2 replicas): one replica is killed (SIGKILL: its Lease is not handed back),
@@ -52,8 +55,8 @@ from gitgate.errors import GitgateError  # noqa: E402
 from gitgate.model.shardmap import ShardMap  # noqa: E402
 
 SECRET = "bench-reconcile-secret"
-FIELDS = ("bundles", "replicas", "cold_s", "change_s", "noop_pass_s", "shard_bundles",
-          "peak_rss_mb", "max_rss_mb", "failover_s")
+FIELDS = ("bundles", "replicas", "cold_s", "change_s", "noop_pass_s", "noop_together_s",
+          "shard_bundles", "peak_rss_mb", "max_rss_mb", "failover_s")
 
 
 def free_port() -> int:
@@ -111,6 +114,18 @@ def held_by(port: int, bundles: set[str]) -> set[str]:
     return {name for name in bundles if shards.owner(name) == shard["identity"]}
 
 
+def noop_passes(ports: list[int]) -> float:
+    """A pass asked of each replica of `ports` at once: the slowest one's duration."""
+    before = [metric(p, "gitgate_pass_duration_seconds_sum") for p in ports]
+    counts = [metric(p, "gitgate_pass_duration_seconds_count") for p in ports]
+    for port in ports:
+        ask_pass(port)
+    wait(lambda: all(metric(p, "gitgate_pass_duration_seconds_count") > c
+                     for p, c in zip(ports, counts, strict=True)), 600, "no-op passes")
+    return max(metric(p, "gitgate_pass_duration_seconds_sum") - b
+               for p, b in zip(ports, before, strict=True))
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -166,14 +181,8 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
             change = wait(lambda: applied(cluster, instance, head, raw), 600, "the change")
             time.sleep(2)  # passes after it (records, status) settle
 
-            before = [metric(p, "gitgate_pass_duration_seconds_sum") for p in ports]
-            counts = [metric(p, "gitgate_pass_duration_seconds_count") for p in ports]
-            for port in ports:
-                ask_pass(port)
-            wait(lambda: all(metric(p, "gitgate_pass_duration_seconds_count") > c
-                             for p, c in zip(ports, counts, strict=True)), 600, "no-op passes")
-            noop = max(metric(p, "gitgate_pass_duration_seconds_sum") - b
-                       for p, b in zip(ports, before, strict=True))
+            noop = max(noop_passes([port]) for port in ports)  # one at a time
+            together = noop_passes(ports)
             shares = [int(metric(p, "gitgate_shard_bundles")) for p in ports]
             rss = [peak_rss_mb(process.pid) for process in processes]
 
@@ -202,7 +211,8 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
                     kept = logs / f"{bundles}-{replicas}-{instance}-{index}.log"
                     shutil.copy(work / f"{index}.log", kept)
     return {"bundles": bundles, "replicas": replicas, "cold_s": cold, "change_s": change,
-            "noop_pass_s": noop, "shard_bundles": "/".join(map(str, shares)),
+            "noop_pass_s": noop, "noop_together_s": together,
+            "shard_bundles": "/".join(map(str, shares)),
             "peak_rss_mb": "/".join(f"{r:.0f}" for r in rss), "max_rss_mb": max(rss),
             "failover_s": failover}
 
@@ -237,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs > 1:
         print()
         print(run_table(rows, ("bundles", "replicas", "runs", "cold_s_spread",
-                               "change_s_spread", "noop_pass_s_spread", "max_rss_mb_spread",
+                               "change_s_spread", "noop_pass_s_spread",
+                               "noop_together_s_spread", "max_rss_mb_spread",
                                "failover_s_spread")))
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": machine(), "runs": runs,

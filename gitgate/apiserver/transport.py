@@ -4,7 +4,6 @@ handling), bounded by timeouts, with the adapter's one retry policy; answers com
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -12,6 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
 import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
@@ -109,6 +109,20 @@ def tls_verification_off(api: k8s.ApiClient) -> bool:
     return not api.configuration.verify_ssl
 
 
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+def _encoded(body: dict[str, Any]) -> bytes | dict[str, Any]:
+    """A server-side apply body as JSON bytes (JSON is YAML), encoded by orjson: the client
+    would walk the whole object to sanitize it, then encode it with json, for every write.
+    What orjson cannot encode as json would (a float subclass from YAML, an integer beyond
+    64 bits) is left to the client's own path."""
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return body
+
+
 class Transport:
     """Sends one request and reads its answer."""
 
@@ -151,6 +165,8 @@ class Transport:
         headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
+        if content_type == APPLY_PATCH and isinstance(body, dict):
+            body = _encoded(body)
         params = self.api.param_serialize(
             method=method, resource_path=path,
             query_params=list((query or {}).items()), header_params=headers, body=body,
@@ -177,11 +193,10 @@ class Transport:
                 time.sleep(self.retry.delay(attempt))
                 continue
             break
-        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (raw or "")
-        try:
-            body = json.loads(text) if text else None
-        except json.JSONDecodeError:
-            body = text
+        try:  # orjson: a list of 5,000 Bundles decodes in a third of json's time
+            body = orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            body = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         refused = credential_error(status, body, method, path)
         if refused is not None:
             raise refused

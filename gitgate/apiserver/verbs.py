@@ -6,10 +6,11 @@ are applied. The `ClusterPort` of a real API server."""
 from __future__ import annotations
 
 import copy
-import json
 import time
 from collections.abc import Iterator
 from typing import Any
+
+import orjson
 
 from gitgate.apiserver.apierrors import (
     RetryPolicy,
@@ -110,8 +111,8 @@ class KubeCluster:
             query["labelSelector"] = label_selector
         for line in self.transport.stream_lines(path, query, seconds):
             try:
-                event = json.loads(line)
-            except ValueError:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
                 continue
             if isinstance(event, dict) and isinstance(event.get("object"), dict):
                 if event.get("type") == "ERROR":

@@ -9,6 +9,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import orjson
+
 from tests.kubeapi.store import ApiState, Encoded, Watcher
 from tests.support.shared_data import karmada_crds_dir
 
@@ -31,7 +33,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(payload, str):
             data, content_type = payload.encode(), "text/plain; charset=utf-8"
         else:
-            data, content_type = json.dumps(payload).encode(), "application/json"
+            data, content_type = orjson.dumps(payload), "application/json"
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -50,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
                     event = watcher.events.get(timeout=min(left, 0.5))
                 except queue.Empty:
                     continue
-                line = json.dumps(event).encode() + b"\n"
+                line = orjson.dumps(event) + b"\n"
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
+import orjson
+
 from tests.kubeapi import dispatch as D
 from tests.kubeapi import fields as F
 from tests.kubeapi import schema as S
@@ -77,7 +79,7 @@ class Encoded:
     data: bytes
 
     def decoded(self) -> Any:
-        return json.loads(self.data)
+        return orjson.loads(self.data)
 
 
 @dataclass
@@ -544,18 +546,18 @@ class ApiState:
             else:
                 item = {k: v for k, v in stored.obj.items() if k not in ("apiVersion", "kind")}
                 item["metadata"] = meta
-            encoded.append(json.dumps(item))
+            encoded.append(orjson.dumps(item))
         list_meta = {"resourceVersion": str(self.resource_version)}
         if request.wants_metadata:  # as kube-apiserver 1.36 answers: no items is null
             head = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                     "metadata": list_meta}
             if not encoded:
-                return 200, Encoded(json.dumps({**head, "items": None}).encode())
+                return 200, Encoded(orjson.dumps({**head, "items": None}))
         else:
             head = {"kind": f"{target.resource.kind}List",
                     "apiVersion": target.resource.group_version, "metadata": list_meta}
-        return 200, Encoded(f'{json.dumps(head)[:-1]}, "items": [{", ".join(encoded)}]}}'
-                            .encode())
+        return 200, Encoded(orjson.dumps(head)[:-1] + b',"items":[' + b",".join(encoded)
+                            + b"]}")
 
     def _apply(self, target: Target, request: Request) -> tuple[int, Any]:
         manager = request.query.get("fieldManager")
@@ -1171,12 +1173,11 @@ def _merge_patch(target: Any, patch: Any) -> Any:
 def _parse_body(body: bytes, content_type: str | None) -> Any:
     if not body:
         return None
-    text = body.decode("utf-8")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
         from ruamel.yaml import YAML
-        return YAML(typ="safe").load(text)
+        return YAML(typ="safe").load(body.decode("utf-8"))
 
 
 def parse_selector(text: str) -> list:

@@ -42,3 +42,30 @@ def test_fetch_results_are_counted():
         (("result", "success"),): 1, (("result", "failure"),): 1}
     assert samples(metrics, "gitgate_git_last_fetch_timestamp_seconds") == {(): 50.0}
     assert samples(metrics, "gitgate_git_last_fetch_success") == {(): 0}
+
+
+def test_verdicts_follow_each_pass_and_a_bundle_that_left_is_dropped():
+    metrics = LoopMetrics()
+    metrics.record_verdicts({"a": "apply", "b": "held"})
+    metrics.record_verdicts({"a": "apply", "b": "apply", "c": "failed"})
+    said = {k: v for k, v in samples(metrics, "gitgate_bundle_verdict").items() if v}
+    assert said == {(("bundle", "a"), ("verdict", "apply")): 1,
+                    (("bundle", "b"), ("verdict", "apply")): 1,
+                    (("bundle", "c"), ("verdict", "failed")): 1}
+    metrics.record_verdicts({"c": "apply"})
+    left = samples(metrics, "gitgate_bundle_verdict")
+    assert {k[0] for k in left} == {("bundle", "c")}
+    assert {k: v for k, v in left.items() if v} == {(("bundle", "c"), ("verdict", "apply")): 1}
+
+
+def test_failed_passes_count_the_passes_in_a_row_and_drop_a_bundle_that_left():
+    metrics = LoopMetrics()
+    metrics.record_failures({"a"}, {"a", "b"})
+    metrics.record_failures({"a", "b"}, {"a", "b"})
+    assert samples(metrics, "gitgate_bundle_failed_passes") == {
+        (("bundle", "a"),): 2, (("bundle", "b"),): 1}
+    metrics.record_failures({"b"}, {"a", "b", "c"})
+    assert samples(metrics, "gitgate_bundle_failed_passes") == {
+        (("bundle", "a"),): 0, (("bundle", "b"),): 2, (("bundle", "c"),): 0}
+    metrics.record_failures(set(), {"b"})
+    assert samples(metrics, "gitgate_bundle_failed_passes") == {(("bundle", "b"),): 0}
