@@ -11,6 +11,7 @@ that leaves a bundle as it was writes its status only."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -250,8 +251,14 @@ def bundle_crd() -> Manifest:
 def crd_current(found: Manifest) -> bool:
     """Whether an installed Bundle CRD is the one this gitgate writes (its fingerprint)."""
     annotations = (found.get("metadata") or {}).get("annotations") or {}
-    ours = bundle_crd()["metadata"]["annotations"][SCHEMA_ANNOTATION]
-    return bool(annotations.get(SCHEMA_ANNOTATION) == ours)
+    return bool(annotations.get(SCHEMA_ANNOTATION) == _our_fingerprint())
+
+
+@functools.cache
+def _our_fingerprint() -> str:
+    """The fingerprint of the CRD this gitgate writes, worked out once per process (it is
+    asked before every pass's first write)."""
+    return str(bundle_crd()["metadata"]["annotations"][SCHEMA_ANNOTATION])
 
 
 def _fingerprint(spec: dict[str, Any]) -> str:
