@@ -131,3 +131,8 @@ class KubeError(GitgateError):
         self.api_reason = api_reason
         self.conflict_with = conflict_with
         self.immutable_fields = immutable_fields
+
+
+class ContinueExpired(KubeError):
+    """A paged list cannot go on: the API server no longer knows the snapshot its continue
+    token names (410 Expired, after etcd compacted it). List again from the start."""

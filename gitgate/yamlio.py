@@ -212,13 +212,18 @@ def load_documents(text: str, *, located: bool = False, key_lines: bool = False,
     check_limits(text, limits)
     budget = _Budget(limits)
     if not (located or key_lines):
+        fast_reader = _fast_reader()
         try:
-            fast = [Document(to_plain(d, budget), 0) for d in _fast_reader().load_all(text)
+            fast = [Document(to_plain(d, budget), 0) for d in fast_reader.load_all(text)
                     if d is not None]
         except (YAMLError, RecursionError, ValueError, TypeError) as exc:
             if isinstance(exc, YamlSyntaxError):
                 raise
             fast = None  # the located path below reports the error with its line
+        finally:
+            # ruamel's YAML object appends a record per document it ever read and never
+            # drops one: a reader kept for the life of a `gitgate run` grew without end
+            fast_reader.doc_infos.clear()
         if fast is not None:
             yield from fast
             return

@@ -23,8 +23,10 @@ from gitgate.apiserver.apierrors import (
 from gitgate.apiserver.discovery import ApiResource, Discovery
 from gitgate.apiserver.transport import Transport, impersonating
 from gitgate.apply.changeset import Applied
-from gitgate.errors import KubeError, Reason
+from gitgate.errors import ContinueExpired, KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
+
+PAGE = 500  # objects per answer of a list (client-go's pager and kubectl ask as many)
 
 # the metadata of a list's objects, else (a server without it) the list itself
 METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
@@ -149,13 +151,47 @@ class KubeCluster:
         which is returned as it is (each item then holds more than its metadata)."""
         return self._list(api_version, kind, namespace, label_selector, METADATA_ACCEPT)
 
+    def list_pages(self, api_version: str, kind: str, namespace: str = "",
+                   label_selector: str = "") -> Iterator[list[Manifest]]:
+        """The objects in pages of at most PAGE, each read when the one before was used.
+        Raises ContinueExpired when the server forgot where a list was (etcd compacted it
+        while the pages were read): the caller lists again."""
+        return self._pages(api_version, kind, namespace, label_selector, "application/json")
+
     def _list(self, api_version: str, kind: str, namespace: str, label_selector: str,
               accept: str) -> list[Manifest]:
+        try:
+            return [item for page in self._pages(api_version, kind, namespace, label_selector,
+                                                 accept) for item in page]
+        except ContinueExpired:  # as client-go's pager does: the whole list, in one answer
+            return self._page(api_version, kind, namespace,
+                              {"labelSelector": label_selector} if label_selector else {},
+                              accept)[0]
+
+    def _pages(self, api_version: str, kind: str, namespace: str, label_selector: str,
+               accept: str) -> Iterator[list[Manifest]]:
+        """Pages of PAGE objects, as client-go's pager and kubectl ask: a list of 5,000
+        records is never one answer, so neither its bytes nor the decoder's working memory
+        for them (orjson's is 12 times the answer) are held at once."""
         query = {"labelSelector": label_selector} if label_selector else {}
+        token = ""
+        while True:
+            asked = {**query, "limit": str(PAGE), **({"continue": token} if token else {})}
+            items, token = self._page(api_version, kind, namespace, asked, accept)
+            yield items
+            if not token:
+                return
+
+    def _page(self, api_version: str, kind: str, namespace: str, query: dict[str, str],
+              accept: str) -> tuple[list[Manifest], str]:
+        """One answer to a list: its items and the token of the next page ("" none)."""
         status, body = self.request("GET", self.path_for(api_version, kind, namespace),
                                     query=query, accept=accept)
         if status == 404:
-            return []
+            return [], ""
+        if status == 410 and "continue" in query:
+            raise ContinueExpired(f"cannot list {kind}: {message_of(body)}", status=status,
+                                  reason=Reason.LIST_FAILED)
         if status >= 300:
             raise KubeError(f"cannot list {kind}: {message_of(body)}", status=status,
                             reason=Reason.LIST_FAILED)
@@ -170,7 +206,9 @@ class KubeCluster:
                 item["apiVersion"], item["kind"] = api_version, kind
             item.setdefault("apiVersion", api_version)
             item.setdefault("kind", kind)
-        return items
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        token = str((meta or {}).get("continue") or "") if isinstance(meta, dict) else ""
+        return items, token
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         """True when deleted, False when it was already gone."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -26,9 +26,9 @@ from gitgate.apply.bundlerecord import (
 )
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
 from gitgate.apply.legacyinventory import configmap_name, from_configmap
-from gitgate.apply.ports import ClusterPort, Lister, Reader, list_metadata
+from gitgate.apply.ports import ClusterPort, Lister, Reader, list_metadata, list_pages
 from gitgate.apply.transitions import Transition
-from gitgate.errors import GitgateError, KubeError
+from gitgate.errors import ContinueExpired, GitgateError, KubeError
 from gitgate.model import Manifest
 from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
 
@@ -65,28 +65,30 @@ class _Parsed:
                 str(meta.get("name") or ""))
 
     def of(self, listed: list[Manifest], read_one: Callable[[str], Manifest | None],
-           read_all: Callable[[], list[Manifest]]) -> list[Inventory]:
+           read_all: Callable[[], Iterable[list[Manifest]]]) -> list[Inventory]:
         with self._lock:
             kept = self._kept
         unknown = [at for at, item in enumerate(listed)
                    if not _is_full(item) and kept.get(self.key(item)) is None]
         found: list[Manifest | None] = list(listed)
+        pages: Iterable[Sequence[Manifest | None]] = [found]
         if len(unknown) > max(ONE_BY_ONE, len(listed) // 4):
-            found = list(read_all())  # many changed: one list of the objects is cheaper
+            pages = read_all()  # many changed: a list of the objects is cheaper
         else:
             for at in unknown:  # gone since the list: None, and left out
                 found[at] = read_one(self.key(listed[at])[2])
         out, now = [], {}
-        for record in found:
-            if record is None:
-                continue
-            key = self.key(record)
-            inventory = kept.get(key) if all(key) else None
-            if inventory is None:
-                inventory = from_bundle(record)
-            if all(key):
-                now[key] = inventory
-            out.append(inventory)
+        for page in pages:  # each page parsed before the next is read
+            for record in page:
+                if record is None:
+                    continue
+                key = self.key(record)
+                inventory = kept.get(key) if all(key) else None
+                if inventory is None:
+                    inventory = from_bundle(record)
+                if all(key):
+                    now[key] = inventory
+                out.append(inventory)
         with self._lock:
             self._kept = now  # the records of the last list alone
         return out
@@ -110,17 +112,24 @@ def _bundles(cluster: RecordPort, instance: str) -> list[Inventory] | None:
     """The Bundles of `instance`; None when the API server does not serve them yet."""
     selector = f"{INSTANCE_LABEL}={instance}"
     try:
-        if not _PARSED.enabled:  # one list, as it is
-            return [from_bundle(record) for record in
-                    cluster.list_objects(API_VERSION, KIND, NAMESPACE, selector)]
-        listed = list_metadata(cluster, API_VERSION, KIND, NAMESPACE, selector)
-        return _PARSED.of(
-            listed, lambda name: _read_bundle(cluster, name),
-            lambda: cluster.list_objects(API_VERSION, KIND, NAMESPACE, selector))
+        try:
+            return _parsed_bundles(cluster, selector, lambda: list_pages(
+                cluster, API_VERSION, KIND, NAMESPACE, selector))
+        except ContinueExpired:  # the pages expired half-way (a 410): a list from the start
+            return _parsed_bundles(cluster, selector, lambda: [
+                cluster.list_objects(API_VERSION, KIND, NAMESPACE, selector)])
     except KubeError as exc:
         if exc.status == 404:
             return None
         raise
+
+
+def _parsed_bundles(cluster: RecordPort, selector: str,
+                    pages: Callable[[], Iterable[list[Manifest]]]) -> list[Inventory]:
+    if not _PARSED.enabled:  # read once, parsed page by page
+        return [from_bundle(record) for page in pages() for record in page]
+    listed = list_metadata(cluster, API_VERSION, KIND, NAMESPACE, selector)
+    return _PARSED.of(listed, lambda name: _read_bundle(cluster, name), pages)
 
 
 def _read_bundle(cluster: RecordPort, name: str) -> Manifest | None:

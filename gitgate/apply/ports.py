@@ -4,6 +4,7 @@ client and the tests' in-memory cluster all satisfy `ClusterPort`, and so every 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Protocol
 
 from gitgate.apply.changeset import Applied
@@ -28,6 +29,17 @@ def list_metadata(cluster: Lister, api_version: str, kind: str, namespace: str =
         found: list[Manifest] = method(api_version, kind, namespace, label_selector)
         return found
     return cluster.list_objects(api_version, kind, namespace, label_selector)
+
+
+def list_pages(cluster: Lister, api_version: str, kind: str, namespace: str = "",
+               label_selector: str = "") -> Iterator[list[Manifest]]:
+    """A collection's objects in pages where the cluster pages its lists (a real API
+    server: raises ContinueExpired when the list must begin again), else in one."""
+    method = getattr(cluster, "list_pages", None)
+    if callable(method):
+        pages: Iterator[list[Manifest]] = method(api_version, kind, namespace, label_selector)
+        return pages
+    return iter([cluster.list_objects(api_version, kind, namespace, label_selector)])
 
 
 class Writer(Protocol):
@@ -69,6 +81,10 @@ class Delegating:
     def list_metadata(self, api_version: str, kind: str, namespace: str = "",
                       label_selector: str = "") -> list[Manifest]:
         return list_metadata(self.own, api_version, kind, namespace, label_selector)
+
+    def list_pages(self, api_version: str, kind: str, namespace: str = "",
+                   label_selector: str = "") -> Iterator[list[Manifest]]:
+        return list_pages(self.own, api_version, kind, namespace, label_selector)
 
     def wait_established(self, crd_names: list[str], timeout: float = 60.0) -> list[str]:
         return self.own.wait_established(crd_names, timeout)

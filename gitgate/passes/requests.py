@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
-from gitgate.apply.ports import ClusterPort
+from gitgate.apply.ports import ClusterPort, list_metadata
 from gitgate.errors import GitgateError
 from gitgate.model import Manifest
 from gitgate.model.ownership import INSTANCE_LABEL
@@ -62,14 +62,25 @@ class ReconcileRequests:
                  extra={"event": "reconcile-requested", "bundle": name, "at": token})
         self.on_request()
 
+    def _seen_listed(self, obj: Manifest) -> None:
+        """A listed Bundle: its metadata (the stamp) alone, so one stamped is read whole
+        (whether it was handled is in its status). 5,000 records are not listed whole."""
+        if "status" not in obj and _asked({"metadata": obj.get("metadata")})[1]:
+            meta = obj.get("metadata") or {}
+            found = self.cluster.get(API_VERSION, KIND, NAMESPACE, str(meta.get("name") or ""))
+            if found is None:
+                return
+            obj = found
+        self._seen(obj)
+
     def watch_forever(self, stop: threading.Event, seconds: int = 60) -> None:
         """List once (what was asked while no watch ran), then watch; again after a broken
         or ended watch (after 2 s when it failed)."""
         selector = f"{INSTANCE_LABEL}={self.instance}"
         while not stop.is_set():
             try:
-                for obj in self.watcher.list_objects(API_VERSION, KIND, NAMESPACE, selector):
-                    self._seen(obj)
+                for obj in list_metadata(self.watcher, API_VERSION, KIND, NAMESPACE, selector):
+                    self._seen_listed(obj)
                 for kind, obj in self.watcher.watch(API_VERSION, KIND, NAMESPACE, selector,
                                                     seconds):
                     if stop.is_set():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
 import json
 import queue
@@ -62,6 +63,10 @@ def status_error(code: int, reason: str, message: str, details: dict | None = No
     if details is not None:
         body["details"] = details
     return ApiError(code, body)
+
+
+def _continue_token(listed_at: int, last: tuple[str, ...]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps([listed_at, list(last)])).decode()
 
 
 def not_found(plural: str, name: str) -> ApiError:
@@ -205,6 +210,7 @@ class ApiState:
         self.schemas: dict[tuple[str, str, str], dict] = {}  # served custom resources' schemas
         self.selected_by: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
         self.resource_version = 1000
+        self.compacted = 0  # continue tokens of lists begun before this version are expired
         self.requests: list[Request] = []
         self.faults: list = []  # callables(Request) -> None | (status, body)
         self.watchers: list[Watcher] = []  # open watches
@@ -531,13 +537,21 @@ class ApiState:
         at 50,000 objects a deep copy per listed item took most of the emulator's time and the
         bench measured the emulator more than gitgate."""
         selector = parse_selector(request.query.get("labelSelector", ""))
-        encoded = []
+        limit, after, listed_at = self._page_of(request)
+        encoded: list[bytes] = []
+        more, previous = "", ()
         for key in self.objects.in_collection(target.resource.group, target.resource.plural,
                                               target.namespace or ""):
+            if after is not None and list(key) <= after:
+                continue
             stored = self.objects[key]
             labels = stored.obj["metadata"].get("labels") or {}
             if not all(match(labels) for match in selector):
                 continue
+            if limit and len(encoded) == limit:  # one more matches: the client asks again
+                more = _continue_token(listed_at, previous)
+                break
+            previous = key
             meta = {**stored.obj["metadata"],
                     "managedFields": self._managed_fields(stored.managers)}
             if request.wants_metadata:
@@ -547,7 +561,9 @@ class ApiState:
                 item = {k: v for k, v in stored.obj.items() if k not in ("apiVersion", "kind")}
                 item["metadata"] = meta
             encoded.append(orjson.dumps(item))
-        list_meta = {"resourceVersion": str(self.resource_version)}
+        list_meta = {"resourceVersion": str(listed_at)}
+        if more:
+            list_meta["continue"] = more
         if request.wants_metadata:  # as kube-apiserver 1.36 answers: no items is null
             head = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                     "metadata": list_meta}
@@ -558,6 +574,36 @@ class ApiState:
                     "apiVersion": target.resource.group_version, "metadata": list_meta}
         return 200, Encoded(orjson.dumps(head)[:-1] + b',"items":[' + b",".join(encoded)
                             + b"]}")
+
+    def _page_of(self, request: Request) -> tuple[int, list[str] | None, int]:
+        """A paged list's `limit` (0: all), the key its `continue` token resumes after (None:
+        the first page) and the resourceVersion the list began at. kube-apiserver serves every
+        page from the first page's snapshot; this emulator reads the live store, and answers
+        410 Expired for a token older than the last `compact()`, as etcd's compaction makes
+        the real one do."""
+        try:
+            limit = max(0, int(request.query.get("limit") or 0))
+        except ValueError:
+            raise status_error(400, "BadRequest", "limit: must be an integer") from None
+        token = request.query.get("continue")
+        if not token:
+            return limit, None, self.resource_version
+        try:
+            began, after = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        except (ValueError, TypeError, binascii.Error):
+            raise status_error(400, "BadRequest", "continue key is not valid") from None
+        if int(began) < self.compacted:
+            raise status_error(410, "Expired", "The provided continue parameter is too old to "
+                               "display a consistent list result. You can start a new list "
+                               "without the continue parameter.")
+        return limit, [str(part) for part in after], int(began)
+
+    def compact(self) -> None:
+        """What etcd's compaction does to paged lists: every continue token given so far
+        expires (the next page of each is answered 410 Expired)."""
+        with self.lock:
+            self.resource_version += 1  # a list begun from now on is not expired
+            self.compacted = self.resource_version
 
     def _apply(self, target: Target, request: Request) -> tuple[int, Any]:
         manager = request.query.get("fieldManager")
