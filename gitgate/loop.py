@@ -26,6 +26,7 @@ from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.errors import GitgateError, Reason
 from gitgate.gitops.workflow import GitRepo, pause
+from gitgate.heap import give_back
 from gitgate.model import Verdict
 from gitgate.passes.onepass import reconcile
 from gitgate.passes.recorded import (
@@ -573,6 +574,7 @@ class Reconciler:
         """`refresh_status` after a tick: after a pass that ran, from the inventories it left
         and following the bundles it changed; else a read of all."""
         self.refresh_status(*self._pass_changes(passed), stop=stop)
+        give_back()  # what the read freed (the lists it decoded)
 
     def _pass_changes(self, passed: bool
                       ) -> tuple[Mapping[str, Inventory] | None, set[str] | None]:
@@ -692,7 +694,10 @@ class Reconciler:
                 continue
             if leading:
                 try:
-                    self.after_tick(self.tick() is not None)
+                    passed = self.tick() is not None
+                    if passed:
+                        give_back()  # what the pass freed, before a read of Karmada
+                    self.after_tick(passed)
                 except Exception as exc:  # keep the loop alive; the error is logged once
                     if until is not None:
                         raise  # run until settled (`apply --wait`): a bug surfaces, as in apply
