@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import Lister
+from gitgate.apply.ports import Lister, list_metadata
 from gitgate.bundle.selectors import policy_selects
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.binding import WORK_API_VERSION
@@ -55,14 +55,24 @@ class Stoppable:
 
     def list_objects(self, api_version: str, kind: str, namespace: str = "",
                      label_selector: str = "") -> list[Manifest]:
+        self._go_on(kind, namespace)
+        return self.cluster.list_objects(api_version, kind, namespace, label_selector)
+
+    def list_metadata(self, api_version: str, kind: str, namespace: str = "",
+                      label_selector: str = "") -> list[Manifest]:
+        self._go_on(kind, namespace)
+        return list_metadata(self.cluster, api_version, kind, namespace, label_selector)
+
+    def _go_on(self, kind: str, namespace: str) -> None:
         if self.stop():
             raise ReadStopped(f"stopped before listing {kind} in {namespace or 'the cluster'}")
-        return self.cluster.list_objects(api_version, kind, namespace, label_selector)
 
 
 def _list(cluster: Lister, api_version: str, kind: str, namespace: str,
-          label_selector: str = "") -> list[Manifest]:
+          label_selector: str = "", *, metadata: bool = False) -> list[Manifest]:
     try:
+        if metadata:
+            return list_metadata(cluster, api_version, kind, namespace, label_selector)
         return cluster.list_objects(api_version, kind, namespace, label_selector)
     except KubeError as exc:
         if exc.status != 404:
@@ -102,7 +112,8 @@ def _read(cluster: Lister, refs: dict[ObjectRef, str]
             bindings[(namespace, str(meta.get("name", "")))] = parse_binding(binding)
         requests += 1
     for (api_version, kind, namespace), names in sorted(by_kind.items()):
-        for template in _list(cluster, api_version, kind, namespace):
+        # what `slim` keeps is metadata: the server sends no content (a ConfigMap's data)
+        for template in _list(cluster, api_version, kind, namespace, metadata=True):
             ref = ObjectRef.of(template)
             if ref.name in names:
                 templates[ref] = slim(template)

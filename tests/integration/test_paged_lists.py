@@ -185,3 +185,26 @@ def test_a_request_stamped_before_the_watch_is_found_by_a_list_of_metadata(tmp_p
     reads = [p.rpartition("/")[2] for m, p, q, _ in kube.cluster.sent
              if m == "GET" and path + "/" in p]
     assert reads == [f"{kube.run_id}.{asked}"] and len(bundles) == 4
+
+
+def test_karmada_is_read_with_the_templates_metadata_alone(tmp_path, kube):
+    """What is kept of a template after a pass is its identity, labels, generation and
+    resourceVersion: all metadata, so the lists of templates ask for nothing more (a
+    ConfigMap's data never crosses the wire to be dropped)."""
+    from gitgate.apply.observe import read_karmada
+    from gitgate.model import ObjectRef
+
+    _bundles_repo(tmp_path, kube, 2)
+    ns = kube.ns("records")
+    refs = {ObjectRef("", "ConfigMap", ns, f"cm{i}"): "v1" for i in range(2)}
+    kube.cluster.forget()
+    read = read_karmada(kube.cluster, refs)
+    assert set(read.templates) == set(refs)
+    for ref, template in read.templates.items():
+        live = kube.cluster.get("v1", "ConfigMap", ns, ref.name)
+        assert template["apiVersion"] == "v1" and template["kind"] == "ConfigMap"
+        assert template["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]
+        assert template["metadata"]["labels"] == live["metadata"]["labels"]
+    asked = [accept for path, accept in kube.cluster.accepts
+             if path.endswith(f"/namespaces/{ns}/configmaps")]
+    assert asked and all("as=PartialObjectMetadataList" in a for a in asked)

@@ -19,11 +19,14 @@ class RecordingKube(KubeCluster):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.sent: list[tuple[str, str, dict]] = []
+        self.accepts: list[tuple[str, str]] = []  # (path, Accept) of every GET
 
     def request(self, method, path, *, query=None, body=None, content_type=None,
                 accept="application/json"):
         dry = (query or {}).get("dryRun") == "All"
         self.sent.append((method, path, dict(query or {}), dry))
+        if method == "GET":
+            self.accepts.append((path, accept))
         return super().request(method, path, query=query, body=body, content_type=content_type,
                                accept=accept)
 
@@ -33,6 +36,7 @@ class RecordingKube(KubeCluster):
 
     def forget(self) -> None:
         self.sent.clear()
+        self.accepts.clear()
 
 
 def install_karmada_crds(cluster: KubeCluster) -> None:
