@@ -57,7 +57,7 @@ def compact_after_first_page(kube, monkeypatch, objects_only: bool = False) -> N
 @pytest.mark.parametrize("read", ["list_objects", "list_metadata"])
 def test_a_list_longer_than_a_page_is_read_in_pages_and_returned_whole(kube, monkeypatch,
                                                                         read):
-    monkeypatch.setattr(verbs, "PAGE", PAGE)
+    monkeypatch.setattr(verbs, "PAGE" if read == "list_objects" else "METADATA_PAGE", PAGE)
     ns, label = configmaps(kube, 8)
     kube.cluster.forget()
     found = getattr(kube.cluster, read)("v1", "ConfigMap", ns, label)
