@@ -208,3 +208,14 @@ def test_karmada_is_read_with_the_templates_metadata_alone(tmp_path, kube):
     asked = [accept for path, accept in kube.cluster.accepts
              if path.endswith(f"/namespaces/{ns}/configmaps")]
     assert asked and all("as=PartialObjectMetadataList" in a for a in asked)
+
+
+def test_a_list_that_fills_its_last_page_comes_back_whole(kube, monkeypatch):
+    """A real server may answer a last page of nothing (more keys in etcd, none matching):
+    the list is still whole, and no page is larger than asked."""
+    monkeypatch.setattr(verbs, "PAGE", PAGE)
+    ns, label = configmaps(kube, 2 * PAGE)
+    pages = list(kube.cluster.list_pages("v1", "ConfigMap", ns, label))
+    assert [o["metadata"]["name"] for page in pages for o in page] == [
+        f"cm-{i:02d}" for i in range(2 * PAGE)]
+    assert all(len(page) <= PAGE for page in pages) and [len(p) for p in pages][:2] == [3, 3]
