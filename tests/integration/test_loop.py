@@ -306,3 +306,30 @@ def test_the_loop_and_apply_make_the_same_pass(upstream, kube, tools, tmp_path, 
             "v1", "ConfigMap", upstream.ns, "settings") is not None
     assert applied == looped
     assert looped[f"{upstream.run}-app"][0] == "suspended"
+
+
+def test_the_loop_gives_freed_memory_back_after_a_pass_and_after_its_read_of_karmada(
+        tmp_path, kube, tools, monkeypatch):
+    """`heap.give_back` (glibc's malloc_trim) runs once a pass is done, before the read of
+    Karmada that follows it, and again after that read: the peaks of the two do not add."""
+    from gitgate import loop as loop_module
+
+    steps: list[str] = []
+    monkeypatch.setattr(loop_module, "give_back", lambda: steps.append("give back") or True)
+    upstream = Upstream(tmp_path, kube)
+    loop = reconciler(upstream, kube, tools, tmp_path)
+    read = loop.refresh_status
+    passed = loop._pass
+
+    def pass_(*args, **kwargs):
+        steps.append("pass")
+        return passed(*args, **kwargs)
+
+    def refresh(*args, **kwargs):
+        steps.append("read")
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "_pass", pass_)
+    monkeypatch.setattr(loop, "refresh_status", refresh)
+    loop.run(until=lambda: "read" in steps)
+    assert steps == ["pass", "give back", "read", "give back"]
