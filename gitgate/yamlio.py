@@ -17,6 +17,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from gitgate.model.shared import shared
+
 
 class _Constructor(RoundTripConstructor):
     """Timestamps stay strings, as the Kubernetes API sees them."""
@@ -149,11 +151,13 @@ def _reader() -> YAML:
 
 def to_plain(value: Any, budget: _Budget | None = None, depth: int = 0) -> Any:
     """Turn ruamel's round-trip containers and scalars into dict/list/str/int/float/bool/None;
-    with a budget, stop at its node and depth limits (aliases are expanded here)."""
+    with a budget, stop at its node and depth limits (aliases are expanded here). Keys and
+    short strings come out shared (`model.shared`): rendered objects repeat them by the
+    thousand."""
     if budget is not None:
         budget.spend(depth)
     if isinstance(value, dict):
-        return {str(k): to_plain(v, budget, depth + 1) for k, v in value.items()}
+        return {shared(str(k)): to_plain(v, budget, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_plain(v, budget, depth + 1) for v in value]
     if isinstance(value, bool) or value is None:
@@ -162,7 +166,7 @@ def to_plain(value: Any, budget: _Budget | None = None, depth: int = 0) -> Any:
         return int(value)
     if isinstance(value, float):
         return float(value)
-    return str(value)
+    return shared(str(value))
 
 
 def _key_lines(data: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:

@@ -22,6 +22,7 @@ from gitgate.apply.transitions import Transition
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.model import Manifest, Verdict
 from gitgate.model.ownership import INSTANCE_LABEL
+from gitgate.model.shared import shared, shared_tree
 from gitgate.progression.record import Progression
 
 GROUP = "gitgate.io"
@@ -140,9 +141,9 @@ def from_bundle(obj: Manifest) -> Inventory:
     meta = obj.get("metadata") or {}
     spec = _dict(obj.get("spec"))
     status = _dict(obj.get("status"))
-    entries = tuple(
-        Entry(str(e["apiVersion"]), str(e["kind"]), str(e.get("namespace") or ""),
-              str(e["name"]), str(e.get("hash") or ""))
+    entries = tuple(  # what recurs across 50,000 entries is held once (`model.shared`)
+        Entry(shared(str(e["apiVersion"])), shared(str(e["kind"])),
+              shared(str(e.get("namespace") or "")), str(e["name"]), str(e.get("hash") or ""))
         for e in _list(status.get("objects")) if isinstance(e, dict)
         and all(isinstance(e.get(k), str) for k in ("apiVersion", "kind", "name")))
     behind = status.get("clustersBehind", {})
@@ -150,12 +151,13 @@ def from_bundle(obj: Manifest) -> Inventory:
     return Inventory(
         bundle=str(spec.get("bundle") or meta.get("name", "")),
         entries=entries,
-        revision=str(status.get("lastAttemptedRevision") or spec.get("revision") or ""),
-        digest=str(status.get("digest") or ""), verdict=str(status.get("verdict") or ""),
-        reasons=tuple(r for r in _list(status.get("reasons")) if isinstance(r, dict)),
-        message=str(status.get("message") or ""), since=str(status.get("since") or ""),
-        last_applied=str(status.get("lastApplied") or ""),
-        last_full_apply=str(status.get("lastFullApply") or ""),
+        revision=shared(str(status.get("lastAttemptedRevision") or spec.get("revision") or "")),
+        digest=str(status.get("digest") or ""), verdict=shared(str(status.get("verdict") or "")),
+        reasons=tuple(shared_tree(r) for r in _list(status.get("reasons"))
+                      if isinstance(r, dict)),
+        message=str(status.get("message") or ""), since=shared(str(status.get("since") or "")),
+        last_applied=shared(str(status.get("lastApplied") or "")),
+        last_full_apply=shared(str(status.get("lastFullApply") or "")),
         instance=str(spec.get("instance") or (meta.get("labels") or {}).get(
             INSTANCE_LABEL, DEFAULT_INSTANCE)),
         source=str(spec.get("source") or ""),
@@ -166,14 +168,16 @@ def from_bundle(obj: Manifest) -> Inventory:
                                     or "")),
         overrides_behind=tuple(str(c) for c in overrides) if isinstance(overrides, list)
         else ("*",),
-        applied_revision=str(status.get("lastAppliedRevision") or ""),
+        applied_revision=shared(str(status.get("lastAppliedRevision") or "")),
         applied_digest=str(status.get("appliedDigest") or ""),
         clusters_behind=tuple(sorted((str(k), str(v)) for k, v in behind.items()))
         if isinstance(behind, dict) else (("*", ""),),
         generation=int(meta.get("generation") or 0), uid=str(meta.get("uid") or ""),
-        healthy_revision=str(status.get("lastHealthyRevision") or ""),
-        conditions=tuple(c for c in _list(status.get("conditions")) if isinstance(c, dict)),
-        history=tuple(h for h in _list(status.get("history")) if isinstance(h, dict)))
+        healthy_revision=shared(str(status.get("lastHealthyRevision") or "")),
+        conditions=tuple(shared_tree(c) for c in _list(status.get("conditions"))
+                         if isinstance(c, dict)),
+        history=tuple(shared_tree(h) for h in _list(status.get("history"))
+                      if isinstance(h, dict)))
 
 
 def _dict(value: Any) -> dict[str, Any]:

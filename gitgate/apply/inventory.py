@@ -12,6 +12,7 @@ from typing import Any
 
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.ownership import SYSTEM_NAMESPACE as NAMESPACE
+from gitgate.model.shared import shared
 
 __all__ = ["DEFAULT_INSTANCE", "NAMESPACE", "PRUNE_ANNOTATION", "Diff", "Entry", "Inventory",
            "diff", "entry_for", "mass_prune", "system_namespace"]
@@ -22,7 +23,7 @@ SKIP_PROPAGATION = "namespace.karmada.io/skip-auto-propagation"
 PRUNE_ANNOTATION = "gitgate.io/prune"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # 50,000 of them at 5,000 bundles
 class Entry:
     api_version: str
     kind: str
@@ -32,7 +33,7 @@ class Entry:
 
     @property
     def ref(self) -> ObjectRef:
-        return ObjectRef(self.api_version.rpartition("/")[0], self.kind, self.namespace,
+        return ObjectRef(shared(self.api_version.rpartition("/")[0]), self.kind, self.namespace,
                          self.name)
 
     def as_dict(self) -> dict[str, str]:

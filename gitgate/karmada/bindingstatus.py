@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from gitgate.model import Manifest
@@ -45,7 +46,13 @@ class MemberRecord:
     status: Mapping[str, Any] = field(default_factory=dict)  # the member's reflected status
 
 
-@dataclass(frozen=True)
+# the usual binding (nowhere suspended, no member reported yet) holds no empty set and dict
+# of its own: a view of 10,000 bindings would hold 10,000 of each
+_NONE: frozenset[str] = frozenset()
+_NO_MEMBERS: Mapping[str, MemberRecord] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
 class BindingStatus:
     scheduled_on: tuple[str, ...] = ()
     scheduling_refused: str | None = None  # the Scheduled condition's message when not True
@@ -106,8 +113,8 @@ def parse_binding(binding: Manifest) -> BindingStatus:
                            if isinstance(c, dict) and c.get("name")),
         scheduling_refused=refused,
         suspended_everywhere=bool(suspension.get("dispatching")),
-        suspended_on=frozenset(str(n) for n in named),
+        suspended_on=frozenset(str(n) for n in named) if named else _NONE,
         seen_resource_version=str(_dict(spec.get("resource")).get("resourceVersion") or ""),
         binding_id=str(_dict(_dict(binding.get("metadata")).get("labels")).get(
             BINDING_ID_LABEL) or ""),
-        members={m.cluster: m for m in members})
+        members={m.cluster: m for m in members} if members else _NO_MEMBERS)

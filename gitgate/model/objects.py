@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitgate.errors import Reason
 from gitgate.model.rolloutspec import RolloutSpec
+from gitgate.model.shared import shared
 
 if TYPE_CHECKING:
     from gitgate.model.clusterspec import Customization, ObjectOverride
@@ -37,7 +38,7 @@ class ObjectRef(NamedTuple):
     def of(cls, manifest: Manifest) -> ObjectRef:
         api_version = str(manifest.get("apiVersion", ""))
         meta = manifest.get("metadata") or {}
-        return cls(api_version.rpartition("/")[0], str(manifest.get("kind", "")),
+        return cls(shared(api_version.rpartition("/")[0]), str(manifest.get("kind", "")),
                    str(meta.get("namespace") or ""), str(meta.get("name", "")))
 
     def __str__(self) -> str:
