@@ -15,13 +15,17 @@ fall inside the phases below and be timed as part of them. Per size and replica 
   commit is applied;
 - change_s: a commit changing every raw bundle, until their records say so;
 - noop_pass_s: a pass with nothing changed, asked of one replica at a time through
-  `POST /reconcile` (as on its own node), NOOP_PASSES times each: the slowest replica's
-  median pass (gitgate_pass_duration_seconds). The first of them follows the change's pass,
-  whose record writes it reads again (that pass is first_noop_s);
+  `POST /reconcile` (as on its own node), NOOP_PASSES times each, once no record was written
+  for 3 s (the replicas' reads of Karmada after the change write theirs): the slowest
+  replica's median pass (gitgate_pass_duration_seconds, its /metrics read once a second).
+  The first of them follows the change's pass, whose record writes it reads again (that
+  pass is first_noop_s);
 - noop_together_s: the same asked of every replica at once, so that they share this
   machine's cores with each other and with the API server: the median of the slowest;
 - shard_bundles: the bundles each replica holds (gitgate_shard_bundles);
-- peak_rss_mb: each replica's peak resident memory (VmHWM);
+- peak_rss_mb: each replica's peak resident memory (VmHWM); hwm_cold_mb and hwm_change_mb:
+  the larger replica's peak as it stood at the end of the cold apply and of the change, so
+  the phase that set the peak is known;
 - failover_s (2 replicas): one replica is killed (SIGKILL: its Lease is not handed back),
   and a commit changes FAILOVER_SAMPLE raw bundles of its shard: the seconds until the
   survivor has applied them. So it times noticing the death, agreeing the new assignment,
@@ -58,7 +62,8 @@ from gitgate.model.shardmap import ShardMap  # noqa: E402
 
 SECRET = "bench-reconcile-secret"
 FIELDS = ("bundles", "replicas", "cold_s", "change_s", "first_noop_s", "noop_pass_s",
-          "noop_together_s", "shard_bundles", "peak_rss_mb", "max_rss_mb", "failover_s")
+          "noop_together_s", "shard_bundles", "hwm_cold_mb", "hwm_change_mb", "peak_rss_mb",
+          "max_rss_mb", "failover_s")
 NOOP_PASSES = 3  # no-op passes asked of each replica alone, and of all together
 
 
@@ -85,13 +90,33 @@ def applied(cluster: KubeCluster, instance: str, revision: str, names: set[str])
     return names <= done
 
 
-def wait(condition, limit: float, what: str) -> float:
+def wait(condition, limit: float, what: str, poll: float = 0.2) -> float:
     started = time.monotonic()
     while not condition():
         if time.monotonic() - started > limit:
             raise SystemExit(f"not within {limit:.0f}s: {what}")
-        time.sleep(0.2)
+        time.sleep(poll)
     return time.monotonic() - started
+
+
+def records_quiet(cluster: KubeCluster, instance: str, quiet: float = 3.0,
+                  limit: float = 300.0) -> None:
+    """Until no Bundle of `instance` was written for `quiet` seconds: after a commit's pass
+    each replica's read of Karmada writes what it saw into its bundles' records, and a pass
+    of another replica that starts before those writes end reads them again (it is then
+    not a no-op pass)."""
+    seen: frozenset[tuple[str, str]] | None = None
+    since = started = time.monotonic()
+    while time.monotonic() - since < quiet:
+        if time.monotonic() - started > limit:
+            raise SystemExit(f"not within {limit:.0f}s: the records settling")
+        items = cluster.list_metadata("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                                      f"gitgate.io/instance={instance}")
+        versions = frozenset((str(i["metadata"]["name"]), str(i["metadata"].get(
+            "resourceVersion"))) for i in items)
+        if versions != seen:
+            seen, since = versions, time.monotonic()
+        time.sleep(0.5)
 
 
 def metric(port: int, name: str) -> float:
@@ -123,8 +148,10 @@ def noop_passes(ports: list[int]) -> float:
     counts = [metric(p, "gitgate_pass_duration_seconds_count") for p in ports]
     for port in ports:
         ask_pass(port)
+    # read once a second: a read of /metrics costs the replica 65-90 ms of its interpreter
+    # at 2,500 bundles, taken from the pass it would time
     wait(lambda: all(metric(p, "gitgate_pass_duration_seconds_count") > c
-                     for p, c in zip(ports, counts, strict=True)), 600, "no-op passes")
+                     for p, c in zip(ports, counts, strict=True)), 600, "no-op passes", 1.0)
     return max(metric(p, "gitgate_pass_duration_seconds_sum") - b
                for p, b in zip(ports, before, strict=True))
 
@@ -177,12 +204,14 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
             head = git(root, "rev-parse", "HEAD")
             wait(lambda: applied(cluster, instance, head, names), 1800, "the cold apply")
             cold = time.monotonic() - started
+            hwm_cold = max(peak_rss_mb(process.pid) for process in processes)
 
             change_raw(root, bundles, "raw", "two")
             git(root, "-c", "user.name=bench", "-c", "user.email=b@b", "commit", "-qam", "two")
             head = git(root, "rev-parse", "HEAD")
             change = wait(lambda: applied(cluster, instance, head, raw), 600, "the change")
-            time.sleep(2)  # passes after it (records, status) settle
+            records_quiet(cluster, instance)  # the reads of Karmada after it wrote theirs
+            hwm_change = max(peak_rss_mb(process.pid) for process in processes)
 
             alone = [[noop_passes([port]) for _ in range(NOOP_PASSES)] for port in ports]
             first = max(passes[0] for passes in alone)  # reads the change's records again
@@ -218,6 +247,7 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
     return {"bundles": bundles, "replicas": replicas, "cold_s": cold, "change_s": change,
             "first_noop_s": first, "noop_pass_s": noop, "noop_together_s": together,
             "shard_bundles": "/".join(map(str, shares)),
+            "hwm_cold_mb": round(hwm_cold), "hwm_change_mb": round(hwm_change),
             "peak_rss_mb": "/".join(f"{r:.0f}" for r in rss), "max_rss_mb": max(rss),
             "failover_s": failover}
 

@@ -3,7 +3,7 @@ and the gate files' text (read by `source.tree.gate_texts`)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, partial
@@ -120,11 +120,14 @@ def misplaced_gates(rendered: tuple[RenderedSource, ...],
 def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateText],
               now: datetime, revision: str, problems: tuple[Problem, ...] = (),
               warnings: tuple[Problem, ...] = (), memo: Memo | None = None,
-              tenancy: Tenancy | None = None, members: Members | None = None) -> Plan:
+              tenancy: Tenancy | None = None, members: Members | None = None,
+              mine: Callable[[str], bool] | None = None) -> Plan:
     """With a `memo`, a bundle with the same objects and verdict as in the last pass keeps
     its plan, and with it the content hashes its writes are compared by. `tenancy`: the
     rules of gitgate.yaml's `tenants` (bundles that break them fail); `members`: Karmada's
-    Clusters, for tenants that choose theirs by labels (None: not read, and a warning)."""
+    Clusters, for tenants that choose theirs by labels (None: not read, and a warning).
+    `mine` (`run --shard`): the bundles this replica writes; the others are judged with the
+    rest (their verdicts, their warnings) but get no objects to write nor policies."""
     bundles = group_all(rendered, memo, tenancy, members)
     if members is None:
         warnings += tuple(Problem(".", said, REPO_CONFIG, reason=Reason.OUTSIDE_TENANT)
@@ -134,6 +137,8 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
     verdicts = evaluate(bundles, gates, invalid, now, memo)
     plans = [derive(memo, "plan", bundle, verdicts[bundle.name],
                     partial(bundle_plan, bundle, verdicts[bundle.name]))
+             if mine is None or mine(bundle.name) else
+             BundlePlan(bundle, verdicts[bundle.name], (), ())
              for bundle in bundles]
     return Plan(revision, now, tuple(plans), tuple(gate_states(gates, bundles, now)),
                 tuple(invalid), problems, warnings + tuple(

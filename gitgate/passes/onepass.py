@@ -94,15 +94,17 @@ class Pass:
 
 
 def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None,
-                  members: Members | None = None) -> Plan:
+                  members: Members | None = None,
+                  mine: Callable[[str], bool] | None = None) -> Plan:
     """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD.
-    `members`: Karmada's Clusters (None: not read)."""
+    `members`: Karmada's Clusters (None: not read). `mine`: the bundles whose writes are
+    worked out (None: all)."""
     config = rendered.discovery.config
     texts = gate_texts(rendered.tree, config.gates_path, configured=config.gates_path_configured)
     return make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
                      rendered.problems, rendered.warnings, rendered.memo, config.tenancy,
-                     members)
+                     members, mine)
 
 
 def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
@@ -121,7 +123,7 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                            summarize=None if shard is None else summarize)
     members = (read_members(clusters) if clusters is not None
                and rendered.discovery.config.tenancy.by_labels else None)
-    plan = whole = plan_rendered(rendered, now, revision, members)
+    plan = whole = plan_rendered(rendered, now, revision, members, shard)
     everything = {b.bundle.name for b in plan.bundles}
     if bundle_glob is not None:
         chosen = set(selected([b.bundle.name for b in plan.bundles], bundle_glob))

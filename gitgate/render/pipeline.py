@@ -353,7 +353,9 @@ def _placed(result: RenderedSource, crds: dict[tuple[str, str], bool],
         config = join(result.source.path, "bundle.yaml")
         return replace(result, objects=(), variants=(), problems=result.problems + tuple(
             Problem(result.source.path, problem, config) for problem in problems)), warnings
-    return replace(result, objects=tuple(objects), variants=(), overrides=overrides), warnings
+    return replace(result, objects=tuple(post.labelled_early(
+        objects, result.source.bundle_name, result.source.options.split == "app")),
+        variants=(), overrides=overrides), warnings
 
 
 Summarize = Callable[[RenderedSource, Scopes, tuple[Problem, ...]], RenderedSource]

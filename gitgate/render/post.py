@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from gitgate.model import BUNDLE_LABEL, Manifest, bundle_label_value
+from gitgate.model import BUNDLE_LABEL, Manifest, bundle_from_label, bundle_label_value
 from gitgate.model.hookmarks import generated_name
 from gitgate.model.ownership import claim_problem, identity_problem, reserved_problem
 
@@ -168,10 +168,28 @@ def default_namespace(objects: Iterable[Manifest], namespace: str,
 
 def with_bundle_label(obj: Manifest, bundle: str) -> Manifest:
     """A new object and metadata with the label; the rest is shared with `obj` (objects are
-    never changed in place once rendered: every later stage builds new ones)."""
+    never changed in place once rendered: every later stage builds new ones). An object that
+    has the label already is handed back as it is."""
+    value = bundle_label_value(bundle)
     meta = dict(obj.get("metadata") or {})
-    meta["labels"] = {**(meta.get("labels") or {}), BUNDLE_LABEL: bundle_label_value(bundle)}
+    labels = meta.get("labels") or {}
+    if labels.get(BUNDLE_LABEL) == value:
+        return obj
+    meta["labels"] = {**labels, BUNDLE_LABEL: value}
     return {**obj, "metadata": meta}
+
+
+def labelled_early(objects: Iterable[Manifest], bundle: str, split: bool) -> list[Manifest]:
+    """The objects of a source that is one bundle (`bundle`), labelled as grouping would
+    label them, so that grouping finds them labelled and makes no copy of its own: a replica
+    then holds each object twice (as rendered, as placed), not three times. A split source,
+    an object that has the label already, and a name whose label value does not read back
+    as the name (a long one, shortened) are left to grouping."""
+    objects = list(objects)
+    if split or bundle_from_label(bundle_label_value(bundle)) != bundle:
+        return objects
+    return [obj if BUNDLE_LABEL in ((obj.get("metadata") or {}).get("labels") or {})
+            else with_bundle_label(obj, bundle) for obj in objects]
 
 
 def redact_secret(obj: Manifest) -> Manifest:

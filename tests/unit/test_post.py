@@ -61,3 +61,34 @@ def test_bundle_label_is_added_without_touching_the_input():
     labelled = post.with_bundle_label(original, "shop/carts")
     assert labelled["metadata"]["labels"] == {"app": "x", BUNDLE_LABEL: "shop_carts"}
     assert original["metadata"]["labels"] == {"app": "x"}
+
+
+def _cm(name: str, labels: dict[str, str] | None = None) -> dict:
+    meta: dict = {"name": name, "namespace": "shop"}
+    if labels is not None:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}}
+
+
+def test_an_object_labelled_already_is_handed_back_and_the_rest_get_new_metadata():
+    plain, labelled = _cm("a", {"team": "x"}), _cm("b", {BUNDLE_LABEL: "shop_carts"})
+    out = post.with_bundle_label(plain, "shop/carts")
+    assert out["metadata"]["labels"] == {"team": "x", BUNDLE_LABEL: "shop_carts"}
+    assert plain["metadata"]["labels"] == {"team": "x"}  # never changed in place
+    assert out["data"] is plain["data"]
+    assert post.with_bundle_label(labelled, "shop/carts") is labelled
+
+
+def test_a_single_bundle_source_is_labelled_as_grouping_would_label_it():
+    objects = [_cm("a"), _cm("b", {BUNDLE_LABEL: "shop_carts_web"})]
+    early = post.labelled_early(objects, "shop/carts", split=False)
+    assert early[0] == post.with_bundle_label(objects[0], "shop/carts")
+    assert early[1] is objects[1]  # its own label moves it: grouping decides
+    assert post.with_bundle_label(early[0], "shop/carts") is early[0]
+
+
+def test_split_sources_and_names_a_label_shortens_are_left_to_grouping():
+    objects = [_cm("a")]
+    assert post.labelled_early(objects, "shop", split=True)[0] is objects[0]
+    long_name = "team/" + "x" * 70
+    assert post.labelled_early(objects, long_name, split=False)[0] is objects[0]

@@ -330,3 +330,30 @@ def test_a_kept_render_is_used_only_under_its_own_key(repo, tmp_path):
     plan_of(repo, lambda name: True, RenderCache(disk))
     assert len(list(folder.iterdir())) == len(files)  # the old render of config replaced
     assert files[0].exists() and "not json" not in files[0].read_text()
+
+
+def test_only_this_replicas_bundles_get_writes_worked_out_and_all_are_judged(repo):
+    """Another replica's bundles keep their verdicts and warnings (the rules across bundles
+    read them) but get no objects to write nor generated policies: a replica holds those for
+    its own share alone."""
+    from gitgate.passes.onepass import plan_rendered
+    from gitgate.render.pipeline import render_repo
+
+    rendered = render_repo(repo, None)
+    whole = plan_rendered(rendered, NOW, "r1")
+    names = [item.bundle.name for item in whole.bundles]
+    assert {"app-a", "config"} <= set(names)
+
+    def mine(name: str) -> bool:
+        return name in {"app-a", "config"}
+
+    part = plan_rendered(rendered, NOW, "r1", mine=mine)
+    assert [(i.bundle.name, i.verdict) for i in part.bundles] == [
+        (i.bundle.name, i.verdict) for i in whole.bundles]
+    assert part.warnings == whole.warnings and part.gates == whole.gates
+    for own, full in zip(part.bundles, whole.bundles, strict=True):
+        if mine(own.bundle.name):
+            assert (own.desired, own.policies) == (full.desired, full.policies)
+        else:
+            assert (own.desired, own.policies) == ((), ())
+    assert any(full.policies for full in whole.bundles if not mine(full.bundle.name))
