@@ -40,10 +40,19 @@ def bundle_name(bundle: str, instance: str = DEFAULT_INSTANCE) -> str:
     return stored if instance == DEFAULT_INSTANCE else f"{instance}.{stored}"
 
 
+# Karmada's resource detector takes every object of a kind it does not skip for a template,
+# and keeps each one no policy claims on a waiting list that every new or changed
+# PropagationPolicy reads object by object (a deep copy each). A Bundle is gitgate's record,
+# never a template: this label, Karmada's own way of saying another controller is in charge
+# of an object, takes it off that list, and no policy can propagate it to a member.
+CLAIMED_LABEL = "resourcetemplate.karmada.io/claimed-by"
+CLAIMED_BY = "Bundle.gitgate.io"
+
+
 def _meta(inventory: Inventory) -> dict[str, Any]:
     return {"name": bundle_name(inventory.bundle, inventory.instance), "namespace": NAMESPACE,
             "labels": {INSTANCE_LABEL: inventory.instance,
-                       "app.kubernetes.io/managed-by": "gitgate"}}
+                       "app.kubernetes.io/managed-by": "gitgate", CLAIMED_LABEL: CLAIMED_BY}}
 
 
 def bundle_spec(inventory: Inventory) -> dict[str, Any]:
@@ -173,6 +182,7 @@ def from_bundle(obj: Manifest) -> Inventory:
         clusters_behind=tuple(sorted((str(k), str(v)) for k, v in behind.items()))
         if isinstance(behind, dict) else (("*", ""),),
         generation=int(meta.get("generation") or 0), uid=str(meta.get("uid") or ""),
+        claimed=(meta.get("labels") or {}).get(CLAIMED_LABEL) == CLAIMED_BY,
         healthy_revision=shared(str(status.get("lastHealthyRevision") or "")),
         conditions=tuple(shared_tree(c) for c in _list(status.get("conditions"))
                          if isinstance(c, dict)),

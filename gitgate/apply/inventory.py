@@ -70,6 +70,7 @@ class Inventory:
     # are kept), and the last applies (revision, digest, at, outcome, by)
     generation: int = 0
     uid: str = ""  # the Bundle's, for the events about it
+    claimed: bool = True  # the Bundle has Karmada's claimed-by label (`bundlerecord`)
     healthy_revision: str = ""  # the last revision a loop saw ready on every cluster
     conditions: tuple[dict[str, Any], ...] = ()
     history: tuple[dict[str, str], ...] = ()

@@ -173,11 +173,13 @@ class Stored:
     generation: int
     conditions: tuple[dict[str, object], ...] = ()
     uid: str = ""
+    claimed: bool = True  # it has the label that keeps Karmada's detector off it
 
 
 def stored_of(inventories: Mapping[str, Inventory]) -> dict[str, Stored]:
     """What is known of the Bundles behind `inventories` (legacy records have none)."""
-    return {name: Stored(bundle_spec(inv), inv.generation, inv.conditions, inv.uid)
+    return {name: Stored(bundle_spec(inv), inv.generation, inv.conditions, inv.uid,
+                         inv.claimed)
             for name, inv in inventories.items() if inv.generation}
 
 
@@ -231,11 +233,12 @@ class Ledger:
             uid=self.stored[inventory.bundle].uid)
 
     def _write(self, cluster: ClusterPort, inventory: Inventory) -> None:
-        """The Bundle when its spec changed (or it is new), then its status."""
+        """The Bundle when its spec changed (or it is new, or written before it carried the
+        claimed-by label), then its status."""
         name = inventory.bundle
         spec = bundle_spec(inventory)
         stored = self.stored.get(name)
-        if stored is None or stored.spec != spec:
+        if stored is None or stored.spec != spec or not stored.claimed:
             answer = cluster.apply(to_bundle(inventory))
             meta = answer.obj.get("metadata") or {}
             stored = Stored(spec, int(meta.get("generation") or 1),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.karmada import Run, gitgate, wait_for
+from tests.e2e.karmada import Run, gitgate, stays, wait_for
 from tests.support.karmadarun import app_files, with_namespaces
 
 pytestmark = pytest.mark.e2e
@@ -116,3 +116,44 @@ def test_kubectl_describe_shows_a_halted_wave(run, karmada):
     conditions = {c["type"]: c for c in record["status"]["conditions"]}
     assert conditions["Stalled"]["status"] == "True"
     assert conditions["Ready"]["reason"] == "RolloutHalted"
+
+
+def test_a_bundle_record_is_no_template_a_policy_can_take(run, karmada):
+    """Karmada's detector takes any object of a kind it does not skip for a resource template;
+    one that no policy claims waits on a list every new policy reads object by object. A
+    Bundle record carries Karmada's claimed-by label: a policy selecting it by name binds
+    nothing, where the same policy binds a Bundle without the label (the control, so the
+    test cannot pass because the policy or the detector does nothing)."""
+    from gitgate.apply.bundlerecord import API_VERSION, CLAIMED_LABEL, KIND
+    from gitgate.apply.inventory import NAMESPACE
+
+    run.repo.commit({**with_namespaces(run, "web"), **app_files(run, "web", "nginx:1.0", "a")},
+                    "web")
+    run.apply()
+    record = record_name(run, "web")
+    assert CLAIMED_LABEL in karmada.api.get(API_VERSION, KIND, NAMESPACE, record)[
+        "metadata"]["labels"]
+    control = f"{run.run_id}.control"
+    policy = f"{run.run_id}-takes-records"
+    karmada.api.apply({"apiVersion": API_VERSION, "kind": KIND, "metadata": {
+        "name": control, "namespace": NAMESPACE,
+        "labels": {"gitgate.io/instance": run.run_id}},
+        "spec": {"bundle": "control", "instance": run.run_id}})
+    try:
+        karmada.api.apply({
+            "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+            "metadata": {"name": policy, "namespace": NAMESPACE},
+            "spec": {"resourceSelectors": [
+                {"apiVersion": API_VERSION, "kind": KIND, "name": name}
+                for name in (record, control)],
+                "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}})
+
+        def binding(name: str) -> dict | None:
+            return karmada.api.get("work.karmada.io/v1alpha2", "ResourceBinding", NAMESPACE,
+                                   f"{name}-{KIND}".lower())
+
+        wait_for(lambda: binding(control) is not None, timeout=120)  # Karmada takes a Bundle
+        assert stays(lambda: binding(record) is None, 10) == []
+    finally:
+        karmada.api.delete("policy.karmada.io/v1alpha1", "PropagationPolicy", NAMESPACE, policy)
+        karmada.api.delete(API_VERSION, KIND, NAMESPACE, control)

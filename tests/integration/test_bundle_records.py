@@ -236,3 +236,41 @@ def test_a_pass_reads_only_the_records_that_changed_since_it_last_read_them(tmp_
     assert changed[f"{kube.run_id}-web"].revision != first[f"{kube.run_id}-web"].revision or \
         changed[f"{kube.run_id}-web"].digest != first[f"{kube.run_id}-web"].digest
     assert changed[f"{kube.run_id}-ns"] is first[f"{kube.run_id}-ns"]
+
+
+def test_a_record_is_claimed_so_karmadas_detector_leaves_it_and_an_old_one_is_claimed_next(
+        tmp_path, kube):
+    """Karmada's resource detector takes any object it does not skip for a template and keeps
+    it on a waiting list that each new policy reads object by object; a Bundle carries Karmada's
+    claimed-by label, which takes it off that list (and no policy may propagate it). A record
+    an earlier gitgate wrote without the label gets it at its next write."""
+    from gitgate.apply.bundlerecord import CLAIMED_BY, CLAIMED_LABEL
+
+    ns = kube.ns("shop")
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    root = shop(tmp_path, kube.run_id, ns)
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    name = bundle_name(f"{kube.run_id}-web", kube.run_id)
+    first = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
+    assert first["metadata"]["labels"][CLAIMED_LABEL] == CLAIMED_BY
+
+    # as an earlier gitgate left it: the label taken off by its own field manager's apply
+    path = kube.cluster.path_for(API_VERSION, KIND, NAMESPACE, name)
+    status, body = kube.cluster.request(
+        "PATCH", path, body={"metadata": {"labels": {CLAIMED_LABEL: None}}},
+        content_type="application/merge-patch+json", query={"fieldManager": "gitgate"})
+    assert status == 200, body
+    assert CLAIMED_LABEL not in kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)[
+        "metadata"].get("labels", {})
+
+    assert gitgate("apply", str(root), *flags).returncode == 0  # nothing to write
+    assert CLAIMED_LABEL not in kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)[
+        "metadata"].get("labels", {})
+
+    write_files(root, {"gates/freeze.yaml": (  # web's status moves, its spec does not
+        "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: freeze}\n"
+        f"spec: {{bundles: [{kube.run_id}-web], reason: a freeze}}\n")})
+    assert gitgate("apply", str(root), *flags).returncode == 0
+    again = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
+    assert again["metadata"]["labels"][CLAIMED_LABEL] == CLAIMED_BY
+    assert again["metadata"]["generation"] == first["metadata"]["generation"]  # spec as it was
