@@ -42,7 +42,9 @@ def conditions(obj: dict) -> dict[str, dict]:
     return {c["type"]: c for c in obj["status"]["conditions"]}
 
 
-def test_a_bundle_record_is_a_resource_kubernetes_tools_read(tmp_path, kube):
+def shop_applied(tmp_path, kube) -> tuple:
+    """The shop repo applied once: its namespace, its root, the flags, web's record name and
+    web's record."""
     ns = kube.ns("shop")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     root = shop(tmp_path, kube.run_id, ns)
@@ -50,6 +52,11 @@ def test_a_bundle_record_is_a_resource_kubernetes_tools_read(tmp_path, kube):
     name = bundle_name(f"{kube.run_id}-web", kube.run_id)
     first = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
     assert first is not None
+    return ns, root, flags, name, first
+
+
+def test_a_bundle_record_is_a_resource_kubernetes_tools_read(tmp_path, kube):
+    ns, root, flags, name, first = shop_applied(tmp_path, kube)
     ready = conditions(first)["Ready"]
     assert (ready["status"], ready["reason"]) == ("True", "Applied")
     assert first["status"]["observedGeneration"] == first["metadata"]["generation"]
@@ -246,12 +253,7 @@ def test_a_record_is_claimed_so_karmadas_detector_leaves_it_and_an_old_one_is_cl
     an earlier gitgate wrote without the label gets it at its next write."""
     from gitgate.apply.bundlerecord import CLAIMED_BY, CLAIMED_LABEL
 
-    ns = kube.ns("shop")
-    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
-    root = shop(tmp_path, kube.run_id, ns)
-    assert gitgate("apply", str(root), *flags).returncode == 0
-    name = bundle_name(f"{kube.run_id}-web", kube.run_id)
-    first = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
+    _, root, flags, name, first = shop_applied(tmp_path, kube)
     assert first["metadata"]["labels"][CLAIMED_LABEL] == CLAIMED_BY
 
     # as an earlier gitgate left it: the label taken off by its own field manager's apply
