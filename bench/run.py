@@ -14,6 +14,9 @@ in namespaces of 100 bundles, and:
   the Karmada harness each tool's turn starts once the bindings the other one caused are
   made and the harness's processes are idle (under IDLE_CORES together: Karmada syncs
   Works, statuses and the last run's deletions for minutes after the bindings);
+- on Karmada, the seconds from the start of each tool's turn until Karmada has bound every
+  template it wrote (a ResourceBinding each: `*_bound_s`, bound_ratio = gitgate / kubectl),
+  what a user waits for before anything reaches a member;
 - a no-op pass (nothing changed: render, plan and apply; renders, requests and writes);
 - one bundle changed (one ConfigMap value in a raw bundle): time, renders, objects written;
 - a resync with one object drifted (edited by another field manager): objects written;
@@ -54,7 +57,8 @@ sys.path.insert(0, str(ROOT))
 
 T0 = datetime(2026, 11, 22, 12, tzinfo=UTC)
 PER_NAMESPACE = 100
-CPU_FIELDS = ("bundles", "apply_ratio", "kubectl_apply_s", "kubectl_client_cpu_s",
+CPU_FIELDS = ("bundles", "apply_ratio", "kubectl_bound_s", "gitgate_bound_s", "bound_ratio",
+              "kubectl_apply_s", "kubectl_client_cpu_s",
               "kubectl_server_cpu_s", "kubectl_settled_cpu_s", "cold_apply_s",
               "gitgate_client_cpu_s", "gitgate_server_cpu_s", "gitgate_settled_cpu_s")
 KUBECTL_FALLBACKS = ("/tmp/karmada-assets/kubectl",)
@@ -283,6 +287,28 @@ def _steady_bindings(cluster, quiet: float, limit: float) -> None:
         time.sleep(1.0)
 
 
+def bound(cluster, namespaces: list[str], expected: int, began: float,
+          limit: float = 1800.0) -> float | None:
+    """Seconds from `began` (a turn's start) until Karmada has made a ResourceBinding for
+    each of the `expected` templates in `namespaces`: when what a tool wrote is bound to its
+    policies, which is what a user waits for. Polled after the turn, once a second (a list
+    of one item per namespace), so the turn itself does not pay for it. None on a server
+    that is not Karmada, or past `limit`."""
+    path = "/apis/work.karmada.io/v1alpha2/namespaces/{}/resourcebindings"
+    while time.perf_counter() - began < limit:
+        count = 0
+        for namespace in namespaces:
+            status, body = cluster.request("GET", path.format(namespace), query={"limit": "1"})
+            if status != 200:
+                return None
+            meta = body.get("metadata") or {}
+            count += len(body.get("items") or []) + int(meta.get("remainingItemCount") or 0)
+        if count >= expected:
+            return round(time.perf_counter() - began, 2)
+        time.sleep(1.0)
+    return None
+
+
 def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) -> dict:
     from gitgate.apiserver.transport import load_client
     from gitgate.apiserver.verbs import KubeCluster
@@ -315,6 +341,10 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
             raise SystemExit(f"the generated repo does not render: {problems[:3]}")
         plan = plan_rendered(rendered, T0)
         out["objects"] = sum(len(b.desired) for b in plan.bundles)
+        templates = sum(1 for b in plan.bundles for o in b.desired
+                        if o["metadata"].get("namespace"))
+        namespaces = sorted({o["metadata"]["namespace"] for b in plan.bundles
+                             for o in b.desired if o["metadata"].get("namespace")})
         options = ApplyOptions(now=T0, instance=run, force_conflicts=True,
                                resync=timedelta(hours=1))
         try:
@@ -325,6 +355,10 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
             out["kubectl_apply_s"] = (kubectl_apply(kubectl, kubeconfig, plan, prefix, other,
                                                     scratch, emulated) if kubectl else None)
             out["kubectl_turn"] = turn.done()
+            if not emulated:
+                out["kubectl_bound_s"] = bound(cluster, [n.replace(prefix, other, 1)
+                                                         for n in namespaces],
+                                               templates, turn.began)
             settle(cluster, emulated, processes)
             out["kubectl_settled"] = turn.done()  # the turn and the controllers' backlog
             turn = Turn(processes, children=False)
@@ -332,6 +366,8 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
             result = run_pass(plan, cluster, options)
             out["cold_apply_s"] = time.perf_counter() - started
             out["gitgate_turn"] = turn.done()
+            if not emulated:
+                out["gitgate_bound_s"] = bound(cluster, namespaces, templates, turn.began)
             settle(cluster, emulated, processes)
             out["gitgate_settled"] = turn.done()
             for tool in ("kubectl", "gitgate"):
@@ -374,6 +410,8 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
     out["render_ratio"] = out["serial_tools_s"] / out["cold_render_s"]
     out["apply_ratio"] = (out["cold_apply_s"] / out["kubectl_apply_s"]
                           if out["kubectl_apply_s"] else None)
+    if out.get("gitgate_bound_s") and out.get("kubectl_bound_s"):
+        out["bound_ratio"] = out["gitgate_bound_s"] / out["kubectl_bound_s"]
     return out
 
 
