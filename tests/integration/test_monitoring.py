@@ -67,7 +67,7 @@ def exported() -> set[str]:
     """Every series name gitgate's registry can expose (counters with `_total`, histograms
     with their `_bucket`, `_sum` and `_count`)."""
     names = set()
-    for family in LoopMetrics(tool_versions={}).registry.collect():
+    for family in LoopMetrics(tool_versions={}).families():
         names.add(family.name)
         if family.type == "counter":
             names.add(f"{family.name}_total")

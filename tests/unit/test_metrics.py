@@ -69,3 +69,26 @@ def test_failed_passes_count_the_passes_in_a_row_and_drop_a_bundle_that_left():
         (("bundle", "a"),): 0, (("bundle", "b"),): 2, (("bundle", "c"),): 0}
     metrics.record_failures(set(), {"b"})
     assert samples(metrics, "gitgate_bundle_failed_passes") == {(("bundle", "b"),): 0}
+
+
+def test_the_per_bundle_text_is_formatted_again_only_after_a_change():
+    metrics = LoopMetrics()
+    metrics.record_verdicts({"a": "apply"})
+    first = metrics.bundles.exposition()
+    assert metrics.bundles.exposition() is first  # a scrape between passes: the kept text
+    metrics.record_fetch(True, 50.0)  # the loop's own series are not the bundles'
+    assert metrics.bundles.exposition() is first
+    for change in (lambda: metrics.record_verdicts({"a": "held"}),
+                   lambda: metrics.record_failures({"a"}, {"a"}),
+                   lambda: metrics.record_applied(["a"], 70.0),
+                   lambda: metrics.forget_bundles(set()),
+                   lambda: metrics.record_dispatch({})):
+        before = metrics.bundles.exposition()
+        change()
+        assert metrics.bundles.exposition() is not before
+    said = samples(metrics, "gitgate_bundle_verdict")
+    assert {k: v for k, v in said.items() if v} == {
+        (("bundle", "a"), ("verdict", "held")): 1}
+    assert samples(metrics, "gitgate_bundle_failed_passes") == {(("bundle", "a"),): 1}
+    assert samples(metrics, "gitgate_bundle_last_applied_timestamp_seconds") == {}  # forgotten
+    assert samples(metrics, "gitgate_git_last_fetch_timestamp_seconds") == {(): 50.0}
