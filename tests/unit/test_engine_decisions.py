@@ -223,3 +223,18 @@ def test_the_prune_decision_is_pure_over_plan_and_inventories():
     everything = {"web": (entry("a"), entry("b")), "big": inventories["big"].entries}
     assert prunes.decide(plan, inventories, everything).blocked
     assert not prunes.decide(plan, inventories, everything, allow_mass_prune=True).blocked
+
+
+def test_the_record_of_a_change_goes_before_the_records_that_only_follow_the_revision():
+    cluster = MemoryCluster()
+    options = ApplyOptions(now=NOW, concurrency=1)  # one write at a time: the order shows
+    sources = [source(name, cm(f"{name}-conf")) for name in ("a", "b", "c", "d")]
+    run_pass(make_plan(tuple(sources), {}, NOW, "rev1"), cluster, options)
+    cluster.calls.clear()
+    sources[2] = source("c", cm("c-conf", data={"v": "2"}))  # the commit changes c alone
+    passed = run_pass(make_plan(tuple(sources), {}, NOW, "rev2"), cluster, options)
+    assert [b.bundle for b in passed.bundles if b.applied] == ["c"]
+    statuses = [what.split("/")[1].removesuffix(" status") for verb, what in cluster.calls
+                if verb == "apply" and what.startswith("Bundle.gitgate.io gitgate-system/")
+                and what.endswith(" status")]
+    assert statuses == ["c", "a", "b", "d"]  # every record follows rev2, c's first
