@@ -60,7 +60,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
     now = rfc3339(options.now)
     changed: list[Inventory] = []
     events: dict[str, list[Transition]] = {}
-    eventful: set[str] = set()
+    acted_on: set[str] = set()
     for name, unit in work.items():
         if unit.plan is None:
             continue
@@ -95,7 +95,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
         changed.append(inventory)
         if (unit.wrote or unit.result.pruned or unit.result.failed or previous is None
                 or previous.verdict != state):
-            eventful.add(name)
+            acted_on.add(name)
         events[name] = transitions(previous, inventory, pruned=len(unit.result.pruned),
                                    failed_reason=unit.result.reason if unit.result.failed
                                    else "")
@@ -106,7 +106,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
     # bundle's status (5,000 writes at 5,000 bundles), and the record of the change it
     # brings, which `status`, the web page and a takeover wait for, should not queue
     # behind them
-    changed.sort(key=lambda inventory: inventory.bundle not in eventful)
+    changed.sort(key=lambda inventory: inventory.bundle not in acted_on)
     ledger.ensure_home(cluster)
     for answer in fan_out(lambda inventory: ledger.write(cluster, inventory,
                                                         events.get(inventory.bundle, ())),
