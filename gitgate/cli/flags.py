@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 from pathlib import Path
 
@@ -105,6 +106,15 @@ def _concurrency(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_CONCURRENCY}, "
                                          f"not {text!r}")
     return value
+
+
+def replica_identity(text: str) -> str:
+    """`--identity`: a DNS label, so two names never fold into one Lease name."""
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a replica name: use lowercase letters, digits and '-' (at most "
+            "63, starting and ending with a letter or digit), e.g. the pod's name")
+    return text
 
 
 def git_flags(parser: argparse.ArgumentParser) -> None:

@@ -19,6 +19,7 @@ from gitgate.cli.flags import (
     HelpFormatter,
     kube_flags,
     read_secret_file,
+    replica_identity,
     tool_flags,
     trust_from,
     ui_flags,
@@ -138,6 +139,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           "one lease duration) before the first pass, so a cold start is "
                           "shared instead of done by the first replica up (set it to the "
                           "Deployment's replicas)")
+    run.add_argument("--identity", metavar="NAME", type=replica_identity,
+                     help="with --shard: the name this replica goes by in the Leases, the "
+                          "assignment and the API server's audit log (lowercase letters, "
+                          "digits and '-', at most 63; without it, the host name and a random "
+                          "suffix). Give every replica its own, e.g. the pod's name; a process "
+                          "that finds another renewing its name steps back and writes nothing")
     run.add_argument("--lease-duration", type=int, default=15,
                      help="seconds a leader's Lease lasts without renewal")
     write_flags(run)
@@ -207,7 +214,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                            concurrency=args.apply_concurrency,
                            hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
                            actor="loop"))
-    identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+    identity = args.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     api.user_agent = f"gitgate/{__version__} ({identity})"  # the API server's audit log
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))

@@ -10,8 +10,13 @@ A replica acts on an assignment only once every live replica has acknowledged it
 annotation on its Lease, written at the start of a tick, between passes): a replica that
 acknowledges a new assignment has finished every pass under the old one, so no two replicas
 ever act on different assignments at once. A replica whose Lease ran out is not waited for:
-its fence (`apply.fencing`) stopped its writes before the Lease expired. I/O through the
-ports; the clocks are the caller's."""
+its fence (`apply.fencing`) stopped its writes before the Lease expired.
+
+Two processes given the same identity (`--identity`) would renew one Lease and both act on one
+share. Each process writes a random incarnation beside its identity; one that reads another
+incarnation on its own Lease steps back for good: it stops renewing, writes nothing and says
+why, and the process that renewed last carries the share on. I/O through the ports; the clocks
+are the caller's."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import logging
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,6 +42,7 @@ log = logging.getLogger("gitgate")
 
 REPLICA_LABEL = "gitgate.io/replica"  # on each replica's Lease: "true"
 ACKNOWLEDGED = "gitgate.io/acknowledged"  # on each replica's Lease: the assignment it acts on
+INCARNATION = "gitgate.io/incarnation"  # on each replica's Lease: the process that renewed it
 MANAGER = "gitgate-shards"
 LEASE_API = "coordination.k8s.io/v1"
 
@@ -57,6 +64,7 @@ class Replica:
     renewed: datetime | None
     duration: timedelta
     acknowledged: str
+    incarnation: str = ""
 
     def live(self, now: datetime) -> bool:
         return self.renewed is not None and now < self.renewed + self.duration
@@ -81,7 +89,8 @@ def replica_of(lease: dict[str, object]) -> Replica | None:
     assert isinstance(annotations, dict)
     return Replica(identity, renewed,
                    timedelta(seconds=seconds if isinstance(seconds, int) else 0),
-                   str(annotations.get(ACKNOWLEDGED) or ""))
+                   str(annotations.get(ACKNOWLEDGED) or ""),
+                   str(annotations.get(INCARNATION) or ""))
 
 
 @dataclass(frozen=True)
@@ -94,16 +103,21 @@ class Turn:
     waiting_for: tuple[str, ...] = ()  # live replicas that have not acknowledged it yet
     live: tuple[str, ...] = field(default_factory=tuple)
     gathering: int = 0  # at start: replicas still expected to join before the first pass
+    stepped_back: bool = False  # another process renews this identity's Lease: never act
 
     @property
     def acting(self) -> bool:
-        return (self.shards is not None and self.identity in self.shards.members
+        return (not self.stepped_back
+                and self.shards is not None and self.identity in self.shards.members
                 and self.term is not None and not self.waiting_for and not self.gathering)
 
     def owns(self, bundle: str) -> bool:
         return self.shards is not None and self.shards.owns(self.identity, bundle)
 
     def said(self) -> str:
+        if self.stepped_back:
+            return (f"another process runs as {self.identity} and renews its Lease: this "
+                    "one writes nothing; give each replica its own --identity and restart it")
         if self.shards is None:
             return "no assignment yet"
         if self.term is None:
@@ -136,6 +150,9 @@ class Membership:
         self.fence = Fence(renew_deadline, monotonic)
         self.on_change = on_change  # wakes the loop when the agreement moved
         self.acknowledged = ""
+        self.incarnation = uuid.uuid4().hex[:12]  # this process, among any sharing the identity
+        self.stepped_back = False
+        self._renewed_once = False  # before it, the Lease may still name a predecessor's run
         # at start, the first pass waits (at most one lease duration) until this many
         # replicas are live, so a cold start is shared instead of done by the first one up
         self.expected_replicas = expected_replicas
@@ -154,6 +171,8 @@ class Membership:
     # ------------------------------------------------------------------ the Lease
     def renew(self) -> bool:
         """Renew this replica's Lease (with the assignment it acknowledges)."""
+        if self.stepped_back:
+            return False
         sent = self.monotonic()
         now = self.wall_clock()
         try:
@@ -161,7 +180,8 @@ class Membership:
                 "apiVersion": LEASE_API, "kind": "Lease",
                 "metadata": {"name": self.name, "namespace": NAMESPACE,
                              "labels": {INSTANCE_LABEL: self.instance, REPLICA_LABEL: "true"},
-                             "annotations": {ACKNOWLEDGED: self.acknowledged}},
+                             "annotations": {ACKNOWLEDGED: self.acknowledged,
+                                             INCARNATION: self.incarnation}},
                 "spec": {"holderIdentity": self.identity,
                          "leaseDurationSeconds": self.lease_duration,
                          "renewTime": micro_time(now)}}, manager=MANAGER, force=True)
@@ -170,13 +190,31 @@ class Membership:
                         extra={"event": "shard-lease"})
             return False
         self.fence.renewed(at=sent)
+        self._renewed_once = True
         return True
 
     def replicas(self) -> list[Replica]:
+        renewed_before = self._renewed_once  # else the list may predate this run's Lease
         found = self.cluster.list_objects(LEASE_API, "Lease", NAMESPACE,
                                           f"{INSTANCE_LABEL}={self.instance},"
                                           f"{REPLICA_LABEL}=true")
-        return [r for r in (replica_of(lease) for lease in found) if r is not None]
+        replicas = [r for r in (replica_of(lease) for lease in found) if r is not None]
+        if renewed_before:
+            self._notice_a_twin(replicas)
+        return replicas
+
+    def _notice_a_twin(self, replicas: list[Replica]) -> None:
+        """Step back for good when another process renewed this identity's Lease."""
+        mine = next((r for r in replicas if r.identity == self.identity), None)
+        if self.stepped_back or mine is None or mine.incarnation in ("", self.incarnation):
+            return
+        self.stepped_back = True
+        self.fence.lapse()  # a pass in flight writes nothing more
+        log.error("another process (incarnation %s) renews the Lease of replica %s: this one "
+                  "(incarnation %s) steps back and writes nothing; give each replica its own "
+                  "--identity and restart it", mine.incarnation, self.identity,
+                  self.incarnation, extra={"event": "shard-twin", "identity": self.identity})
+        self.on_change()
 
     # ------------------------------------------------------------------ the agreement
     def agreed(self) -> ShardMap | None:
@@ -189,7 +227,8 @@ class Membership:
         replicas = self.replicas()
         live = ShardMap.of([r.identity for r in replicas if r.live(now)])
         shards = self.agreed()
-        if live.members and (shards is None or shards.members != live.members):
+        if live.members and not self.stepped_back \
+                and (shards is None or shards.members != live.members):
             try:
                 record_document(self.cluster, self.instance, "shards", live.as_dict())
                 log.info("shard assignment: %s", ", ".join(live.members),
@@ -209,7 +248,9 @@ class Membership:
         except GitgateError as exc:
             log.warning("cannot read the replicas' Leases: %s", exc.message,
                         extra={"event": "shards"})
-            return Turn(None, self.identity, None)
+            return Turn(None, self.identity, None, stepped_back=self.stepped_back)
+        if self.stepped_back:
+            return Turn(shards, self.identity, None, stepped_back=True)
         if shards is not None and shards.digest != self.acknowledged \
                 and self.identity in shards.members:
             self.acknowledged = shards.digest
@@ -248,6 +289,8 @@ class Membership:
     def look(self) -> None:
         """One beat of the thread: renew this replica's Lease, read the others', and wake the
         loop when the agreement or the acknowledgements moved."""
+        if self.stepped_back:
+            return
         self.renew()
         try:
             shards, replicas = self.settle()
@@ -272,5 +315,7 @@ class Membership:
         over at once instead of waiting for it to expire."""
         self.stopped.set()
         self.fence.lapse()
+        if self.stepped_back:
+            return  # the Lease is the other process's now
         with contextlib.suppress(GitgateError):  # else the Lease simply runs out
             self.cluster.delete(LEASE_API, "Lease", NAMESPACE, self.name)

@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.karmada import Run, wait_for
 from tests.support.karmadarun import app_files, with_namespaces
+from tests.support.shards import sharing_identities
 
 pytestmark = pytest.mark.e2e
 APPS = ["a", "b", "c", "d", "e", "f"]
@@ -40,8 +41,9 @@ def test_two_replicas_share_the_bundles_and_one_killed_is_taken_over(run, karmad
         files.update(app_files(run, app, "nginx:1.0", "v1"))
     run.repo.commit(files, "six apps")
     replicas = [run.start_loop(tmp_path / f"cache-{index}", "--shard", "--expect-replicas", "2",
-                               "--lease-duration", str(LEASE), "--status-interval", "2s")
-                for index in range(2)]
+                               "--lease-duration", str(LEASE), "--status-interval", "2s",
+                               "--identity", identity)
+                for index, identity in enumerate(sharing_identities(APPS))]
     try:
         everywhere(run, "v1", timeout=120)
         wait_for(lambda: len(set(shards_of(run).values())) == 2, timeout=60,

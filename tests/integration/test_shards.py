@@ -19,17 +19,18 @@ import pytest
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.bundlerecord import bundle_name
-from gitgate.apply.inventory import system_namespace
+from gitgate.apply.inventory import NAMESPACE, system_namespace
 from gitgate.apply.work import ApplyOptions
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.model.shardmap import owner
 from gitgate.output.webui import ApiSource, loop_source
 from gitgate.passes.recorded import read_parts, record_part
-from gitgate.passes.shards import ACKNOWLEDGED, Membership
+from gitgate.passes.shards import ACKNOWLEDGED, INCARNATION, LEASE_API, Membership
 from gitgate.source.git import LocalCheckout
 from tests.conftest import REPO_ROOT, set_identity, write_files
 from tests.support.http import free_port, get, until
 from tests.support.looping import T0, Clock
+from tests.support.shards import sharing_identities
 
 pytestmark = pytest.mark.integration
 NS = "shop"
@@ -87,6 +88,45 @@ def test_replicas_agree_take_over_and_come_back(kube):
     b.stop()  # a clean shutdown hands the bundles over at once, no expiry to wait for
     turn = a.turn()
     assert turn.acting and turn.shards.members == ("a",)
+
+
+def test_two_processes_given_one_identity_never_act_together(kube):
+    kube.cluster.apply(system_namespace())
+    clocks = Clocks()
+    other = member(kube.cluster, kube.run_id, "b", clocks)
+    first, twin = (member(kube.cluster, kube.run_id, "a", clocks) for _ in range(2))
+    for one in (other, first):
+        one.renew()
+    first.turn()  # acknowledges the assignment of a and b; b has not yet
+    assert other.turn().acting and first.turn().acting
+
+    twin.renew()  # a second process started as `a`: it renewed last, so it carries on
+    turn = first.turn()
+    assert first.stepped_back and not turn.acting and "--identity" in turn.said()
+    assert first.fence.term() is None  # a pass in flight writes nothing more
+    assert twin.turn().acting and not twin.stepped_back
+    clocks.advance(3)
+    first.look()  # stepped back for good: it renews nothing, so the twin never sees it
+    assert twin.turn().acting and first.turn().acting is False
+    lease = kube.cluster.get(LEASE_API, "Lease", NAMESPACE, first.name)
+    assert lease["metadata"]["annotations"][INCARNATION] == twin.incarnation
+    first.stop()  # its shutdown leaves the Lease to the twin
+    assert kube.cluster.get(LEASE_API, "Lease", NAMESPACE, first.name) is not None
+    assert twin.turn().acting
+
+
+def test_a_restart_under_the_same_identity_is_not_taken_for_a_twin(kube):
+    kube.cluster.apply(system_namespace())
+    clocks = Clocks()
+    before = member(kube.cluster, kube.run_id, "a", clocks)
+    before.renew()
+    assert before.turn().acting
+    # killed (its Lease stays, naming its incarnation), then started again as `a`
+    after = member(kube.cluster, kube.run_id, "a", clocks)
+    assert after.replicas()[0].incarnation == before.incarnation  # read before its renewal
+    after.renew()
+    turn = after.turn()
+    assert turn.acting and not after.stepped_back
 
 
 def test_a_cold_start_waits_for_the_expected_replicas_then_is_shared(kube):
@@ -354,6 +394,7 @@ def assignment(emulator) -> list[str]:
 def test_two_processes_share_the_bundles_and_one_paused_writes_nothing_stale(tmp_path,
                                                                            emulator):
     upstream = Upstream(tmp_path)
+    identities = sharing_identities(APPS)
     kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     ports = [free_port(), free_port()]
@@ -361,13 +402,14 @@ def test_two_processes_share_the_bundles_and_one_paused_writes_nothing_stale(tmp
         [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", upstream.url,
          "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{ports[index]}",
          "--interval", "1s", "--status-interval", "1s", "--lease-duration", "6",
-         "--cache-dir", str(tmp_path / f"cache-{index}")],
+         "--identity", identities[index], "--cache-dir", str(tmp_path / f"cache-{index}")],
         cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
         env={**os.environ, "PYTHONUNBUFFERED": "1"}) for index in range(2)]
     try:
         until(lambda: set(values(emulator).values()) == {"one"}, 60, "every bundle applied")
         until(lambda: all(acting(port) for port in ports), 30, "both replicas act")
         paused_identity = identity_of(ports[0])
+        assert paused_identity == identities[0]
         seen = len(emulator.state.writes())
         upstream.set_value(tmp_path, "two")
         until(lambda: set(values(emulator).values()) == {"two"}, 60, "a change applied")

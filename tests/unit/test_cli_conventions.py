@@ -61,3 +61,18 @@ def test_completion_scripts(shell, capsys):
     assert main(["completion", shell]) == 0
     script = capsys.readouterr().out
     assert "gitgate" in script and "_ARGCOMPLETE" in script or "complete" in script
+
+
+@pytest.mark.parametrize("name", ["Replica-A", "a_b", "-a", "a-", "", "a" * 64, "a.b"])
+def test_a_replica_name_that_could_fold_into_another_lease_is_refused(name, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["run", "--repo", "r", "--shard", f"--identity={name}"])
+    assert exit_.value.code == 2
+    said = capsys.readouterr().err
+    assert "--identity" in said and "is not a replica name" in said and "pod's name" in said
+
+
+def test_a_replica_name_like_a_pods_is_taken():
+    args = build_parser().parse_args(["run", "--repo", "r", "--shard",
+                                      "--identity", "gitgate-7d9f-x2k4q"])
+    assert args.identity == "gitgate-7d9f-x2k4q"
