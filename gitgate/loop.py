@@ -352,7 +352,8 @@ class Reconciler:
         started = time.monotonic()
         root = self.source.cache_dir / self.settings.path
         try:
-            options = replace(self.settings.apply, now=now, resync=self.settings.resync)
+            options = replace(self.settings.apply, now=now, resync=self.settings.resync,
+                              share_moved=self._share_moved_since())
             turn = self.state.turn if self.shards is not None else None
             cluster: ClusterPort = self.cluster
             if turn is not None and turn.term is not None and self.shards is not None:
@@ -544,9 +545,10 @@ class Reconciler:
         self.observe_after(passed, self._share_moved_since())
 
     def _share_moved_since(self) -> Callable[[], bool] | None:
-        """With --shard: a question a long read asks before each list, with no request of its
-        own: has the Lease thread seen the assignment move (away from the one this replica
-        acts on) since the read began? None without --shard."""
+        """With --shard: a question a long read asks before each list, and a pass before each
+        record that only follows the new revision, with no request of its own: has the Lease
+        thread seen the assignment move (away from the one this replica acts on) since the
+        read or pass began? None without --shard."""
         turn = self.state.turn
         if self.shards is None or turn is None or turn.shards is None:
             return None

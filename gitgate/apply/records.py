@@ -4,6 +4,7 @@ reported as the bundle's failure."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from gitgate.apply import overrides
@@ -22,6 +23,8 @@ from gitgate.model import HoldReason, Verdict
 from gitgate.plan import Plan
 from gitgate.progression.record import Progression
 from gitgate.timespec import rfc3339
+
+log = logging.getLogger("gitgate")
 
 
 def _suspended(unit: BundleWork) -> tuple[str, ...] | None:
@@ -108,12 +111,25 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
     # behind them
     changed.sort(key=lambda inventory: inventory.bundle not in acted_on)
     ledger.ensure_home(cluster)
-    for answer in fan_out(lambda inventory: ledger.write(cluster, inventory,
-                                                        events.get(inventory.bundle, ())),
-                          changed, options.concurrency):
+    moved = options.share_moved
+
+    def write(inventory: Inventory) -> bool:
+        if moved is not None and inventory.bundle not in acted_on and moved():
+            return False  # the pass over the new share writes it (`ApplyOptions`)
+        ledger.write(cluster, inventory, events.get(inventory.bundle, ()))
+        return True
+
+    written = 0
+    for answer in fan_out(write, changed, options.concurrency):
         if isinstance(answer, GitgateError):
             raise answer
-    return len(changed)
+        written += answer
+    if written < len(changed):
+        log.info("shard: the assignment moved during the pass; %d record(s) that only follow "
+                 "the new revision are left to the pass over the new share",
+                 len(changed) - written, extra={"event": "records-deferred",
+                                                "count": len(changed) - written})
+    return written
 
 
 def _history(unit: BundleWork, live: Live, revision: str, digest: str, now: str,

@@ -3,6 +3,7 @@ the results it reports."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -27,6 +28,11 @@ class ApplyOptions:
     concurrency: int = 8  # API requests in flight at once within a stage (1: one by one)
     hook_timeout: timedelta = timedelta(minutes=10)  # how long a sync step may take
     actor: str = "cli"  # who runs the pass, for the history: `loop` (gitgate run) or `cli`
+    # with --shard: asked before each record that only follows the new revision; once it
+    # says the assignment moved, those are left to the pass over the new share (which
+    # writes them again: they still differ from what is recorded), so a takeover does not
+    # queue behind thousands of them
+    share_moved: Callable[[], bool] | None = None
 
 
 @dataclass

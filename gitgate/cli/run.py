@@ -171,6 +171,13 @@ COLLECTOR_THRESHOLDS = (20_000, 20, 10)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    # the keys of the signers gitgate.yaml names, removed when the loop ends (a process
+    # killed outright leaves the folder to the system's temporary files)
+    with tempfile.TemporaryDirectory(prefix="gitgate-repo-signers-") as signers:
+        return _run(args, Path(signers))
+
+
+def _run(args: argparse.Namespace, signers: Path) -> int:
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     limit_arenas()  # before any thread: freed memory is not spread over 16 arenas (`heap`)
     keep_records_parsed()  # a pass every interval: read again only the records that changed
@@ -190,7 +197,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     auth = GitAuth.from_settings(args.git_token_file, args.git_token_env, args.git_ssh_key,
                                  args.git_known_hosts, args.git_username)
     trust = trust_from(args)
-    repo_trust = RepoTrust(Path(tempfile.mkdtemp(prefix="gitgate-repo-signers-")), args.path)
+    repo_trust = RepoTrust(signers, args.path)
     guard = guard_from(args) or GateGuard(folder=args.path, repo_trust=repo_trust)
     secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
               if args.webhook_secret_file else None)

@@ -30,14 +30,16 @@ def test_both_replicas_ready_and_sigterm_hands_over_the_lease(kube, tmp_path):
     ports = [free_port(), free_port()]
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     replicas = []
+    scratch = [tmp_path / "tmp-a", tmp_path / "tmp-b"]  # each process's TMPDIR
     for index, port in enumerate(ports):
+        scratch[index].mkdir()
         replicas.append(subprocess.Popen(
             [sys.executable, "-m", "gitgate.cli", "run", "--repo", upstream.url,
              "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id,
              "--listen", f"127.0.0.1:{port}", "--interval", "1s", "--lease-duration", "15",
              "--cache-dir", str(tmp_path / f"cache-{index}")],
             cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
-            env={**os.environ, "PYTHONUNBUFFERED": "1"}))
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(scratch[index])}))
     try:
         for port in ports:
             until(lambda p=port: get(f"http://127.0.0.1:{p}/readyz")[0] == 200, 60,
@@ -53,6 +55,8 @@ def test_both_replicas_ready_and_sigterm_hands_over_the_lease(kube, tmp_path):
         took = until(lambda: leading(ports[standby]), 5,
                      "the standby leads after the leader's SIGTERM (the Lease lasts 15 s)")
         assert replicas[leader].wait(10) == 0
+        assert list(scratch[leader].iterdir()) == []  # its scratch folders went with it
+        assert any(scratch[standby].iterdir())  # (the one still running has them)
         assert took < 5
         leader_log = logs[leader].read_text()
         standby_log = logs[standby].read_text()

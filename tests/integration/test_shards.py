@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import git
@@ -242,6 +243,59 @@ def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
         live = emulator.state.object("", "configmaps", NS, name)
         assert live["data"]["value"] == "two", name
         assert "a" in writers(emulator, name)
+
+
+def attempted(cluster: KubeCluster) -> dict[str, str]:
+    """Each bundle's record: the revision its last pass attempted."""
+    return {r["spec"]["bundle"]: r["status"]["lastAttemptedRevision"]
+            for r in cluster.list_objects("gitgate.io/v1alpha1", "Bundle", "gitgate-system")}
+
+
+def test_a_pass_whose_share_moves_leaves_the_records_that_only_follow_the_commit(
+        tmp_path, emulator, tools):
+    """b dies while a's pass writes the records of a commit that changed one of a's bundles:
+    the change's record goes, the rest wait for the pass over the new share, which takes b's
+    bundles over without queueing behind them and then writes every record."""
+    a, b = two_replicas(tmp_path, emulator, tools)
+    turns(a, b)
+    mine = sorted(name for name in APPS if a.state.turn.owns(name))
+    assert 2 <= len(mine) < len(APPS)
+    root = repo(tmp_path, "one")
+    write_files(root, {f"{mine[0]}/cm.yaml": (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {mine[0]}, namespace: {NS}}}\n"
+        "data: {value: two}\n")})
+    a.source.revision = "c0ffee2"  # the commit that brings it (the folder is not in Git)
+    records: list[str] = []
+    write = a.cluster.apply
+
+    def apply(obj, **kw):  # b's Lease runs out as a's first record goes in
+        if obj.get("kind") == "Bundle" and kw.get("subresource") == "status":
+            records.append(obj["metadata"]["name"])
+            if records[-1] == bundle_name(mine[0]):
+                b.shards.stop()
+                a.shards.look()  # the Lease thread's beat: it sees the new assignment
+        return write(obj, **kw)
+
+    a.cluster.apply = apply
+    # one record at a time, so the order shows (with 8 in flight, those already sent go)
+    a.settings = replace(a.settings, apply=replace(a.settings.apply, concurrency=1))
+    a.request_pass()
+    assert a._take_turn()
+    a.tick()
+    # `ns` (others wait for it) may go first; after the change's record, none of a's share
+    assert records[-1] == bundle_name(mine[0]) and set(records) <= {"ns", records[-1]}
+    cluster = KubeCluster(load_client(str(tmp_path / "kubeconfig")))
+    revisions = attempted(cluster)
+    assert revisions[mine[0]] == "c0ffee2"
+    assert {revisions[name] for name in mine[1:]} == {"unknown"}  # left for the next pass
+
+    records.clear()
+    a.clock.advance(seconds=60)
+    assert a._take_turn() and all(a.state.turn.owns(name) for name in APPS)
+    a.tick()  # the takeover pass writes what was left, and b's bundles' records
+    assert set(records) >= {bundle_name(name) for name in APPS[1:]} - {bundle_name(mine[0])}
+    revisions = attempted(cluster)
+    assert {revisions[name] for name in APPS} == {"c0ffee2"}
 
 
 def test_what_the_other_replica_waits_for_is_recorded_before_the_rest_of_the_pass(

@@ -4,6 +4,7 @@ held bundle. Plain data in, the calls the engine made out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from gitgate.apply.engine import run_pass
@@ -238,3 +239,30 @@ def test_the_record_of_a_change_goes_before_the_records_that_only_follow_the_rev
                 if verb == "apply" and what.startswith("Bundle.gitgate.io gitgate-system/")
                 and what.endswith(" status")]
     assert statuses == ["c", "a", "b", "d"]  # every record follows rev2, c's first
+
+
+def record_writes(cluster: MemoryCluster) -> list[str]:
+    return [what.split("/")[1].removesuffix(" status") for verb, what in cluster.calls
+            if verb == "apply" and what.startswith("Bundle.gitgate.io gitgate-system/")
+            and what.endswith(" status")]
+
+
+def test_once_the_share_moves_the_records_that_only_follow_the_revision_wait_for_the_next_pass():
+    cluster = MemoryCluster()
+    options = ApplyOptions(now=NOW, concurrency=1)
+    sources = [source(name, cm(f"{name}-conf")) for name in ("a", "b", "c", "d")]
+    run_pass(make_plan(tuple(sources), {}, NOW, "rev1"), cluster, options)
+    cluster.calls.clear()
+    sources[2] = source("c", cm("c-conf", data={"v": "2"}))  # the commit changes c alone
+    plan = make_plan(tuple(sources), {}, NOW, "rev2")
+    moved = replace(options, share_moved=lambda: "a" in record_writes(cluster))
+    passed = run_pass(plan, cluster, moved, keep_inventories=True)
+    assert record_writes(cluster) == ["c", "a"]  # the change's record always goes
+    assert passed.inventories_written == 2
+    assert {n: i.revision for n, i in passed.inventories.items()} == {
+        "a": "rev2", "b": "rev1", "c": "rev2", "d": "rev1"}  # as the cluster holds them
+
+    cluster.calls.clear()  # the next pass (over the new share) writes what was left
+    again = run_pass(plan, cluster, options)
+    assert record_writes(cluster) == ["b", "d"] and again.inventories_written == 2
+    assert not any(verb == "apply" and "ConfigMap" in what for verb, what in cluster.calls)
