@@ -123,15 +123,38 @@ def _encoded(body: dict[str, Any]) -> bytes | dict[str, Any]:
         return body
 
 
+# told of every request once it is answered (or given up): its verb, the resource it names
+# (`resource_of`), the status code (0: no answer) and the seconds it took, retries included
+RequestObserver = Callable[[str, str, int, float], None]
+
+
+def resource_of(path: str) -> str:
+    """The resource a request's path names, for a metric's label: `configmaps`,
+    `bundles/status`, `namespaces`; `discovery` for the API's own listings."""
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if parts[:2] == ["api", "v1"]:
+        rest = parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) > 3:
+        rest = parts[3:]
+    else:
+        return "discovery"
+    if len(rest) > 2 and rest[0] == "namespaces":
+        rest = rest[2:]
+    if not rest:
+        return "discovery"
+    return f"{rest[0]}/{rest[2]}" if len(rest) > 2 else rest[0]
+
+
 class Transport:
     """Sends one request and reads its answer."""
 
     def __init__(self, api: k8s.ApiClient, *, timeouts: Timeouts | None = None,
-                 retry: RetryPolicy | None = None):
+                 retry: RetryPolicy | None = None, observer: RequestObserver | None = None):
         self.api = api
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.server = display_url(api.configuration.host)  # never its user:password
+        self.observer = observer
 
     def stream_lines(self, path: str, query: dict[str, str], seconds: float) -> Iterator[str]:
         """The lines of a streamed GET (a watch), as they come, for at most `seconds` (plus
@@ -162,6 +185,20 @@ class Transport:
     def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
                 body: Any = None, content_type: str | None = None,
                 accept: str = "application/json") -> tuple[int, Any]:
+        if self.observer is None:
+            return self._request(method, path, query, body, content_type, accept)
+        started, status = time.monotonic(), 0
+        try:
+            status, answer = self._request(method, path, query, body, content_type, accept)
+            return status, answer
+        except KubeError as exc:
+            status = exc.status or 0
+            raise
+        finally:
+            self.observer(method, resource_of(path), status, time.monotonic() - started)
+
+    def _request(self, method: str, path: str, query: dict[str, str] | None, body: Any,
+                 content_type: str | None, accept: str) -> tuple[int, Any]:
         headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type

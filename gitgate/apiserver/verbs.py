@@ -51,7 +51,8 @@ class KubeCluster:
         """The same cluster, every request sent as `user` (its discovery is shared)."""
         clone = copy.copy(self)
         clone.api = impersonating(self.api, user)
-        clone.transport = Transport(clone.api, timeouts=self.timeouts, retry=self.retry)
+        clone.transport = Transport(clone.api, timeouts=self.timeouts, retry=self.retry,
+                                    observer=self.transport.observer)
         return clone
 
     def request(self, method: str, path: str, *, query: dict[str, str] | None = None,

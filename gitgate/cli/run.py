@@ -226,6 +226,7 @@ def _run(args: argparse.Namespace, signers: Path) -> int:
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
+    cluster.transport.observer = reconciler.metrics.api_request
     if urls:
         reconciler.notifier = Notifier(apprise_sender(urls))
     elector = None

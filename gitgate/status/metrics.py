@@ -91,7 +91,20 @@ class LoopMetrics:
         self.head_unapplied = Gauge("gitgate_head_unapplied_since_timestamp_seconds",
                                     "since when the branch's head has not been reconciled "
                                     "without failure (0 while it is)", registry=self.registry)
+        self.api_requests = Counter("gitgate_api_requests", "requests to the Karmada API "
+                                    "server by verb and status code (0: no answer)",
+                                    ["verb", "code"], registry=self.registry)
+        self.api_request_duration = Histogram(
+            "gitgate_api_request_duration_seconds", "seconds from sending a request to the "
+            "Karmada API server to its answer, retries included, by verb and resource",
+            ["verb", "resource"], registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
         self.bundles = BundleSeries()  # exposed beside the registry, its text kept
+
+    def api_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
+        """A request answered (`apiserver.transport.RequestObserver`)."""
+        self.api_requests.labels(verb, str(code)).inc()
+        self.api_request_duration.labels(verb, resource).observe(seconds)
 
     def record_verdicts(self, verdicts: dict[str, str]) -> None:
         self.bundles.set_verdicts(verdicts)

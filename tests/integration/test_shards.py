@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 import git
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
@@ -506,6 +507,17 @@ def test_two_processes_share_the_bundles_and_one_paused_writes_nothing_stale(tmp
         assert all(shards[app] == owner(app, tuple(sorted(members))) for app in APPS)
         metrics = get(f"http://127.0.0.1:{ports[1]}/metrics")[1].decode()
         assert "gitgate_shard_acting 1.0" in metrics and "gitgate_shard_replicas 2.0" in metrics
+        families = {f.name: f for f in text_string_to_metric_families(metrics)}
+        timed = {(s.labels["verb"], s.labels["resource"]): s.value
+                 for s in families["gitgate_api_request_duration_seconds"].samples
+                 if s.name.endswith("_count")}
+        for request in (("GET", "bundles"), ("PATCH", "leases"), ("PATCH", "configmaps"),
+                        ("PATCH", "bundles/status")):  # the list, the Lease, an object, a record
+            assert timed.get(request, 0) >= 1, (request, timed)
+        codes = {(s.labels["verb"], s.labels["code"]): s.value
+                 for s in families["gitgate_api_requests"].samples
+                 if s.name.endswith("_total")}
+        assert codes[("PATCH", "200")] >= 4 and codes[("GET", "200")] >= 1
         print(f"takeover after SIGSTOP with a 6 s Lease: {took_over:.1f} s")
     finally:
         for process in replicas:

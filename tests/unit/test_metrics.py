@@ -3,8 +3,10 @@ being reported."""
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from gitgate.apiserver.transport import resource_of
 from gitgate.status.metrics import LoopMetrics
 
 
@@ -92,3 +94,38 @@ def test_the_per_bundle_text_is_formatted_again_only_after_a_change():
     assert samples(metrics, "gitgate_bundle_failed_passes") == {(("bundle", "a"),): 1}
     assert samples(metrics, "gitgate_bundle_last_applied_timestamp_seconds") == {}  # forgotten
     assert samples(metrics, "gitgate_git_last_fetch_timestamp_seconds") == {(): 50.0}
+
+
+@pytest.mark.parametrize("path, resource", [
+    ("/api/v1/namespaces/shop/configmaps/web", "configmaps"),
+    ("/api/v1/namespaces/shop/configmaps", "configmaps"),
+    ("/api/v1/namespaces/shop", "namespaces"),
+    ("/api/v1/namespaces", "namespaces"),
+    ("/apis/gitgate.io/v1alpha1/namespaces/gitgate-system/bundles/b0001/status",
+     "bundles/status"),
+    ("/apis/policy.karmada.io/v1alpha1/clusterpropagationpolicies/p", "clusterpropagationpolicies"),
+    ("/apis/cluster.karmada.io/v1alpha1/clusters?labelSelector=a%3Db", "clusters"),
+    ("/apis/coordination.k8s.io/v1/namespaces/gitgate-system/leases/x", "leases"),
+    ("/apis", "discovery"), ("/api/v1", "discovery"), ("/apis/apps/v1", "discovery"),
+    ("/version", "discovery"),
+])
+def test_a_request_is_labelled_by_the_resource_it_names_never_by_an_object(path, resource):
+    assert resource_of(path) == resource
+
+
+def test_requests_are_counted_by_verb_and_code_and_timed_by_resource():
+    metrics = LoopMetrics()
+    metrics.api_request("GET", "bundles", 200, 0.3)
+    metrics.api_request("GET", "bundles", 200, 2.0)
+    metrics.api_request("PATCH", "bundles/status", 409, 0.02)
+    metrics.api_request("GET", "bundles", 0, 30.0)  # no answer
+    assert samples(metrics, "gitgate_api_requests") == {
+        (("code", "200"), ("verb", "GET")): 2, (("code", "409"), ("verb", "PATCH")): 1,
+        (("code", "0"), ("verb", "GET")): 1}
+    families = {f.name: f for f in text_string_to_metric_families(
+        metrics.exposition().decode())}
+    timed = {(s.name.rpartition("_")[2], s.labels.get("le")): s.value
+             for s in families["gitgate_api_request_duration_seconds"].samples
+             if (s.labels["verb"], s.labels["resource"]) == ("GET", "bundles")}
+    assert timed[("count", None)] == 3 and timed[("sum", None)] == 32.3
+    assert timed[("bucket", "0.5")] == 1 and timed[("bucket", "+Inf")] == 3
