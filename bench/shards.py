@@ -22,6 +22,12 @@ fall inside the phases below and be timed as part of them. Per size and replica 
   pass is first_noop_s);
 - noop_together_s: the same asked of every replica at once, so that they share this
   machine's cores with each other and with the API server: the median of the slowest;
+- noop_api_s and noop_requests: over the no-op passes asked of each replica alone, the
+  seconds its requests to the API server took (summed: requests in flight together count
+  each) and how many it sent, per pass, for the replica with the slowest passes
+  (gitgate_api_request_duration_seconds). They include what the replica asks beside the
+  pass: its Lease thread's requests and its read of Karmada after the pass; noop_api_top
+  (in the JSON) splits them by verb and resource, largest first;
 - shard_bundles: the bundles each replica holds (gitgate_shard_bundles);
 - peak_rss_mb: each replica's peak resident memory (VmHWM); hwm_cold_mb and hwm_change_mb:
   the larger replica's peak as it stood at the end of the cold apply and of the change, so
@@ -62,8 +68,8 @@ from gitgate.model.shardmap import ShardMap  # noqa: E402
 
 SECRET = "bench-reconcile-secret"
 FIELDS = ("bundles", "replicas", "cold_s", "change_s", "first_noop_s", "noop_pass_s",
-          "noop_together_s", "shard_bundles", "hwm_cold_mb", "hwm_change_mb", "peak_rss_mb",
-          "max_rss_mb", "failover_s")
+          "noop_together_s", "noop_api_s", "noop_requests", "shard_bundles", "hwm_cold_mb",
+          "hwm_change_mb", "peak_rss_mb", "max_rss_mb", "failover_s")
 NOOP_PASSES = 3  # no-op passes asked of each replica alone, and of all together
 
 
@@ -125,6 +131,32 @@ def metric(port: int, name: str) -> float:
             if line.startswith(name + " ") or line.startswith(name + "{"):
                 return float(line.rsplit(" ", 1)[1])
     return 0.0
+
+
+def api_time(port: int) -> dict[str, list[float]]:
+    """Per `VERB resource`, the seconds and the count of the replica's requests so far."""
+    found: dict[str, list[float]] = {}
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        for line in answer.read().decode().splitlines():
+            name, _, rest = line.partition("{")
+            if name not in ("gitgate_api_request_duration_seconds_sum",
+                            "gitgate_api_request_duration_seconds_count"):
+                continue
+            labels = dict(pair.split("=", 1) for pair in rest.partition("}")[0].split(","))
+            key = f"{labels['verb'].strip(chr(34))} {labels['resource'].strip(chr(34))}"
+            figures = found.setdefault(key, [0.0, 0.0])
+            figures[name.endswith("_count")] += float(line.rsplit(" ", 1)[1])
+    return found
+
+
+def api_per_pass(before: dict[str, list[float]], after: dict[str, list[float]],
+                 passes: int) -> dict[str, list[float]]:
+    """Seconds and requests per pass between two `api_time` readings, largest first."""
+    spent = {key: [round((after[key][0] - before.get(key, [0, 0])[0]) / passes, 3),
+                   round((after[key][1] - before.get(key, [0, 0])[1]) / passes, 1)]
+             for key in after}
+    return dict(sorted(((k, v) for k, v in spent.items() if v[1] > 0),
+                       key=lambda item: -item[1][0]))
 
 
 def ask_pass(port: int) -> None:
@@ -213,9 +245,14 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
             records_quiet(cluster, instance)  # the reads of Karmada after it wrote theirs
             hwm_change = max(peak_rss_mb(process.pid) for process in processes)
 
-            alone = [[noop_passes([port]) for _ in range(NOOP_PASSES)] for port in ports]
+            alone, api = [], []
+            for port in ports:
+                before = api_time(port)
+                alone.append([noop_passes([port]) for _ in range(NOOP_PASSES)])
+                api.append(api_per_pass(before, api_time(port), NOOP_PASSES))
             first = max(passes[0] for passes in alone)  # reads the change's records again
             noop = max(statistics.median(passes) for passes in alone)  # one at a time
+            slowest = max(range(len(ports)), key=lambda i: statistics.median(alone[i]))
             together = statistics.median(noop_passes(ports) for _ in range(NOOP_PASSES))
             shares = [int(metric(p, "gitgate_shard_bundles")) for p in ports]
             rss = [peak_rss_mb(process.pid) for process in processes]
@@ -246,6 +283,9 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
                     shutil.copy(work / f"{index}.log", kept)
     return {"bundles": bundles, "replicas": replicas, "cold_s": cold, "change_s": change,
             "first_noop_s": first, "noop_pass_s": noop, "noop_together_s": together,
+            "noop_api_s": round(sum(v[0] for v in api[slowest].values()), 3),
+            "noop_requests": round(sum(v[1] for v in api[slowest].values())),
+            "noop_api_top": dict(list(api[slowest].items())[:6]),
             "shard_bundles": "/".join(map(str, shares)),
             "hwm_cold_mb": round(hwm_cold), "hwm_change_mb": round(hwm_change),
             "peak_rss_mb": "/".join(f"{r:.0f}" for r in rss), "max_rss_mb": max(rss),
