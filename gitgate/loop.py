@@ -20,7 +20,7 @@ from typing import Any
 from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.fencing import FencedCluster
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ledger import read_inventories
+from gitgate.apply.ledger import read_inventories, remember_record
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
@@ -599,7 +599,8 @@ class Reconciler:
             if self._clusters_recorded.get(name) == written:
                 continue
             try:
-                self.cluster.apply(written, manager=OBSERVER, subresource="status")
+                remember_record(self.cluster.apply(written, manager=OBSERVER,
+                                                   subresource="status").obj)
             except GitgateError as exc:
                 if name not in self._clusters_unrecorded:
                     log.warning("cannot record what Karmada reports of %s in its Bundle: %s",

@@ -48,11 +48,17 @@ class _Parsed:
     pass at 5,000 bundles would otherwise list and decode 10 MB of records). A uid is unique
     across API servers and a resourceVersion changes with every write, so a key never names
     two contents. The list itself asks for metadata alone; the records it names that are
-    not kept are read one by one, or, when many changed, with one list of the objects."""
+    not kept are read one by one, or, when many changed, with one list of the objects.
+
+    A record this process wrote comes back in the API server's answer, at its new
+    resourceVersion (`remember`): the next list that names it at that version takes it from
+    there, so a replica's own writes (a pass's records, what Karmada reports of its bundles)
+    do not make the next pass read them again."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: dict[tuple[str, str, str], Inventory] = {}
+        self._answered: dict[tuple[str, str, str], Inventory] = {}  # since the last list
         # off in a one-shot command, which reads the records once (`keep_records_parsed`)
         self.enabled = False
 
@@ -64,10 +70,20 @@ class _Parsed:
         return (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""),
                 str(meta.get("name") or ""))
 
+    def remember(self, answer: Manifest) -> None:
+        """A Bundle as the API server answered a write of it."""
+        key = self.key(answer)
+        if self.enabled and all(key) and _is_full(answer):
+            parsed = from_bundle(answer)  # held parsed: the answer itself is let go
+            with self._lock:
+                self._answered[key] = parsed
+
     def of(self, listed: list[Manifest], read_one: Callable[[str], Manifest | None],
            read_all: Callable[[], Iterable[list[Manifest]]]) -> list[Inventory]:
         with self._lock:
-            kept = self._kept
+            kept, answered, self._answered = self._kept, self._answered, {}
+        if answered:
+            kept = {**kept, **answered}
         unknown = [at for at, item in enumerate(listed)
                    if not _is_full(item) and kept.get(self.key(item)) is None]
         found: list[Manifest | None] = list(listed)
@@ -95,6 +111,11 @@ class _Parsed:
 
 
 _PARSED = _Parsed()
+
+
+def remember_record(answer: Manifest) -> None:
+    """A Bundle as the API server answered a write of it (`_Parsed.remember`)."""
+    _PARSED.remember(answer)
 
 
 class RecordPort(Reader, Lister, Protocol):
@@ -245,7 +266,7 @@ class Ledger:
                             stored.conditions if stored else (), str(meta.get("uid") or ""))
         status = to_bundle_status(replace(inventory, conditions=stored.conditions),
                                   stored.generation, self.now)
-        cluster.apply(status, subresource="status")
+        remember_record(cluster.apply(status, subresource="status").obj)
         self.stored[name] = replace(stored, conditions=tuple(status["status"]["conditions"]))
 
     def delete(self, cluster: ClusterPort, name: str, instance: str) -> None:

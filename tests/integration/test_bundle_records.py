@@ -245,6 +245,47 @@ def test_a_pass_reads_only_the_records_that_changed_since_it_last_read_them(tmp_
     assert changed[f"{kube.run_id}-ns"] is first[f"{kube.run_id}-ns"]
 
 
+def test_a_record_this_process_wrote_is_not_read_again_until_another_writes_it(
+        tmp_path, kube, monkeypatch):
+    """The API server's answer to a write of a record is kept at its new resourceVersion: the
+    next pass's list of metadata names that version, so nothing is read. A write by anyone
+    else after it (a newer version) is read as before (held to a real API server too)."""
+    from dataclasses import replace
+
+    from gitgate.apply import ledger
+
+    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
+    monkeypatch.setattr(ledger._PARSED, "_kept", {})
+    monkeypatch.setattr(ledger._PARSED, "_answered", {})
+    ns = kube.ns("shop")
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    assert gitgate("apply", str(shop(tmp_path, kube.run_id, ns)), *flags).returncode == 0
+    path = f"/namespaces/{NAMESPACE}/bundles"
+    first = read_inventories(kube.cluster, kube.run_id)
+    web = f"{kube.run_id}-web"
+
+    writer = ledger.Ledger({}, stored=ledger.stored_of(first), now="2026-11-26T22:00:00Z")
+    writer.write(kube.cluster, replace(first[web], message="Applied: written in-process"))
+    kube.cluster.sent.clear()
+    again = read_inventories(kube.cluster, kube.run_id)
+    assert [p for m, p, *_ in kube.cluster.sent if m == "GET"] == [
+        p for m, p, *_ in kube.cluster.sent if m == "GET" and p.endswith(path)]  # the list
+    assert again[web].message == "Applied: written in-process"
+    assert again[f"{kube.run_id}-ns"] is first[f"{kube.run_id}-ns"]
+
+    # another field manager writes the record after: its new version is read
+    name = bundle_name(web, kube.run_id)
+    kube.cluster.apply({"apiVersion": API_VERSION, "kind": KIND,
+                        "metadata": {"name": name, "namespace": NAMESPACE},
+                        "status": {"clusters": [{"name": "member9"}]}},
+                       manager="someone-else", subresource="status")
+    kube.cluster.sent.clear()
+    third = read_inventories(kube.cluster, kube.run_id)
+    assert [p.rpartition("/")[2] for m, p, *_ in kube.cluster.sent
+            if m == "GET" and path + "/" in p] == [name]
+    assert third[web].message == "Applied: written in-process"
+
+
 def test_a_record_is_claimed_so_karmadas_detector_leaves_it_and_an_old_one_is_claimed_next(
         tmp_path, kube):
     """Karmada's resource detector takes any object it does not skip for a template and keeps
