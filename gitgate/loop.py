@@ -213,9 +213,12 @@ class Reconciler:
 
     def watch_requests(self, watcher: Watching) -> threading.Thread:
         """Watch this instance's Bundles for `gitgate reconcile` requests: each one makes the
-        next tick a pass, at once, acknowledged in the Bundle's status when it is done."""
+        next tick a pass, at once, acknowledged in the Bundle's status when it is done. Each
+        Bundle the watch sends is kept parsed (`remember_record`): another writer's change
+        (the other replicas' passes and observations) is then not read again by the next
+        pass, whose list of metadata names the version the watch sent."""
         self.requests = ReconcileRequests(self.cluster, watcher, self.settings.apply.instance,
-                                          self.request_pass)
+                                          self.request_pass, on_record=remember_record)
         thread = threading.Thread(target=self.requests.watch_forever, args=(self.stop,),
                                   name="gitgate-requests", daemon=True)
         thread.start()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -31,6 +31,16 @@ PAGE = 500  # objects per answer of a list (client-go's pager and kubectl ask as
 # pass lists the metadata of every record (10 answers of 500 at 5,000 bundles cost 60 ms more
 # than one on the emulator)
 METADATA_PAGE = 10 * PAGE
+
+
+
+class Page(NamedTuple):
+    """One answer to a list."""
+
+    items: list[Manifest]
+    token: str  # the next page's continue token ("": the last page)
+    version: str  # the list's resourceVersion
+
 
 # the metadata of a list's objects, else (a server without it) the list itself
 METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
@@ -109,11 +119,18 @@ class KubeCluster:
             raise
 
     def watch(self, api_version: str, kind: str, namespace: str = "",
-              label_selector: str = "", seconds: int = 60) -> Iterator[tuple[str, Manifest]]:
+              label_selector: str = "", seconds: int = 60,
+              resource_version: str = "") -> Iterator[tuple[str, Manifest]]:
         """The changes of a collection as they happen (ADDED, MODIFIED, DELETED with the
-        object), for about `seconds`; the caller watches again after. Raises KubeError."""
+        object; BOOKMARK with its resourceVersion alone), for about `seconds`; the caller
+        watches again after, from the last resourceVersion it saw. From `resource_version`
+        (a list's, `list_metadata_cached`): the changes after it alone. Without one the API
+        server first sends every object of the collection as ADDED. Raises KubeError (410:
+        the version is too old, list again)."""
         path = self.path_for(api_version, kind, namespace)
-        query = {"watch": "1", "timeoutSeconds": str(seconds)}
+        query = {"watch": "1", "timeoutSeconds": str(seconds), "allowWatchBookmarks": "true"}
+        if resource_version:
+            query["resourceVersion"] = resource_version
         if label_selector:
             query["labelSelector"] = label_selector
         for line in self.transport.stream_lines(path, query, seconds):
@@ -171,7 +188,7 @@ class KubeCluster:
         except ContinueExpired:  # as client-go's pager does: the whole list, in one answer
             return self._page(api_version, kind, namespace,
                               {"labelSelector": label_selector} if label_selector else {},
-                              accept)[0]
+                              accept).items
 
     def _pages(self, api_version: str, kind: str, namespace: str, label_selector: str,
                accept: str) -> Iterator[list[Manifest]]:
@@ -184,18 +201,39 @@ class KubeCluster:
         token = ""
         while True:
             asked = {**query, "limit": str(limit), **({"continue": token} if token else {})}
-            items, token = self._page(api_version, kind, namespace, asked, accept)
+            items, token, _ = self._page(api_version, kind, namespace, asked, accept)
             yield items
             if not token:
                 return
 
+    def list_metadata_cached(self, api_version: str, kind: str, namespace: str = "",
+                             label_selector: str = "") -> tuple[list[Manifest], str]:
+        """The objects' metadata as the API server's watch cache holds them
+        (`resourceVersion=0`: not a read of etcd, which at 5,000 records took 3.5 s on the
+        harness against 0.5 s from the cache), and the list's resourceVersion: what a watch
+        that follows it begins from (as client-go's reflector lists and watches). Not for
+        what must be current (a pass's records): the cache may lag behind etcd."""
+        query = {"labelSelector": label_selector} if label_selector else {}
+        first = self._page(api_version, kind, namespace,
+                           {**query, "resourceVersion": "0", "limit": str(METADATA_PAGE)},
+                           METADATA_ACCEPT)
+        items, token = list(first.items), first.token
+        while token:  # the next pages of the same snapshot
+            page = self._page(api_version, kind, namespace,
+                              {**query, "limit": str(METADATA_PAGE), "continue": token},
+                              METADATA_ACCEPT)
+            items += page.items
+            token = page.token
+        return items, first.version
+
     def _page(self, api_version: str, kind: str, namespace: str, query: dict[str, str],
-              accept: str) -> tuple[list[Manifest], str]:
-        """One answer to a list: its items and the token of the next page ("" none)."""
+              accept: str) -> Page:
+        """One answer to a list: its items, the token of the next page ("" none) and the
+        list's resourceVersion."""
         status, body = self.request("GET", self.path_for(api_version, kind, namespace),
                                     query=query, accept=accept)
         if status == 404:
-            return [], ""
+            return Page([], "", "")
         if status == 410 and "continue" in query:
             raise ContinueExpired(f"cannot list {kind}: {message_of(body)}", status=status,
                                   reason=Reason.LIST_FAILED)
@@ -214,8 +252,8 @@ class KubeCluster:
             item.setdefault("apiVersion", api_version)
             item.setdefault("kind", kind)
         meta = body.get("metadata") if isinstance(body, dict) else None
-        token = str((meta or {}).get("continue") or "") if isinstance(meta, dict) else ""
-        return items, token
+        meta = meta if isinstance(meta, dict) else {}
+        return Page(items, str(meta.get("continue") or ""), str(meta.get("resourceVersion") or ""))
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         """True when deleted, False when it was already gone."""

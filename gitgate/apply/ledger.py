@@ -51,14 +51,17 @@ class _Parsed:
     not kept are read one by one, or, when many changed, with one list of the objects.
 
     A record this process wrote comes back in the API server's answer, at its new
-    resourceVersion (`remember`): the next list that names it at that version takes it from
-    there, so a replica's own writes (a pass's records, what Karmada reports of its bundles)
-    do not make the next pass read them again."""
+    resourceVersion, and another writer's change comes through the loop's watch of the
+    Bundles (`remember`, both): the next list that names a record at that version takes it
+    from there, so neither a replica's own writes (a pass's records, what Karmada reports of
+    its bundles) nor the other replicas' make the next pass read them again. The list stays
+    the authority: a version it does not name is never used."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: dict[tuple[str, str, str], Inventory] = {}
-        self._answered: dict[tuple[str, str, str], Inventory] = {}  # since the last list
+        # since the last list, the latest version seen of each record: (uid, name) -> (rv, it)
+        self._answered: dict[tuple[str, str], tuple[str, Inventory]] = {}
         # off in a one-shot command, which reads the records once (`keep_records_parsed`)
         self.enabled = False
 
@@ -71,19 +74,25 @@ class _Parsed:
                 str(meta.get("name") or ""))
 
     def remember(self, answer: Manifest) -> None:
-        """A Bundle as the API server answered a write of it."""
-        key = self.key(answer)
-        if self.enabled and all(key) and _is_full(answer):
-            parsed = from_bundle(answer)  # held parsed: the answer itself is let go
-            with self._lock:
-                self._answered[key] = parsed
+        """A Bundle as the API server answered a write of it, or as a watch sent it."""
+        uid, version, name = key = self.key(answer)
+        if not (self.enabled and all(key) and _is_full(answer)):
+            return
+        with self._lock:  # a write's answer and the watch's event of it: parsed once
+            held = self._answered.get((uid, name))
+            if (held is not None and held[0] == version) or key in self._kept:
+                return
+        parsed = from_bundle(answer)  # held parsed: the answer itself is let go
+        with self._lock:
+            self._answered[(uid, name)] = (version, parsed)
 
     def of(self, listed: list[Manifest], read_one: Callable[[str], Manifest | None],
            read_all: Callable[[], Iterable[list[Manifest]]]) -> list[Inventory]:
         with self._lock:
             kept, answered, self._answered = self._kept, self._answered, {}
         if answered:
-            kept = {**kept, **answered}
+            kept = {**kept, **{(uid, version, name): parsed
+                               for (uid, name), (version, parsed) in answered.items()}}
         unknown = [at for at, item in enumerate(listed)
                    if not _is_full(item) and kept.get(self.key(item)) is None]
         found: list[Manifest | None] = list(listed)

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
-from gitgate.apply.ports import ClusterPort, list_metadata
+from gitgate.apply.ports import ClusterPort
 from gitgate.errors import GitgateError
 from gitgate.model import Manifest
 from gitgate.model.ownership import INSTANCE_LABEL
@@ -26,10 +26,15 @@ log = logging.getLogger("gitgate")
 
 class Watching(Protocol):
     def watch(self, api_version: str, kind: str, namespace: str = "",
-              label_selector: str = "", seconds: int = 60) -> Iterator[tuple[str, Manifest]]: ...
+              label_selector: str = "", seconds: int = 60,
+              resource_version: str = "") -> Iterator[tuple[str, Manifest]]: ...
 
-    def list_objects(self, api_version: str, kind: str, namespace: str = "",
-                     label_selector: str = "") -> list[Manifest]: ...
+    def list_metadata_cached(self, api_version: str, kind: str, namespace: str = "",
+                             label_selector: str = "") -> tuple[list[Manifest], str]: ...
+
+
+def _version(obj: Manifest) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _asked(obj: Manifest) -> tuple[str, str]:
@@ -44,9 +49,12 @@ class ReconcileRequests:
     """The requests a running loop has seen and not acknowledged yet."""
 
     def __init__(self, cluster: ClusterPort, watcher: Watching, instance: str,
-                 on_request: Callable[[], object]):
+                 on_request: Callable[[], object],
+                 on_record: Callable[[Manifest], object] = lambda obj: None):
         self.cluster, self.watcher, self.instance = cluster, watcher, instance
         self.on_request = on_request
+        self.on_record = on_record  # each Bundle the watch sends (the records' cache)
+        self.lists = 0  # lists the watch began from (a watch that ends is resumed, not listed)
         self._pending: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -74,22 +82,35 @@ class ReconcileRequests:
         self._seen(obj)
 
     def watch_forever(self, stop: threading.Event, seconds: int = 60) -> None:
-        """List once (what was asked while no watch ran), then watch; again after a broken
-        or ended watch (after 2 s when it failed)."""
+        """As client-go's reflector: list once (what was asked while no watch ran; from the
+        API server's cache), then watch from the list's resourceVersion, and when a watch
+        ends, watch again from the last version it sent (bookmarks included). Listed again
+        only when a watch fails (410: its version is too old; after 2 s otherwise). A watch
+        begun without a version would first send every Bundle whole: 5,000 records each
+        time it is opened."""
         selector = f"{INSTANCE_LABEL}={self.instance}"
+        version = ""
         while not stop.is_set():
             try:
-                for obj in list_metadata(self.watcher, API_VERSION, KIND, NAMESPACE, selector):
-                    self._seen_listed(obj)
+                if not version:
+                    listed, version = self.watcher.list_metadata_cached(
+                        API_VERSION, KIND, NAMESPACE, selector)
+                    self.lists += 1
+                    for obj in listed:
+                        self._seen_listed(obj)
                 for kind, obj in self.watcher.watch(API_VERSION, KIND, NAMESPACE, selector,
-                                                    seconds):
+                                                    seconds, resource_version=version):
                     if stop.is_set():
                         return
+                    version = _version(obj) or version
                     if kind in ("ADDED", "MODIFIED"):
+                        self.on_record(obj)
                         self._seen(obj)
             except GitgateError as exc:
                 log.debug("watching Bundles: %s", exc.message)
-                stop.wait(2.0)
+                version = ""
+                if getattr(exc, "status", 0) != 410:
+                    stop.wait(2.0)
 
     def take(self) -> dict[str, str]:
         """The requests a pass starting now answers."""

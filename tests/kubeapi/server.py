@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,6 +56,9 @@ class _Handler(BaseHTTPRequestHandler):
                 line = orjson.dumps(event) + b"\n"
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
                 self.wfile.flush()
+            while not watcher.events.empty():  # what was due when it ended (an ERROR event)
+                line = orjson.dumps(watcher.events.get_nowait()) + b"\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
             pass  # the client went away
@@ -73,6 +77,13 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, state: ApiState):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.state = state
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that went away mid-answer (a watch it stopped reading) is not an error
+        of the server's; anything else is printed, as the standard server does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class KubeApiEmulator:

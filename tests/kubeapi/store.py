@@ -11,6 +11,7 @@ import re
 import threading
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -194,6 +195,9 @@ class ObjectTable(dict[Key, "Stored"]):
                       if (g, p) == (group, plural) for key in keys)
 
 
+WATCH_HISTORY = 2048  # changes kept for watches from a resourceVersion (of every collection)
+
+
 class ApiState:
     """Objects, field managers and served resources of one emulated API server."""
 
@@ -214,6 +218,10 @@ class ApiState:
         self.requests: list[Request] = []
         self.faults: list = []  # callables(Request) -> None | (status, body)
         self.watchers: list[Watcher] = []  # open watches
+        # the last changes, as kube-apiserver's watch cache keeps them: a watch from a
+        # resourceVersion replays those after it; one older than the oldest kept is 410
+        self.changes: deque[tuple[int, str, tuple[str, str, str, str], dict]] = deque(
+            maxlen=WATCH_HISTORY)
         # authentication and authorization, as a kube-apiserver does them: with
         # `accepted_tokens` set, any other bearer token is 401; `denied` holds (verb, plural)
         # pairs RBAC refuses with the API server's 403 wording
@@ -513,18 +521,41 @@ class ApiState:
         return 200, self._render(stored)
 
     def _watch(self, target: Target, request: Request) -> tuple[int, Any]:
-        """A watch of a collection: the events after this moment, until `timeoutSeconds`
-        (the server streams them, a JSON object per line)."""
+        """A watch of a collection until `timeoutSeconds` (the server streams it, a JSON
+        object per line), as kube-apiserver answers one: without a resourceVersion (or
+        "0"), every object of the collection first, as ADDED; from a resourceVersion, the
+        changes after it that the history still holds, else a 410 Expired ERROR event."""
         watcher = Watcher(target.resource.group, target.resource.plural, target.namespace,
                           parse_selector(request.query.get("labelSelector", "")),
                           queue.Queue(),
                           time.monotonic() + float(request.query.get("timeoutSeconds") or 60))
+        since = request.query.get("resourceVersion") or "0"
+        if not since.isdigit():
+            raise status_error(400, "BadRequest", f"resourceVersion: invalid value {since!r}")
+        if since == "0":
+            for key in self.objects.in_collection(watcher.group, watcher.plural,
+                                                  watcher.namespace):
+                obj = self._render(self.objects[key])
+                if watcher.wants(key[0], key[1], key[2], obj):
+                    watcher.events.put({"type": "ADDED", "object": obj})
+        elif int(since) < self.compacted or (
+                len(self.changes) == self.changes.maxlen and int(since) < self.changes[0][0]):
+            watcher.events.put({"type": "ERROR", "object": {
+                "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired",
+                "code": 410, "message": f"too old resource version: {since}"}})
+            watcher.deadline = time.monotonic()  # the stream ends after the error
+        else:
+            for version, kind, key, obj in self.changes:
+                if version > int(since) and watcher.wants(key[0], key[1], key[2], obj):
+                    watcher.events.put({"type": kind, "object": obj})
         self.watchers.append(watcher)
         return 200, watcher
 
     def _notify(self, kind: str, key: tuple[str, str, str, str], obj: dict) -> None:
-        """Tell the watchers of `key`'s collection (ADDED, MODIFIED or DELETED)."""
+        """Tell the watchers of `key`'s collection (ADDED, MODIFIED or DELETED), and keep the
+        change for the watches that begin from an earlier resourceVersion."""
         group, plural, namespace, _ = key
+        self.changes.append((int(obj["metadata"].get("resourceVersion") or 0), kind, key, obj))
         for watcher in list(self.watchers):
             if watcher.closed:
                 self.watchers.remove(watcher)
@@ -844,8 +875,9 @@ class ApiState:
         return 200, rendered
 
     def _remove(self, key: tuple[str, str, str, str], kind: str) -> None:
-        gone = self.objects.pop(key)
-        self._notify("DELETED", key, self._render(gone))
+        gone = self._render(self.objects.pop(key))
+        gone["metadata"]["resourceVersion"] = self._bump()  # a deletion is a change too
+        self._notify("DELETED", key, gone)
         if key in self.selected_by:  # Karmada's garbage collection of the template's binding
             self.objects.pop(self._binding_key(key, kind), None)
 
