@@ -20,7 +20,12 @@ from typing import Any
 from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.fencing import FencedCluster
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ledger import read_inventories, remember_record
+from gitgate.apply.ledger import (
+    read_inventories,
+    read_records_consistently,
+    remember_record,
+    remember_written,
+)
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
@@ -602,8 +607,8 @@ class Reconciler:
             if self._clusters_recorded.get(name) == written:
                 continue
             try:
-                remember_record(self.cluster.apply(written, manager=OBSERVER,
-                                                   subresource="status").obj)
+                remember_written(self.cluster.apply(written, manager=OBSERVER,
+                                                    subresource="status").obj)
             except GitgateError as exc:
                 if name not in self._clusters_unrecorded:
                     log.warning("cannot record what Karmada reports of %s in its Bundle: %s",
@@ -630,6 +635,7 @@ class Reconciler:
             return False
         if turn.shards.digest != self._acting_on:
             self._acting_on = turn.shards.digest
+            read_records_consistently()  # what a former holder wrote last is read as written
             self.state.requested = True  # a new share: reconcile it now
             if turn.owns("gitgate.overview"):
                 self._drop_departed_parts(turn.shards.members)

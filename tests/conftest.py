@@ -56,6 +56,15 @@ def memory_tree(files: dict[str, str], escaping: tuple[str, ...] = ()) -> RepoTr
                     read_bytes=lambda rel: texts[rel].encode() if rel in texts else None)
 
 
+@pytest.fixture(autouse=True)
+def records_read_afresh(monkeypatch):
+    """Each test begins with the records' cache of a process that just started (it is one
+    per process in gitgate: a version one test's API server gave means nothing to the next)."""
+    from gitgate.apply import ledger
+
+    monkeypatch.setattr(ledger, "_PARSED", ledger._Parsed())
+
+
 @pytest.fixture(scope="session")
 def tools() -> Tools:
     venv_bin = str(Path(os.sys.executable).parent)

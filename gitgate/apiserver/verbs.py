@@ -213,12 +213,27 @@ class KubeCluster:
         harness against 0.5 s from the cache), and the list's resourceVersion: what a watch
         that follows it begins from (as client-go's reflector lists and watches). Not for
         what must be current (a pass's records): the cache may lag behind etcd."""
+        return self._metadata_from(api_version, kind, namespace, label_selector,
+                                   {"resourceVersion": "0"})
+
+    def list_metadata_since(self, api_version: str, kind: str, namespace: str,
+                            label_selector: str, version: str) -> list[Manifest]:
+        """`list_metadata`, at least as new as `version` (`resourceVersionMatch=NotOlderThan`):
+        the API server answers from its watch cache once the cache holds that version, not
+        with a read of etcd. Raises KubeError when it cannot (its cache does not reach the
+        version in time: 504 "Too large resource version")."""
+        return self._metadata_from(api_version, kind, namespace, label_selector, {
+            "resourceVersion": version, "resourceVersionMatch": "NotOlderThan"})[0]
+
+    def _metadata_from(self, api_version: str, kind: str, namespace: str, label_selector: str,
+                       version: dict[str, str]) -> tuple[list[Manifest], str]:
+        """A list of metadata whose first page asks for `version` (the next pages name the
+        first one's snapshot alone, as the API server requires); its items and version."""
         query = {"labelSelector": label_selector} if label_selector else {}
         first = self._page(api_version, kind, namespace,
-                           {**query, "resourceVersion": "0", "limit": str(METADATA_PAGE)},
-                           METADATA_ACCEPT)
+                           {**query, **version, "limit": str(METADATA_PAGE)}, METADATA_ACCEPT)
         items, token = list(first.items), first.token
-        while token:  # the next pages of the same snapshot
+        while token:
             page = self._page(api_version, kind, namespace,
                               {**query, "limit": str(METADATA_PAGE), "continue": token},
                               METADATA_ACCEPT)

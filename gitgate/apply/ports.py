@@ -31,6 +31,17 @@ def list_metadata(cluster: Lister, api_version: str, kind: str, namespace: str =
     return cluster.list_objects(api_version, kind, namespace, label_selector)
 
 
+def list_metadata_since(cluster: Lister, api_version: str, kind: str, namespace: str,
+                        label_selector: str, version: str) -> list[Manifest] | None:
+    """`list_metadata` at least as new as `version`, from the API server's cache; None where
+    the cluster cannot answer one (the caller lists consistently). Raises KubeError."""
+    method = getattr(cluster, "list_metadata_since", None)
+    if not callable(method):
+        return None
+    found: list[Manifest] = method(api_version, kind, namespace, label_selector, version)
+    return found
+
+
 def list_pages(cluster: Lister, api_version: str, kind: str, namespace: str = "",
                label_selector: str = "") -> Iterator[list[Manifest]]:
     """A collection's objects in pages where the cluster pages its lists (a real API
@@ -81,6 +92,11 @@ class Delegating:
     def list_metadata(self, api_version: str, kind: str, namespace: str = "",
                       label_selector: str = "") -> list[Manifest]:
         return list_metadata(self.own, api_version, kind, namespace, label_selector)
+
+    def list_metadata_since(self, api_version: str, kind: str, namespace: str,
+                            label_selector: str, version: str) -> list[Manifest] | None:
+        return list_metadata_since(self.own, api_version, kind, namespace, label_selector,
+                                   version)
 
     def list_pages(self, api_version: str, kind: str, namespace: str = "",
                    label_selector: str = "") -> Iterator[list[Manifest]]:

@@ -317,3 +317,57 @@ def test_a_record_is_claimed_so_karmadas_detector_leaves_it_and_an_old_one_is_cl
     again = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
     assert again["metadata"]["labels"][CLAIMED_LABEL] == CLAIMED_BY
     assert again["metadata"]["generation"] == first["metadata"]["generation"]  # spec as it was
+
+
+def test_a_pass_lists_the_records_from_the_servers_cache_never_older_than_its_own_writes(
+        tmp_path, kube, monkeypatch):
+    """`gitgate run` reads etcd for its first list of the records, and again after its share
+    moved; otherwise it asks the API server's watch cache for a list at least as new as the
+    newest record it listed or wrote (`resourceVersionMatch=NotOlderThan`), so its own last
+    write is always in it. A cache that cannot answer (504) costs a read of etcd, never a
+    stale record (held to a real API server too)."""
+    from dataclasses import replace
+
+    from gitgate.apply import ledger
+
+    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
+    monkeypatch.setattr(ledger._PARSED, "_kept", {})
+    monkeypatch.setattr(ledger._PARSED, "_answered", {})
+    monkeypatch.setattr(ledger._PARSED, "_newest", 0)
+    monkeypatch.setattr(ledger._PARSED, "consistent_due", True)
+    ns = kube.ns("shop")
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    assert gitgate("apply", str(shop(tmp_path, kube.run_id, ns)), *flags).returncode == 0
+    path = f"/namespaces/{NAMESPACE}/bundles"
+    web = f"{kube.run_id}-web"
+
+    def lists() -> list[tuple[str, str]]:
+        return [(q.get("resourceVersion", ""), q.get("resourceVersionMatch", ""))
+                for m, p, q, _ in kube.cluster.sent if m == "GET" and p.endswith(path)]
+
+    kube.cluster.forget()
+    first = read_inventories(kube.cluster, kube.run_id)
+    assert lists() == [("", "")]  # the first: from etcd
+
+    writer = ledger.Ledger({}, stored=ledger.stored_of(first), now="2026-11-27T00:30:00Z")
+    writer.write(kube.cluster, replace(first[web], message="Applied: the newest write"))
+    written = kube.cluster.get(API_VERSION, KIND, NAMESPACE, bundle_name(web, kube.run_id))
+    kube.cluster.forget()
+    second = read_inventories(kube.cluster, kube.run_id)
+    assert lists() == [(written["metadata"]["resourceVersion"], "NotOlderThan")]
+    assert second[web].message == "Applied: the newest write"
+
+    ledger.read_records_consistently()  # as the loop asks when its share moved
+    kube.cluster.forget()
+    assert read_inventories(kube.cluster, kube.run_id)[web].message == second[web].message
+    assert lists() == [("", "")]
+
+    # a version the cache never reaches (as a lagging cache): refused, then read from etcd
+    far = str(int(written["metadata"]["resourceVersion"]) + 10_000_000)
+    ledger._PARSED.note_version(far)
+    kube.cluster.forget()
+    assert read_inventories(kube.cluster, kube.run_id)[web].message == second[web].message
+    assert lists() == [(far, "NotOlderThan"), ("", "")]
+    kube.cluster.forget()  # and the version it could not reach is forgotten
+    assert read_inventories(kube.cluster, kube.run_id)[web].message == second[web].message
+    assert lists() == [(written["metadata"]["resourceVersion"], "NotOlderThan")]

@@ -246,6 +246,33 @@ def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
         assert "a" in writers(emulator, name)
 
 
+def test_a_share_that_moved_is_read_from_etcd_first(tmp_path, emulator, tools, monkeypatch):
+    """A replica lists its records from the API server's cache between passes, but the first
+    list after its share moved reads etcd: what the former holder wrote last is read as
+    written, however far the cache lags."""
+    from gitgate.apply import ledger
+
+    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
+    a, b = two_replicas(tmp_path, emulator, tools)
+    turns(a, b)
+    before = a.state.turn.shards.digest
+    a.request_pass()
+    assert a._take_turn()
+    a.tick()
+    assert not ledger._PARSED.consistent_due and ledger._PARSED.since()  # from the cache
+
+    b.shards.stop()
+    a.clock.advance(seconds=60)
+    assert a._take_turn() and a.state.turn.shards.digest != before
+    assert ledger._PARSED.consistent_due and not ledger._PARSED.since()
+    emulator.state.requests.clear()
+    a.tick()
+    lists = [r.query for r in emulator.state.requests
+             if r.method == "GET" and r.path.endswith("/namespaces/gitgate-system/bundles")]
+    assert lists and "resourceVersion" not in lists[0]  # the takeover's list: of etcd
+    assert not ledger._PARSED.consistent_due
+
+
 def attempted(cluster: KubeCluster) -> dict[str, str]:
     """Each bundle's record: the revision its last pass attempted."""
     return {r["spec"]["bundle"]: r["status"]["lastAttemptedRevision"]

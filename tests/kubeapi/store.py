@@ -569,6 +569,12 @@ class ApiState:
         bench measured the emulator more than gitgate."""
         selector = parse_selector(request.query.get("labelSelector", ""))
         limit, after, listed_at = self._page_of(request)
+        asked = request.query.get("resourceVersion") or ""
+        if request.query.get("resourceVersionMatch") == "NotOlderThan" and (
+                not asked.isdigit() or int(asked) > self.resource_version):
+            # kube-apiserver waits up to 3 s for its watch cache to reach the version, then:
+            raise status_error(504, "Timeout", f"Too large resource version: {asked}, "
+                               f"current: {self.resource_version}")
         encoded: list[bytes] = []
         more, previous = "", ()
         for key in self.objects.in_collection(target.resource.group, target.resource.plural,

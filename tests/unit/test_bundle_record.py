@@ -248,6 +248,44 @@ def test_only_the_records_that_changed_are_read_after_a_list_of_their_metadata(k
     assert server.full_lists == 2 and server.reads == []
 
 
+def test_a_record_the_watch_sends_is_parsed_once_and_its_unchanged_objects_held_once(
+        keeping_records, monkeypatch):
+    """Another replica's write comes through the watch (and a write's answer and the watch's
+    event of it are the same version): parsed once, taken by the next list that names that
+    version, and when its objects are as they were, their list is the one already held."""
+    from dataclasses import replace
+
+    from gitgate.apply import ledger
+
+    def record(inventory: Inventory, version: str) -> dict:
+        obj = stored(inventory)
+        obj["metadata"] |= {"uid": "u0", "resourceVersion": version}
+        return obj
+
+    server = MetadataRecords([record(replace(KEPT, bundle="shop/b0"), "1")])
+    first = ledger.read_inventories(server, "blue")
+    server.reads.clear()
+    parsed: list[str] = []
+    parse = ledger.from_bundle
+    monkeypatch.setattr(ledger, "from_bundle", lambda obj: parsed.append(
+        obj["metadata"]["resourceVersion"]) or parse(obj))
+
+    status_only = record(replace(KEPT, bundle="shop/b0", verdict="failed"), "2")
+    ledger.remember_record(status_only)
+    ledger.remember_record(dict(status_only))  # the same version again: not parsed again
+    server.found = [status_only]
+    again = ledger.read_inventories(server, "blue")
+    assert parsed == ["2"] and server.reads == [] and server.full_lists == 0
+    assert again["shop/b0"].verdict == "failed"
+    assert again["shop/b0"].entries is first["shop/b0"].entries
+
+    moved = record(replace(KEPT, bundle="shop/b0", entries=KEPT.entries[1:]), "3")
+    ledger.remember_record(moved)
+    server.found = [moved]
+    third = ledger.read_inventories(server, "blue")
+    assert third["shop/b0"].entries == KEPT.entries[1:] and server.reads == []
+
+
 def test_a_one_shot_command_reads_the_records_with_one_list_and_keeps_nothing():
     from dataclasses import replace
 
