@@ -21,9 +21,9 @@ from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.fencing import FencedCluster
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import (
+    WatchFeed,
     read_inventories,
     read_records_consistently,
-    remember_record,
     remember_written,
 )
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
@@ -218,12 +218,13 @@ class Reconciler:
 
     def watch_requests(self, watcher: Watching) -> threading.Thread:
         """Watch this instance's Bundles for `gitgate reconcile` requests: each one makes the
-        next tick a pass, at once, acknowledged in the Bundle's status when it is done. Each
-        Bundle the watch sends is kept parsed (`remember_record`): another writer's change
-        (the other replicas' passes and observations) is then not read again by the next
-        pass, whose list of metadata names the version the watch sent."""
+        next tick a pass, at once, acknowledged in the Bundle's status when it is done. What
+        the watch sends feeds the records' cache (`WatchFeed`): another writer's change (the
+        other replicas' passes and observations) is not read again by the next pass, and
+        once the watch has reached the version a pass's list of the records must be at least
+        as new as, the watch's names and versions are that list (no request)."""
         self.requests = ReconcileRequests(self.cluster, watcher, self.settings.apply.instance,
-                                          self.request_pass, on_record=remember_record)
+                                          self.request_pass, feed=WatchFeed())
         thread = threading.Thread(target=self.requests.watch_forever, args=(self.stop,),
                                   name="gitgate-requests", daemon=True)
         thread.start()

@@ -35,6 +35,7 @@ from gitgate.apply.ports import (
     list_pages,
 )
 from gitgate.apply.transitions import Transition
+from gitgate.apply.watchedrecords import WatchedRecords
 from gitgate.errors import ContinueExpired, GitgateError, KubeError
 from gitgate.model import Manifest
 from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
@@ -61,8 +62,9 @@ class _Parsed:
     resourceVersion, and another writer's change comes through the loop's watch of the
     Bundles (`remember`, both): the next list that names a record at that version takes it
     from there, so neither a replica's own writes (a pass's records, what Karmada reports of
-    its bundles) nor the other replicas' make the next pass read them again. The list stays
-    the authority: a version it does not name is never used."""
+    its bundles) nor the other replicas' make the next pass read them again. The list (or
+    the watch's names and versions standing for it, `WatchedRecords`) stays the authority:
+    a version it does not name is never used."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -73,6 +75,7 @@ class _Parsed:
         # the newest resourceVersion of a record this process listed or wrote (0: unknown)
         self._newest = 0
         self.consistent_due = True  # the next list reads etcd (`read_records_consistently`)
+        self.watched = WatchedRecords()  # the records as the requests watcher sees them
         # off in a one-shot command, which reads the records once (`keep_records_parsed`)
         self.enabled = False
 
@@ -174,6 +177,26 @@ def remember_record(answer: Manifest) -> None:
     _PARSED.remember(answer)
 
 
+class WatchFeed:
+    """What `gitgate run`'s watch of its Bundles sends, into the records' cache: each Bundle
+    it sends is kept parsed, and the names and versions it knows answer a pass's list of the
+    records once the watch has reached the version that list must be at least as new as
+    (`WatchedRecords`)."""
+
+    def listed(self, items: list[Manifest], version: str) -> None:
+        if _PARSED.enabled:
+            _PARSED.watched.listed(items, version)
+
+    def sent(self, kind: str, obj: Manifest) -> None:
+        if kind in ("ADDED", "MODIFIED"):
+            _PARSED.remember(obj)
+        if _PARSED.enabled:
+            _PARSED.watched.sent(kind, obj)
+
+    def lost(self) -> None:
+        _PARSED.watched.lost()
+
+
 def remember_written(answer: Manifest) -> None:
     """A Bundle as the API server answered this process's write of it: kept, and the next
     list of the records is at least as new as it (never older than this process's own
@@ -219,7 +242,10 @@ def _parsed_bundles(cluster: RecordPort, selector: str,
                     pages: Callable[[], Iterable[list[Manifest]]]) -> list[Inventory]:
     if not _PARSED.enabled:  # read once, parsed page by page
         return [from_bundle(record) for page in pages() for record in page]
-    listed = _cached_metadata(cluster, selector, _PARSED.since())
+    since = _PARSED.since()
+    listed = _PARSED.watched.at_least(since) if since else None
+    if listed is None:
+        listed = _cached_metadata(cluster, selector, since)
     if listed is None:  # a consistent read (of etcd): the versions it names start afresh
         _PARSED.reading_consistently()
         try:

@@ -45,15 +45,37 @@ def _asked(obj: Manifest) -> tuple[str, str]:
     return str(meta.get("name") or ""), token if token and token != handled else ""
 
 
+class RecordFeed(Protocol):
+    """Where what the watch sends goes besides the requests (the records' cache)."""
+
+    def listed(self, items: list[Manifest], version: str) -> None: ...
+
+    def sent(self, kind: str, obj: Manifest) -> None: ...
+
+    def lost(self) -> None: ...
+
+
+class Unfed:
+    """No records' cache to feed."""
+
+    def listed(self, items: list[Manifest], version: str) -> None:
+        return None
+
+    def sent(self, kind: str, obj: Manifest) -> None:
+        return None
+
+    def lost(self) -> None:
+        return None
+
+
 class ReconcileRequests:
     """The requests a running loop has seen and not acknowledged yet."""
 
     def __init__(self, cluster: ClusterPort, watcher: Watching, instance: str,
-                 on_request: Callable[[], object],
-                 on_record: Callable[[Manifest], object] = lambda obj: None):
+                 on_request: Callable[[], object], feed: RecordFeed | None = None):
         self.cluster, self.watcher, self.instance = cluster, watcher, instance
         self.on_request = on_request
-        self.on_record = on_record  # each Bundle the watch sends (the records' cache)
+        self.feed = feed or Unfed()  # the list, each event, and a watch lost
         self.lists = 0  # lists the watch began from (a watch that ends is resumed, not listed)
         self._pending: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -88,6 +110,12 @@ class ReconcileRequests:
         only when a watch fails (410: its version is too old; after 2 s otherwise). A watch
         begun without a version would first send every Bundle whole: 5,000 records each
         time it is opened."""
+        try:
+            self._watch(stop, seconds)
+        finally:  # stopped, or failed in a way not foreseen: the feed is told it is not fed
+            self.feed.lost()
+
+    def _watch(self, stop: threading.Event, seconds: int) -> None:
         selector = f"{INSTANCE_LABEL}={self.instance}"
         version = ""
         while not stop.is_set():
@@ -96,6 +124,7 @@ class ReconcileRequests:
                     listed, version = self.watcher.list_metadata_cached(
                         API_VERSION, KIND, NAMESPACE, selector)
                     self.lists += 1
+                    self.feed.listed(listed, version)
                     for obj in listed:
                         self._seen_listed(obj)
                 for kind, obj in self.watcher.watch(API_VERSION, KIND, NAMESPACE, selector,
@@ -103,11 +132,12 @@ class ReconcileRequests:
                     if stop.is_set():
                         return
                     version = _version(obj) or version
+                    self.feed.sent(kind, obj)
                     if kind in ("ADDED", "MODIFIED"):
-                        self.on_record(obj)
                         self._seen(obj)
             except GitgateError as exc:
                 log.debug("watching Bundles: %s", exc.message)
+                self.feed.lost()
                 version = ""
                 if getattr(exc, "status", 0) != 410:
                     stop.wait(2.0)

@@ -112,6 +112,20 @@ class _Counted:
         return self.cluster.watch(*args, **kwargs)
 
 
+class _Noting(ledger.WatchFeed):
+    """The loop's feed of the records' cache, noting the version of each event it is sent."""
+
+    def __init__(self) -> None:
+        self.versions: list[str] = []
+        self.events: list[tuple[str, str]] = []  # (type, name), bookmarks left out
+
+    def sent(self, kind: str, obj: dict) -> None:
+        super().sent(kind, obj)
+        self.versions.append(str(obj["metadata"].get("resourceVersion") or ""))
+        if kind != "BOOKMARK":
+            self.events.append((kind, str(obj["metadata"].get("name") or "")))
+
+
 def _until(condition: Callable[[], bool], what: str, limit: float = 60.0) -> None:
     deadline = time.monotonic() + limit
     while not condition():
@@ -119,8 +133,8 @@ def _until(condition: Callable[[], bool], what: str, limit: float = 60.0) -> Non
         time.sleep(0.05)
 
 
-def _watching(kube, counted: _Counted, on_request, on_record, seconds: int = 1):
-    requests = ReconcileRequests(kube.cluster, counted, kube.run_id, on_request, on_record)
+def _watching(kube, counted: _Counted, on_request, feed=None, seconds: int = 1):
+    requests = ReconcileRequests(kube.cluster, counted, kube.run_id, on_request, feed)
     stop = threading.Event()
     thread = threading.Thread(target=requests.watch_forever, args=(stop, seconds), daemon=True)
     thread.start()
@@ -148,7 +162,7 @@ def test_the_requests_watcher_lists_once_and_resumes_each_ended_watch(tmp_path, 
     again (emulator only)."""
     web, _ = _shop(tmp_path, kube)
     counted, asked = _Counted(kube.cluster), threading.Event()
-    requests, stop, thread = _watching(kube, counted, asked.set, lambda obj: None)
+    requests, stop, thread = _watching(kube, counted, asked.set)
     try:
         _until(lambda: counted.watches >= 3, "three watches")
         assert counted.lists == 1 and not asked.is_set()
@@ -177,14 +191,10 @@ def test_another_writers_change_sent_by_the_watch_is_not_read_again(tmp_path, ku
     web, _ = _shop(tmp_path, kube)
     name = bundle_name(web, kube.run_id)
     first = read_inventories(kube.cluster, kube.run_id)
-    sent: list[str] = []
-
-    def on_record(obj: dict) -> None:
-        ledger.remember_record(obj)
-        sent.append(str(obj["metadata"]["resourceVersion"]))
-
+    feed = _Noting()
+    sent = feed.versions
     counted = _Counted(kube.cluster)
-    _, stop, thread = _watching(kube, counted, lambda: None, on_record, seconds=5)
+    _, stop, thread = _watching(kube, counted, lambda: None, feed, seconds=5)
     try:
         _until(lambda: counted.watches >= 1, "the watch")
         written = kube.cluster.apply({
@@ -194,6 +204,7 @@ def test_another_writers_change_sent_by_the_watch_is_not_read_again(tmp_path, ku
             manager="another-replica", subresource="status", force=True).obj
         version = str(written["metadata"]["resourceVersion"])
         _until(lambda: version in sent, "the watch's event of the write")
+        ledger.read_records_consistently()  # a list, not the watch's view (the next test)
         kube.cluster.forget()
         again = read_inventories(kube.cluster, kube.run_id)
         path = f"/namespaces/{NAMESPACE}/bundles"
@@ -204,3 +215,62 @@ def test_another_writers_change_sent_by_the_watch_is_not_read_again(tmp_path, ku
     finally:
         stop.set()
         thread.join(timeout=30)
+
+
+def test_a_pass_takes_the_records_from_the_watch_once_it_reached_their_newest_version(
+        tmp_path, kube, monkeypatch):
+    """Once the watch has reached the newest record this process listed or wrote, what it
+    sent is the list a pass would ask the API server's cache for: the pass sends no request
+    for the records, and sees another writer's change and a deletion the watch sent. Until
+    the watch reaches that version, while it does not run, and when the share moved (etcd
+    first), the records are listed (held to a real API server too)."""
+    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
+    web, _ = _shop(tmp_path, kube)
+    name = bundle_name(web, kube.run_id)
+    gone = bundle_name(f"{kube.run_id}-ns", kube.run_id)
+    path = f"/namespaces/{NAMESPACE}/bundles"
+
+    def lists() -> list[tuple[str, str]]:
+        return [(q.get("resourceVersion", ""), q.get("resourceVersionMatch", ""))
+                for m, p, q, _ in kube.cluster.sent if m == "GET" and p.endswith(path)]
+
+    def read() -> dict:
+        kube.cluster.forget()
+        return read_inventories(kube.cluster, kube.run_id)
+
+    first = read()
+    assert lists() == [("", "")]  # the first list: etcd
+    feed = _Noting()
+    counted = _Counted(kube.cluster)
+    _, stop, thread = _watching(kube, counted, lambda: None, feed, seconds=5)
+    try:
+        written = kube.cluster.apply({
+            "apiVersion": API_VERSION, "kind": KIND,
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "status": {"message": "written by another replica"}},
+            manager="another-replica", subresource="status", force=True).obj
+        version = str(written["metadata"]["resourceVersion"])
+        _until(lambda: version in feed.versions, "the watch's event of the write")
+        again = read()
+        assert [(m, p) for m, p, *_ in kube.cluster.sent] == []  # no request at all
+        assert again[web].message == "written by another replica" != first[web].message
+
+        kube.cluster.delete(API_VERSION, KIND, NAMESPACE, gone)
+        _until(lambda: ("DELETED", gone) in feed.events, "the watch's event of the deletion")
+        assert sorted(read()) == [web] and kube.cluster.sent == []
+
+        # a version the watch has not reached (a write of this process it has not sent yet)
+        far = str(int(version) + 10_000_000)
+        ledger._PARSED.note_version(far)
+        assert sorted(read()) == [web]
+        assert lists()[0] == (far, "NotOlderThan")  # listed (then etcd: the cache is behind)
+        assert sorted(read()) == [web] and kube.cluster.sent == []  # the watch answers again
+
+        ledger.read_records_consistently()  # the share moved: etcd, whatever the watch saw
+        assert sorted(read()) == [web] and lists() == [("", "")]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    # the watch stopped: the records are listed again, from the cache
+    assert sorted(read()) == [web]
+    assert lists() and lists()[0][1] == "NotOlderThan"

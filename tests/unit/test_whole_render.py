@@ -172,6 +172,28 @@ def test_a_racy_render_is_handed_back_only_while_its_racy_files_hold_the_same_by
     assert names(render(repo, cache))["app-a"] == ["a5"]
 
 
+def test_a_file_racy_once_is_read_once_more_and_not_again_once_its_stamp_tells(
+        repo: Path, monkeypatch):
+    """A fresh checkout's files are all racy at its first scan; a later pass that finds
+    them calm checks their bytes once and from then on trusts their stamps."""
+    cache = RenderCache()
+    render(repo, cache)
+    edit(repo / "app-a/cm.yaml", cm("a2"))
+    racy = render_repo(repo, None, cache=cache)  # the real clock: the edit is a moment old
+    assert cache.whole is not None
+    was_racy = sorted(f for f, _ in cache.whole[0].racy)  # the edit's, and fresh ctimes
+    assert "app-a/cm.yaml" in was_racy
+    read: list[str] = []
+    digest = tree.RepoTree.digest
+    monkeypatch.setattr(tree.RepoTree, "digest",
+                        lambda self, file: read.append(file) or digest(self, file))
+    assert render(repo, cache).rendered is racy.rendered  # calm: their bytes checked once
+    assert sorted(read) == was_racy
+    assert render(repo, cache).rendered is racy.rendered and sorted(read) == was_racy
+    edit(repo / "app-a/cm.yaml", cm("a3"))  # and an edit moves its stamp
+    assert names(render(repo, cache))["app-a"] == ["a3"]
+
+
 def test_a_change_of_share_discovery_or_budget_renders_again(repo: Path, monkeypatch):
     cache = RenderCache()
     answers = {"Thing": True}
