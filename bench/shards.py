@@ -16,12 +16,15 @@ fall inside the phases below and be timed as part of them. Per size and replica 
 - change_s: a commit changing every raw bundle, until their records say so;
 - noop_pass_s: a pass with nothing changed, asked of one replica at a time through
   `POST /reconcile` (as on its own node), NOOP_PASSES times each, once no record was written
-  for 3 s (the replicas' reads of Karmada after the change write theirs): the slowest
+  for 3 s (the replicas' reads of Karmada after the change write theirs) and each pass once
+  no replica reads Karmada (each one's read after its last pass is over; from 2026-11-27,
+  second session): the slowest
   replica's median pass (gitgate_pass_duration_seconds, its /metrics read once a second).
   The first of them follows the change's pass, whose record writes it reads again (that
   pass is first_noop_s);
-- noop_together_s: the same asked of every replica at once, so that they share this
-  machine's cores with each other and with the API server: the median of the slowest;
+- noop_together_s: the same asked of every replica at once (once all are quiet), so that
+  they share this machine's cores with each other and with the API server: the median of
+  the slowest;
 - noop_api_s and noop_requests: over the no-op passes asked of each replica alone, the
   seconds its requests to the API server took (summed: requests in flight together count
   each) and how many it sent, per pass, for the replica with the slowest passes
@@ -174,8 +177,25 @@ def held_by(port: int, bundles: set[str]) -> set[str]:
     return {name for name in bundles if shards.owner(name) == shard["identity"]}
 
 
-def noop_passes(ports: list[int]) -> float:
-    """A pass asked of each replica of `ports` at once: the slowest one's duration."""
+def replicas_quiet(ports: list[int], limit: float = 300.0) -> None:
+    """Until no replica of `ports` reads Karmada (`gitgate_karmada_reading`, seen 0 twice,
+    0.5 s apart: a pass's read begins a moment after the pass ends). After each pass a
+    replica reads Karmada for its share (while Karmada is still binding, every bundle is
+    unsettled: about a hundred lists, several seconds), and a pass timed while another
+    replica reads shares the 2 cores with that read, which on separate nodes it would not."""
+    started, calm = time.monotonic(), 0
+    while calm < 2:
+        if time.monotonic() - started > limit:
+            raise SystemExit(f"not within {limit:.0f}s: the replicas' reads of Karmada")
+        reading = any(metric(port, "gitgate_karmada_reading") for port in ports)
+        calm = 0 if reading else calm + 1
+        time.sleep(0.5)
+
+
+def noop_passes(ports: list[int], everyone: list[int]) -> float:
+    """A pass asked of each replica of `ports` at once, once every replica of `everyone` is
+    quiet: the slowest one's duration."""
+    replicas_quiet(everyone)
     before = [metric(p, "gitgate_pass_duration_seconds_sum") for p in ports]
     counts = [metric(p, "gitgate_pass_duration_seconds_count") for p in ports]
     for port in ports:
@@ -248,12 +268,13 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
             alone, api = [], []
             for port in ports:
                 before = api_time(port)
-                alone.append([noop_passes([port]) for _ in range(NOOP_PASSES)])
+                alone.append([noop_passes([port], ports) for _ in range(NOOP_PASSES)])
                 api.append(api_per_pass(before, api_time(port), NOOP_PASSES))
             first = max(passes[0] for passes in alone)  # reads the change's records again
             noop = max(statistics.median(passes) for passes in alone)  # one at a time
             slowest = max(range(len(ports)), key=lambda i: statistics.median(alone[i]))
-            together = statistics.median(noop_passes(ports) for _ in range(NOOP_PASSES))
+            together = statistics.median(noop_passes(ports, ports)
+                                         for _ in range(NOOP_PASSES))
             shares = [int(metric(p, "gitgate_shard_bundles")) for p in ports]
             rss = [peak_rss_mb(process.pid) for process in processes]
 

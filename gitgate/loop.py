@@ -500,6 +500,16 @@ class Reconciler:
         pass just changed; until the next read of all is due, only they and the bundles
         Karmada had not settled are read again (`observe_following`). `stop`: asked before
         each list; when it says so the read ends there and the last observation stays."""
+        began = time.monotonic()
+        self.metrics.karmada_reading.set(1)
+        try:
+            self._refresh_status(inventories, changed, stop)
+        finally:
+            self.metrics.karmada_reading.set(0)
+            self.metrics.karmada_read.observe(time.monotonic() - began)
+
+    def _refresh_status(self, inventories: Mapping[str, Inventory] | None,
+                        changed: set[str] | None, stop: Callable[[], bool] | None) -> None:
         now = self.clock()
         self.state.last_observed = now
         if self.status_due(now) or changed is None or self.state.unread is None:

@@ -99,6 +99,12 @@ class LoopMetrics:
             "Karmada API server to its answer, retries included, by verb and resource",
             ["verb", "resource"], registry=self.registry,
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+        self.karmada_read = Histogram(
+            "gitgate_karmada_read_duration_seconds", "seconds a read of what Karmada did with "
+            "this replica's bundles took (after each pass, and every --status-interval)",
+            registry=self.registry, buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
+        self.karmada_reading = Gauge("gitgate_karmada_reading", "1 while this replica reads "
+                                     "what Karmada did with its bundles", registry=self.registry)
         self.bundles = BundleSeries()  # exposed beside the registry, its text kept
 
     def api_request(self, verb: str, resource: str, code: int, seconds: float) -> None:

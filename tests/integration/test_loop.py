@@ -333,3 +333,19 @@ def test_the_loop_gives_freed_memory_back_after_a_pass_and_after_its_read_of_kar
     monkeypatch.setattr(loop, "refresh_status", refresh)
     loop.run(until=lambda: "read" in steps)
     assert steps == ["pass", "give back", "read", "give back"]
+
+
+def test_the_read_of_karmada_is_timed_and_said_while_it_runs(upstream, kube, tools, tmp_path):
+    """`gitgate_karmada_reading` is 1 during the read of Karmada that follows a pass (each of
+    its lists sees it so) and 0 after; `gitgate_karmada_read_duration_seconds` counts each
+    read."""
+    loop = reconciler(upstream, kube, tools, tmp_path)
+    sample = loop.metrics.registry.get_sample_value
+    assert loop.tick() == "revision"
+    during: list[float | None] = []
+    loop.refresh_status(stop=lambda: during.append(sample("gitgate_karmada_reading")) or False)
+    assert during and set(during) == {1.0}  # asked before each of the read's lists
+    assert sample("gitgate_karmada_reading") == 0
+    assert sample("gitgate_karmada_read_duration_seconds_count") == 1
+    loop.refresh_status()
+    assert sample("gitgate_karmada_read_duration_seconds_count") == 2
