@@ -173,7 +173,8 @@ _PARSED = _Parsed()
 
 
 def remember_record(answer: Manifest) -> None:
-    """A Bundle as the API server answered a write of it (`_Parsed.remember`)."""
+    """A Bundle as the API server answered a write of it or a watch sent it
+    (`_Parsed.remember`)."""
     _PARSED.remember(answer)
 
 
@@ -189,7 +190,7 @@ class WatchFeed:
 
     def sent(self, kind: str, obj: Manifest) -> None:
         if kind in ("ADDED", "MODIFIED"):
-            _PARSED.remember(obj)
+            remember_record(obj)
         if _PARSED.enabled:
             _PARSED.watched.sent(kind, obj)
 

@@ -244,6 +244,8 @@ def test_a_pass_takes_the_records_from_the_watch_once_it_reached_their_newest_ve
     counted = _Counted(kube.cluster)
     _, stop, thread = _watching(kube, counted, lambda: None, feed, seconds=5)
     try:
+        # after the watcher's list: a write before it would be in the list, not an event
+        _until(lambda: counted.watches >= 1, "the watch")
         written = kube.cluster.apply({
             "apiVersion": API_VERSION, "kind": KIND,
             "metadata": {"name": name, "namespace": NAMESPACE},
@@ -271,6 +273,7 @@ def test_a_pass_takes_the_records_from_the_watch_once_it_reached_their_newest_ve
     finally:
         stop.set()
         thread.join(timeout=30)
+    assert not thread.is_alive()
     # the watch stopped: the records are listed again, from the cache
     assert sorted(read()) == [web]
     assert lists() and lists()[0][1] == "NotOlderThan"
