@@ -126,6 +126,21 @@ class _Noting(ledger.WatchFeed):
             self.events.append((kind, str(obj["metadata"].get("name") or "")))
 
 
+def _written_by_another_replica(kube, name: str, counted: _Counted, feed: _Noting) -> str:
+    """A status write of the Bundle `name` by another field manager, once the watcher has
+    listed (a write before its list would be in the list, not an event), and until the watch
+    sent it. Returns its resourceVersion."""
+    _until(lambda: counted.watches >= 1, "the watch")
+    written = kube.cluster.apply({
+        "apiVersion": API_VERSION, "kind": KIND,
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "status": {"message": "written by another replica"}},
+        manager="another-replica", subresource="status", force=True).obj
+    version = str(written["metadata"]["resourceVersion"])
+    _until(lambda: version in feed.versions, "the watch's event of the write")
+    return version
+
+
 def _until(condition: Callable[[], bool], what: str, limit: float = 60.0) -> None:
     deadline = time.monotonic() + limit
     while not condition():
@@ -192,18 +207,10 @@ def test_another_writers_change_sent_by_the_watch_is_not_read_again(tmp_path, ku
     name = bundle_name(web, kube.run_id)
     first = read_inventories(kube.cluster, kube.run_id)
     feed = _Noting()
-    sent = feed.versions
     counted = _Counted(kube.cluster)
     _, stop, thread = _watching(kube, counted, lambda: None, feed, seconds=5)
     try:
-        _until(lambda: counted.watches >= 1, "the watch")
-        written = kube.cluster.apply({
-            "apiVersion": API_VERSION, "kind": KIND,
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "status": {"message": "written by another replica"}},
-            manager="another-replica", subresource="status", force=True).obj
-        version = str(written["metadata"]["resourceVersion"])
-        _until(lambda: version in sent, "the watch's event of the write")
+        _written_by_another_replica(kube, name, counted, feed)
         ledger.read_records_consistently()  # a list, not the watch's view (the next test)
         kube.cluster.forget()
         again = read_inventories(kube.cluster, kube.run_id)
@@ -244,15 +251,7 @@ def test_a_pass_takes_the_records_from_the_watch_once_it_reached_their_newest_ve
     counted = _Counted(kube.cluster)
     _, stop, thread = _watching(kube, counted, lambda: None, feed, seconds=5)
     try:
-        # after the watcher's list: a write before it would be in the list, not an event
-        _until(lambda: counted.watches >= 1, "the watch")
-        written = kube.cluster.apply({
-            "apiVersion": API_VERSION, "kind": KIND,
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "status": {"message": "written by another replica"}},
-            manager="another-replica", subresource="status", force=True).obj
-        version = str(written["metadata"]["resourceVersion"])
-        _until(lambda: version in feed.versions, "the watch's event of the write")
+        version = _written_by_another_replica(kube, name, counted, feed)
         again = read()
         assert [(m, p) for m, p, *_ in kube.cluster.sent] == []  # no request at all
         assert again[web].message == "written by another replica" != first[web].message
