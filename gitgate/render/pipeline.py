@@ -538,7 +538,7 @@ def _unchanged(cache: RenderCache | None, only: Callable[[Source], bool] | None,
                              lambda file: tree.racy.get(file) or tree.digest(file)):
         return None
     # the files racy then hold the same bytes now; those whose stamps tell by now are not
-    # read again (as Git refreshes its index): at 5,000 bundles a fresh checkout's 25,000
+    # read again (as Git refreshes its index): at 5,000 bundles a fresh checkout's 13,000
     # files would otherwise be read and hashed by every no-op pass
     cache.whole = (replace(kept, racy=tuple(sorted(tree.racy.items()))), render)
     cache.hand_back()
