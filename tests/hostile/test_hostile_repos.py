@@ -179,3 +179,19 @@ def test_stopping_kills_a_hung_render(tmp_path):
         run_tool([sys.executable, "-c", "import time; time.sleep(60)"], cwd=tmp_path,
                  display="app", tool="helm", limits=Limits(timeout=60))
     assert time.monotonic() - started < 10
+
+
+def test_a_tool_sees_the_go_settings_and_none_of_the_callers_environment(tmp_path, monkeypatch):
+    """The render's Go runtime settings follow the memory cap; a GOGC, a token or a proxy of
+    the process running gitgate never reaches the tool."""
+    from gitgate.render.sandbox import Limits, run_tool
+
+    monkeypatch.setenv("GOGC", "50")
+    monkeypatch.setenv("GITHUB_TOKEN", "not-for-tools")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    show = "import json, os; print(json.dumps(dict(os.environ)))"
+    done = run_tool([sys.executable, "-c", show], cwd=tmp_path, display="app", tool="helm",
+                    limits=Limits(max_memory=400 << 20))
+    seen = json.loads(done.stdout)
+    assert seen["GOGC"] == "off" and int(seen["GOMEMLIMIT"]) == 100 << 20
+    assert "GITHUB_TOKEN" not in seen and seen["HTTPS_PROXY"] == "http://127.0.0.1:9"
