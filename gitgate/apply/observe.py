@@ -97,19 +97,24 @@ def slim(template: Manifest) -> Manifest:
 
 def _read(cluster: Lister, refs: dict[ObjectRef, str]
           ) -> tuple[dict[BindingKey, BindingStatus], dict[ObjectRef, Manifest], int]:
-    """The bindings of the namespaces of `refs` (ref -> apiVersion) and their templates, kept
-    `slim`: one list per namespace and one per kind and namespace. Raises GitgateError."""
+    """The bindings of `refs` (ref -> apiVersion) and their templates, kept `slim`: one list
+    of bindings per namespace and one of templates per kind and namespace; of each list only
+    what belongs to `refs` is parsed and kept (a namespace holds other bundles' objects too:
+    another replica's share, another team's). Raises GitgateError."""
     requests = 0
     bindings: dict[BindingKey, BindingStatus] = {}
     templates: dict[ObjectRef, Manifest] = {}
     by_kind: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    wanted: set[BindingKey] = set()
     for ref, api_version in refs.items():
         by_kind[(api_version, ref.kind, ref.namespace)].add(ref.name)
+        wanted.add(binding_key(ref))
     for namespace in sorted({ref.namespace for ref in refs}):
         kind = "ResourceBinding" if namespace else "ClusterResourceBinding"
         for binding in _list(cluster, WORK_API_VERSION, kind, namespace):
-            meta = binding.get("metadata") or {}
-            bindings[(namespace, str(meta.get("name", "")))] = parse_binding(binding)
+            key = (namespace, str((binding.get("metadata") or {}).get("name", "")))
+            if key in wanted:
+                bindings[key] = parse_binding(binding)
         requests += 1
     for (api_version, kind, namespace), names in sorted(by_kind.items()):
         # what `slim` keeps is metadata: the server sends no content (a ConfigMap's data)

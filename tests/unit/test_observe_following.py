@@ -104,3 +104,37 @@ def test_a_template_is_kept_slim_with_what_selectors_and_dispatch_read():
                          {"key": "tier", "operator": "In", "values": ["front"]}]}}):
         policy = override_by(selector)
         assert policy_selects(policy, kept) == policy_selects(policy, TEMPLATE), selector
+
+
+class _Namespace:
+    """A Lister of one namespace's ResourceBindings and ConfigMaps (plain data)."""
+
+    def __init__(self, bindings: list[dict], configmaps: list[dict]) -> None:
+        self.lists = {"ResourceBinding": bindings, "ConfigMap": configmaps}
+
+    def list_objects(self, api_version, kind, namespace="", label_selector=""):
+        return [dict(o) for o in self.lists.get(kind, [])]
+
+
+def test_a_read_keeps_the_bindings_of_its_own_objects_alone_of_a_shared_namespace():
+    """Another replica's (or team's) bundles share the namespace: their bindings come in the
+    same list, and are neither parsed nor kept."""
+    from gitgate.apply.observe import read_karmada
+    from gitgate.karmada.dispatch import binding_key
+
+    ours, theirs = CM, ObjectRef("", "ConfigMap", "shop", "other-config")
+
+    def binding(ref: ObjectRef, clusters: list[str]) -> dict:
+        return {"metadata": {"name": binding_key(ref)[1], "namespace": "shop"},
+                "spec": {"clusters": [{"name": c} for c in clusters]}}
+
+    def configmap(ref: ObjectRef) -> dict:
+        return {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": ref.name, "namespace": "shop", "resourceVersion": "7"}}
+
+    namespace = _Namespace([binding(ours, ["m1"]), binding(theirs, ["m2"])],
+                           [configmap(ours), configmap(theirs)])
+    read = read_karmada(namespace, {ours: "v1"})
+    assert set(read.bindings) == {binding_key(ours)}
+    assert read.bindings[binding_key(ours)].scheduled_on == ("m1",)
+    assert set(read.templates) == {ours}
