@@ -49,7 +49,7 @@ _GENERATION_REPORTED = {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"}
 BindingKey = tuple[str, str]  # (namespace, name); "" namespace for a ClusterResourceBinding
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterState:
     """One bundle on one member cluster."""
 
