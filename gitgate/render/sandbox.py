@@ -60,13 +60,14 @@ def go_runtime_env(max_memory: int) -> dict[str, str]:
     return {"GOGC": "off", "GOMEMLIMIT": str(max_memory // 4)}
 
 
-def sandbox_env(home: str, max_memory: int = DEFAULT_MAX_MEMORY) -> dict[str, str]:
+def sandbox_env(home: str, max_memory: int) -> dict[str, str]:
     """No credentials, no plugins, no cache or config of the user, no usable proxy: a tool
-    that tries to reach the network fails instead."""
+    that tries to reach the network fails instead. Go's settings are gitgate's
+    (`go_runtime_env`), never the caller's."""
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
     dead = "http://127.0.0.1:9"
-    return {**keep, **go_runtime_env(max_memory), "HOME": home, "XDG_CONFIG_HOME": home,
-            "XDG_CACHE_HOME": home,
+    return {**keep, **go_runtime_env(max_memory),
+            "HOME": home, "XDG_CONFIG_HOME": home, "XDG_CACHE_HOME": home,
             "XDG_DATA_HOME": home, "KUSTOMIZE_PLUGIN_HOME": home,
             "HELM_PLUGINS": str(Path(home) / "no-plugins"),
             "HELM_CONFIG_HOME": home, "HELM_CACHE_HOME": home, "HELM_DATA_HOME": home,
