@@ -138,3 +138,29 @@ def test_a_read_keeps_the_bindings_of_its_own_objects_alone_of_a_shared_namespac
     assert set(read.bindings) == {binding_key(ours)}
     assert read.bindings[binding_key(ours)].scheduled_on == ("m1",)
     assert set(read.templates) == {ours}
+
+
+def test_a_read_keeps_the_cluster_bindings_of_its_own_cluster_scoped_objects_alone():
+    """The same for ClusterResourceBindings: one list for the whole cluster, which holds every
+    team's cluster-scoped objects."""
+    from gitgate.apply.observe import read_karmada
+    from gitgate.karmada.dispatch import binding_key
+
+    ours = ObjectRef("rbac.authorization.k8s.io", "ClusterRole", "", "web-reader")
+    theirs = ObjectRef("rbac.authorization.k8s.io", "ClusterRole", "", "blog-reader")
+
+    class Cluster:
+        def list_objects(self, api_version, kind, namespace="", label_selector=""):
+            if kind == "ClusterResourceBinding":
+                return [{"metadata": {"name": binding_key(r)[1]},
+                         "spec": {"clusters": [{"name": c}]}}
+                        for r, c in ((ours, "m1"), (theirs, "m2"))]
+            if kind == "ClusterRole":
+                return [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                         "metadata": {"name": r.name}} for r in (ours, theirs)]
+            return []
+
+    read = read_karmada(Cluster(), {ours: "rbac.authorization.k8s.io/v1"})
+    assert set(read.bindings) == {binding_key(ours)}
+    assert read.bindings[binding_key(ours)].scheduled_on == ("m1",)
+    assert set(read.templates) == {ours}
