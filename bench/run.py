@@ -47,7 +47,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -221,11 +221,29 @@ def cpu_seconds(processes: dict[int, str]) -> dict[str, float]:
     return used
 
 
-class Turn:
-    """The CPU a tool's turn cost: the server's processes, by kind, and the client's own."""
+def machine_ticks() -> tuple[int, int]:
+    """The whole machine's CPU ticks so far (all cores): (busy, idle or waiting). (0, 0)
+    where /proc/stat cannot be read."""
+    try:
+        fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + fields[4]
+    return sum(fields[:8]) - idle, idle  # guest time is already counted in user
 
-    def __init__(self, processes: dict[int, str], children: bool) -> None:
+
+class Turn:
+    """The CPU a tool's turn cost: the server's processes, by kind, and the client's own; the
+    share of the machine's cores left idle; and, on Karmada, how many ResourceBindings its
+    controllers made meanwhile (`count_bindings`), work that runs at Karmada's own pace
+    beside the tool's writes."""
+
+    def __init__(self, processes: dict[int, str], children: bool,
+                 count_bindings: Callable[[], int | None] = lambda: None) -> None:
         self.processes, self.children = processes, children
+        self.count_bindings = count_bindings
+        self.bindings = count_bindings()
+        self.ticks = machine_ticks()
         self.server = cpu_seconds(processes)
         self.client = self._client()
         self.began = time.perf_counter()
@@ -237,10 +255,17 @@ class Turn:
 
     def done(self) -> dict:
         now = cpu_seconds(self.processes)
+        wall = round(time.perf_counter() - self.began, 2)
+        client = round(self._client() - self.client, 2)
+        busy, idle = (now_t - then_t for now_t, then_t in zip(machine_ticks(), self.ticks,
+                                                               strict=True))
         server = {name: round(now[name] - self.server.get(name, 0.0), 2) for name in now}
-        return {"wall_s": round(time.perf_counter() - self.began, 2),
-                "client_cpu_s": round(self._client() - self.client, 2),
-                "server_cpu_s": round(sum(server.values()), 2), "server": server}
+        bindings = self.count_bindings()
+        return {"wall_s": wall, "client_cpu_s": client,
+                "server_cpu_s": round(sum(server.values()), 2), "server": server,
+                "idle_share": round(idle / (busy + idle), 3) if busy + idle else None,
+                "bindings_made": (bindings - self.bindings if bindings is not None
+                                  and self.bindings is not None else None)}
 
 
 IDLE_CORES = 0.3  # the harness is idle when its processes use less than this, together
@@ -271,15 +296,22 @@ def settle(cluster, emulated: bool, processes: dict[int, str], quiet: float = 5.
     idle(processes)
 
 
+def binding_count(cluster) -> int | None:
+    """How many ResourceBindings Karmada holds (one list of one item); None elsewhere."""
+    status, body = cluster.request("GET", "/apis/work.karmada.io/v1alpha2/resourcebindings",
+                                   query={"limit": "1"})
+    if status != 200:
+        return None
+    meta = body.get("metadata") or {}
+    return len(body.get("items") or []) + int(meta.get("remainingItemCount") or 0)
+
+
 def _steady_bindings(cluster, quiet: float, limit: float) -> None:
-    path = "/apis/work.karmada.io/v1alpha2/resourcebindings"
     last, steady_since, deadline = None, time.monotonic(), time.monotonic() + limit
     while time.monotonic() < deadline:
-        status, body = cluster.request("GET", path, query={"limit": "1"})
-        if status != 200:
+        count = binding_count(cluster)
+        if count is None:
             return  # not Karmada
-        meta = body.get("metadata") or {}
-        count = len(body.get("items") or []) + int(meta.get("remainingItemCount") or 0)
         if count != last:
             last, steady_since = count, time.monotonic()
         elif time.monotonic() - steady_since >= quiet:
@@ -351,7 +383,9 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
             # kubectl first: on Karmada, gitgate's policies make its controllers bind every
             # object gitgate wrote, work that would otherwise run during kubectl's turn
             settle(cluster, emulated, processes)  # and what rendering left
-            turn = Turn(processes, children=True)
+            def count() -> int | None:
+                return None if emulated else binding_count(cluster)
+            turn = Turn(processes, children=True, count_bindings=count)
             out["kubectl_apply_s"] = (kubectl_apply(kubectl, kubeconfig, plan, prefix, other,
                                                     scratch, emulated) if kubectl else None)
             out["kubectl_turn"] = turn.done()
@@ -361,7 +395,7 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
                                                templates, turn.began)
             settle(cluster, emulated, processes)
             out["kubectl_settled"] = turn.done()  # the turn and the controllers' backlog
-            turn = Turn(processes, children=False)
+            turn = Turn(processes, children=False, count_bindings=count)
             started = time.perf_counter()
             result = run_pass(plan, cluster, options)
             out["cold_apply_s"] = time.perf_counter() - started
