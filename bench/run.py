@@ -23,7 +23,9 @@ in namespaces of 100 bundles, and:
 - peak RSS of the process that ran gitgate's side (each size runs in its own process);
 - on the Karmada harness, the CPU each turn cost (`kubectl_turn`, `gitgate_turn`: the client's
   and the server's by process, kube-apiserver, etcd and Karmada's controllers) and the same
-  until Karmada settled (`*_settled`), in the JSON: what makes the apply ratio swing.
+  until Karmada settled (`*_settled`), the share of the machine's cores each turn left idle
+  (`idle_share`) and the ResourceBindings Karmada made during it (`bindings_made`), in the
+  JSON: what makes the apply ratio swing.
 
 The server is the test API emulator (tests/kubeapi, in its own process) unless
 GITGATE_TEST_KUBECONFIG points at a real API server; then kubectl must be found ($KUBECTL,
