@@ -241,11 +241,12 @@ class Turn:
     beside the tool's writes."""
 
     def __init__(self, processes: dict[int, str], children: bool,
-                 count_bindings: Callable[[], int | None] = lambda: None) -> None:
+                 count_bindings: Callable[[], int | None] = lambda: None,
+                 ticks: Callable[[], tuple[int, int]] = machine_ticks) -> None:
         self.processes, self.children = processes, children
-        self.count_bindings = count_bindings
+        self.count_bindings, self.read_ticks = count_bindings, ticks
         self.bindings = count_bindings()
-        self.ticks = machine_ticks()
+        self.ticks = ticks()
         self.server = cpu_seconds(processes)
         self.client = self._client()
         self.began = time.perf_counter()
@@ -259,7 +260,7 @@ class Turn:
         now = cpu_seconds(self.processes)
         wall = round(time.perf_counter() - self.began, 2)
         client = round(self._client() - self.client, 2)
-        busy, idle = (now_t - then_t for now_t, then_t in zip(machine_ticks(), self.ticks,
+        busy, idle = (now_t - then_t for now_t, then_t in zip(self.read_ticks(), self.ticks,
                                                                strict=True))
         server = {name: round(now[name] - self.server.get(name, 0.0), 2) for name in now}
         bindings = self.count_bindings()
