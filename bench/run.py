@@ -27,6 +27,15 @@ in namespaces of 100 bundles, and:
   (`idle_share`) and the ResourceBindings Karmada made during it (`bindings_made`), in the
   JSON: what makes the apply ratio swing.
 
+On the Karmada harness two options make the cold apply comparison cleaner and quicker:
+`--fresh-harness` starts the harness afresh (its `down.sh`, then `up.sh`, with KARMADA_SRC
+set and KARMADA_HARNESS naming the harness folder, `../shared/karmada-harness` by default)
+before the renders and again before gitgate's turn, so neither tool's turn inherits the
+other's objects (the IPAddress of every Service sits on Karmada's waiting list, which each
+new policy scans), its etcd or its controllers' backlog; gitgate's namespace and Bundle type
+are then made before its turn, as `deploy/` installs them. `--turns-only` measures the
+renders and the two cold apply turns alone: no binding wait, no passes after them.
+
 The server is the test API emulator (tests/kubeapi, in its own process) unless
 GITGATE_TEST_KUBECONFIG points at a real API server; then kubectl must be found ($KUBECTL,
 PATH, the venv `make setup` filled, or the Karmada harness's assets), and every name is unique
@@ -344,10 +353,34 @@ def bound(cluster, namespaces: list[str], expected: int, began: float,
     return None
 
 
-def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) -> dict:
+def harness_scripts() -> Path:
+    return Path(os.environ.get("KARMADA_HARNESS")
+                or ROOT.parent / "shared" / "karmada-harness")
+
+
+def restart_harness(kubeconfig: str) -> None:
+    """The Karmada harness whose STATE folder holds `kubeconfig`, stopped and started afresh
+    (same folder, same ports, same kubeconfig); SystemExit naming what is missing."""
+    state, scripts = Path(kubeconfig).parent, harness_scripts()
+    if not os.environ.get("KARMADA_SRC") or not (scripts / "up.sh").is_file():
+        raise SystemExit("--fresh-harness needs KARMADA_SRC (the fetched karmada-io/karmada "
+                         f"git dir) and the harness's up.sh in {scripts} (KARMADA_HARNESS)")
+    subprocess.run([str(scripts / "down.sh"), str(state)], capture_output=True, check=False)
+    started = subprocess.run([str(scripts / "up.sh")], capture_output=True, text=True,
+                             env={**os.environ, "STATE": str(state)}, check=False)
+    if started.returncode != 0:
+        raise SystemExit(f"the harness did not start again: {started.stderr[-2000:]}")
+
+
+def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool,
+            fresh: bool = False, turns_only: bool = False) -> dict:
+    """One size's figures (see the module's docstring). `fresh`: the harness is started
+    afresh before the renders and before gitgate's turn; `turns_only`: the renders and the
+    two cold apply turns, nothing after them."""
     from gitgate.apiserver.transport import load_client
     from gitgate.apiserver.verbs import KubeCluster
     from gitgate.apply.engine import run_pass
+    from gitgate.apply.ledger import ensure_system_namespace
     from gitgate.apply.work import ApplyOptions
     from gitgate.passes.onepass import plan_rendered, reconcile
     from gitgate.render.cache import RenderCache
@@ -357,9 +390,11 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
     run = uuid.uuid4().hex[:6]
     prefix, other = f"gg{run}", f"kc{run}"
     tools = find_tools()
+    if fresh:
+        restart_harness(kubeconfig)
     cluster = KubeCluster(load_client(kubeconfig))
     counter = Counting(cluster)
-    out: dict = {"bundles": bundles}
+    out: dict = {"bundles": bundles, "fresh_harness": fresh}
     with tempfile.TemporaryDirectory(prefix="gitgate-bench-") as scratch_name:
         scratch = Path(scratch_name)
         root = scratch / "repo"
@@ -392,28 +427,40 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
             out["kubectl_apply_s"] = (kubectl_apply(kubectl, kubeconfig, plan, prefix, other,
                                                     scratch, emulated) if kubectl else None)
             out["kubectl_turn"] = turn.done()
-            if not emulated:
+            if not emulated and not turns_only:
                 out["kubectl_bound_s"] = bound(cluster, [n.replace(prefix, other, 1)
                                                          for n in namespaces],
                                                templates, turn.began)
-            settle(cluster, emulated, processes)
-            out["kubectl_settled"] = turn.done()  # the turn and the controllers' backlog
+            if fresh:  # gitgate's turn on a harness that never saw kubectl's
+                restart_harness(kubeconfig)
+                cluster = KubeCluster(load_client(kubeconfig))
+                counter = Counting(cluster)
+                processes = server_processes(kubeconfig)
+                ensure_system_namespace(cluster)  # as deploy/ installs it
+                idle(processes)
+            else:
+                settle(cluster, emulated, processes)
+                out["kubectl_settled"] = turn.done()  # the turn and the controllers' backlog
             turn = Turn(processes, children=False, count_bindings=count)
             started = time.perf_counter()
             result = run_pass(plan, cluster, options)
             out["cold_apply_s"] = time.perf_counter() - started
             out["gitgate_turn"] = turn.done()
+            if not result.ok:
+                raise SystemExit("cold apply failed: " + "; ".join(
+                    f"{b.bundle}: {b.message}" for b in result.bundles if b.failed)[:2000])
+            for tool in ("kubectl", "gitgate"):
+                out[f"{tool}_server_cpu_s"] = out[f"{tool}_turn"]["server_cpu_s"]
+                out[f"{tool}_client_cpu_s"] = out[f"{tool}_turn"]["client_cpu_s"]
+            if turns_only:
+                return _ratios(out)
             if not emulated:
                 out["gitgate_bound_s"] = bound(cluster, namespaces, templates, turn.began)
             settle(cluster, emulated, processes)
             out["gitgate_settled"] = turn.done()
             for tool in ("kubectl", "gitgate"):
-                out[f"{tool}_server_cpu_s"] = out[f"{tool}_turn"]["server_cpu_s"]
-                out[f"{tool}_client_cpu_s"] = out[f"{tool}_turn"]["client_cpu_s"]
-                out[f"{tool}_settled_cpu_s"] = out[f"{tool}_settled"]["server_cpu_s"]
-            if not result.ok:
-                raise SystemExit("cold apply failed: " + "; ".join(
-                    f"{b.bundle}: {b.message}" for b in result.bundles if b.failed)[:2000])
+                if f"{tool}_settled" in out:
+                    out[f"{tool}_settled_cpu_s"] = out[f"{tool}_settled"]["server_cpu_s"]
 
             def timed(at: datetime) -> tuple[float, object, int, int]:
                 """A whole pass (render, plan, apply): seconds, result, renders, requests."""
@@ -442,7 +489,13 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool) 
             seconds, passed, _, _ = timed(T0 + timedelta(hours=2))
             out.update(resync_s=seconds, resync_writes=_writes(passed))
         finally:
-            _clean(cluster, prefix, other, run)
+            if not fresh:  # a fresh harness is started anew by the next run
+                _clean(cluster, prefix, other, run)
+    return _ratios(out)
+
+
+def _ratios(out: dict) -> dict:
+    """The run's peak RSS and the ratios of what it measured."""
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["render_ratio"] = out["serial_tools_s"] / out["cold_render_s"]
     out["apply_ratio"] = (out["cold_apply_s"] / out["kubectl_apply_s"]
@@ -572,16 +625,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1,
                         help="runs of each size; the table shows medians and spreads")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--fresh-harness", action="store_true",
+                        help="on the Karmada harness: start it afresh before the renders and "
+                             "before gitgate's turn (needs KARMADA_SRC; KARMADA_HARNESS)")
+    parser.add_argument("--turns-only", action="store_true",
+                        help="the renders and the two cold apply turns alone")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child: one size
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
     parser.add_argument("--kubectl", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(measure(args.one, args.kubeconfig, args.kubectl or None,
-                                 not os.environ.get("GITGATE_TEST_KUBECONFIG"))))
+                                 not os.environ.get("GITGATE_TEST_KUBECONFIG"),
+                                 args.fresh_harness, args.turns_only)))
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     real = os.environ.get("GITGATE_TEST_KUBECONFIG")
+    if args.fresh_harness and not real:
+        parser.error("--fresh-harness restarts the Karmada harness: set GITGATE_TEST_KUBECONFIG "
+                     "to its karmada.kubeconfig")
     kubectl = find_kubectl(required=bool(real))
     with api_server(real) as kubeconfig:
         server = ("the API emulator (tests/kubeapi, its own process)" if not real
@@ -591,7 +653,9 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for size in (size for size in sizes for _ in range(max(1, args.runs))):
             done = subprocess.run([sys.executable, __file__, "--one", str(size),
-                                   "--kubeconfig", kubeconfig, "--kubectl", kubectl or ""],
+                                   "--kubeconfig", kubeconfig, "--kubectl", kubectl or "",
+                                   *(["--fresh-harness"] if args.fresh_harness else []),
+                                   *(["--turns-only"] if args.turns_only else [])],
                                   capture_output=True, text=True)
             if done.returncode != 0:
                 print(done.stderr[-3000:], file=sys.stderr)
