@@ -69,6 +69,30 @@ def to_bundle(inventory: Inventory) -> Manifest:
             "spec": bundle_spec(inventory)}
 
 
+PENDING_MESSAGE = "first pass in progress"
+
+
+def to_new_bundle(inventory: Inventory) -> Manifest:
+    """A new bundle's write-ahead record in one request: its Bundle created with the objects
+    the pass may create (and the revision it attempts) in `spec.intent`, where a status could
+    only be written by a second request. The status the pass writes at its end takes over
+    (`from_bundle`); the field stays until the bundle's spec is next applied, which drops it."""
+    bundle = to_bundle(inventory)
+    bundle["spec"]["intent"] = {"revision": inventory.revision,
+                                "objects": [e.as_dict() for e in inventory.entries]}
+    return bundle
+
+
+def holds_intent(obj: Manifest, inventory: Inventory) -> bool:
+    """The Bundle as the server answered its creation reads as `inventory`'s intent: the
+    server kept every object in `spec.intent` (a CRD of an earlier gitgate prunes the field,
+    its schema lacking it), and no status of objects is there to be read instead."""
+    if "objects" in _dict(obj.get("status")):
+        return False
+    intent = _dict(_dict(obj.get("spec")).get("intent"))
+    return len(_list(intent.get("objects"))) == len(inventory.entries)
+
+
 def to_bundle_status(inventory: Inventory, generation: int, now: str) -> Manifest:
     """The status, applied through the `status` subresource. `generation`: the Bundle's, as
     the spec write left it; `now`: when a condition that changes is said to have changed."""
@@ -150,6 +174,8 @@ def from_bundle(obj: Manifest) -> Inventory:
     meta = obj.get("metadata") or {}
     spec = _dict(obj.get("spec"))
     status = _dict(obj.get("status"))
+    if "objects" not in status and isinstance(spec.get("intent"), dict):
+        status = {**status, **_pending_status(spec)}  # a pass that did not record its end
     entries = tuple(  # what recurs across 50,000 entries is held once (`model.shared`)
         Entry(shared(str(e["apiVersion"])), shared(str(e["kind"])),
               shared(str(e.get("namespace") or "")), str(e["name"]), str(e.get("hash") or ""))
@@ -188,6 +214,18 @@ def from_bundle(obj: Manifest) -> Inventory:
                          if isinstance(c, dict)),
         history=tuple(shared_tree(h) for h in _list(status.get("history"))
                       if isinstance(h, dict)))
+
+
+def _pending_status(spec: dict[str, Any]) -> dict[str, Any]:
+    """What a new bundle's write-ahead record (`to_new_bundle`) says, as the status the pass
+    would have written before its first object: every object it may create, the revision it
+    attempts, the digest Git asks for, pending (beside what the loop's observer may have
+    written of Karmada's view since)."""
+    intent = _dict(spec.get("intent"))
+    return {"objects": _list(intent.get("objects")),
+            "lastAttemptedRevision": str(intent.get("revision") or ""),
+            "digest": str(spec.get("digest") or ""), "verdict": str(Verdict.PENDING),
+            "message": PENDING_MESSAGE}
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -241,7 +279,12 @@ def bundle_crd() -> Manifest:
             "bundle": {"type": "string"}, "instance": {"type": "string"},
             "source": {"type": "string"}, "digest": {"type": "string"},
             "revision": {"type": "string"},  # what earlier records hold instead of digest
-            "labels": {"type": "object", "additionalProperties": {"type": "string"}}}},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "intent": {"type": "object", "properties": {  # `to_new_bundle`
+                "revision": {"type": "string"},
+                "objects": {"type": "array", "items": {"type": "object", "properties": {
+                    k: {"type": "string"} for k in (
+                        "apiVersion", "kind", "namespace", "name", "hash")}}}}}}},
         "status": {**free, "properties": {
             "observedGeneration": {"type": "integer", "format": "int64"},
             "verdict": {"type": "string"}, "revision": {"type": "string"},

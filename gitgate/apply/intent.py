@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gitgate.apply.bundlerecord import PENDING_MESSAGE
 from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import Entry, Inventory, entry_for
 from gitgate.apply.ledger import Ledger
@@ -23,7 +24,8 @@ def record_intent(work: dict[str, BundleWork], staged: dict[str, dict[int, list[
     live object that no inventory records. A bundle whose intent cannot be recorded writes
     nothing. A new bundle's record already names the pass's `revision` as attempted and the
     digest Git asks for, so its Bundle's spec is written once, not again with the final
-    record."""
+    record; it is one request, the Bundle's creation with the intent in it
+    (`Ledger.write_ahead`)."""
     intents: list[tuple[BundleWork, Inventory, dict[ObjectRef, Entry]]] = []
     for name, unit in work.items():
         if name not in staged or unit.result.failed:
@@ -36,7 +38,7 @@ def record_intent(work: dict[str, BundleWork], staged: dict[str, dict[int, list[
         if not new:
             continue
         base = unit.previous or Inventory(
-            bundle=name, verdict=str(Verdict.PENDING), message="first pass in progress",
+            bundle=name, verdict=str(Verdict.PENDING), message=PENDING_MESSAGE,
             instance=options.instance, revision=revision,
             digest=unit.plan.verdict.digest if unit.plan else "",
             source=unit.plan.bundle.source.path if unit.plan else "",
@@ -47,7 +49,7 @@ def record_intent(work: dict[str, BundleWork], staged: dict[str, dict[int, list[
         return
     try:
         ledger.ensure_home(cluster)
-        answers: list[object] = fan_out(lambda job: ledger.write(cluster, job[1]),
+        answers: list[object] = fan_out(lambda job: ledger.write_ahead(cluster, job[1]),
                                         intents, options.concurrency)
     except GitgateError as exc:
         answers = [exc] * len(intents)

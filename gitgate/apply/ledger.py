@@ -21,8 +21,10 @@ from gitgate.apply.bundlerecord import (
     crd_current,
     event_for,
     from_bundle,
+    holds_intent,
     to_bundle,
     to_bundle_status,
+    to_new_bundle,
 )
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
 from gitgate.apply.legacyinventory import configmap_name, from_configmap
@@ -364,6 +366,34 @@ class Ledger:
             except GitgateError as exc:
                 log.warning("cannot record the event %s of %s: %s", transition.reason,
                             inventory.bundle, exc.message, extra={"event": "event-unrecorded"})
+        self._known(inventory)
+
+    def write_ahead(self, cluster: ClusterPort, inventory: Inventory) -> None:
+        """A bundle's write-ahead record: for a bundle with no Bundle yet, one request that
+        creates it holding the intent (`to_new_bundle`), not a creation and a status write;
+        else, or where the installed CRD is an earlier one that drops the intent, the record
+        as `write` writes it."""
+        name = inventory.bundle
+        if name in self.stored:
+            self.write(cluster, inventory)
+            return
+        try:
+            answer = cluster.apply(to_new_bundle(inventory)).obj
+        except BaseException:
+            self.certain = False
+            raise
+        meta = answer.get("metadata") or {}
+        # the spec as `write` compares it: the intent is left to the next spec write to drop
+        self.stored[name] = Stored(bundle_spec(inventory), int(meta.get("generation") or 1),
+                                   (), str(meta.get("uid") or ""))
+        if not holds_intent(answer, inventory):
+            self.write(cluster, inventory)  # the status only: the spec is there
+            return
+        remember_written(answer)
+        self._known(inventory)
+
+    def _known(self, inventory: Inventory) -> None:
+        """With `keep`: the record as this pass leaves it, for the status shown from it."""
         if not self.keep:
             return
         earlier = self.known.get(inventory.bundle)  # `resume`'s own field is not ours to drop

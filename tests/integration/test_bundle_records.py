@@ -298,11 +298,14 @@ def test_a_record_is_claimed_so_karmadas_detector_leaves_it_and_an_old_one_is_cl
     assert first["metadata"]["labels"][CLAIMED_LABEL] == CLAIMED_BY
 
     # as an earlier gitgate left it: the label taken off by its own field manager's apply
+    # (and no write-ahead intent in the spec: that gitgate wrote it into the status)
     path = kube.cluster.path_for(API_VERSION, KIND, NAMESPACE, name)
     status, body = kube.cluster.request(
-        "PATCH", path, body={"metadata": {"labels": {CLAIMED_LABEL: None}}},
+        "PATCH", path, body={"metadata": {"labels": {CLAIMED_LABEL: None}},
+                             "spec": {"intent": None}},
         content_type="application/merge-patch+json", query={"fieldManager": "gitgate"})
     assert status == 200, body
+    earlier = body["metadata"]["generation"]
     assert CLAIMED_LABEL not in kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)[
         "metadata"].get("labels", {})
 
@@ -316,7 +319,7 @@ def test_a_record_is_claimed_so_karmadas_detector_leaves_it_and_an_old_one_is_cl
     assert gitgate("apply", str(root), *flags).returncode == 0
     again = kube.cluster.get(API_VERSION, KIND, NAMESPACE, name)
     assert again["metadata"]["labels"][CLAIMED_LABEL] == CLAIMED_BY
-    assert again["metadata"]["generation"] == first["metadata"]["generation"]  # spec as it was
+    assert again["metadata"]["generation"] == earlier  # the spec as it was
 
 
 def test_a_pass_lists_the_records_from_the_servers_cache_never_older_than_its_own_writes(

@@ -248,10 +248,10 @@ def test_a_first_pass_cut_short_after_its_write_ahead_record_still_waits_for_the
     def fail_the_final_record(request):
         if request.method == "PATCH" and request.path.endswith("/bundles/web/status"):
             status_writes.append(request.path)
-            if len(status_writes) == 2:  # the write-ahead record's went through
-                return 500, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                             "reason": "InternalError", "code": 500,
-                             "message": "etcdserver: request timed out"}
+            # the write-ahead record is the Bundle's creation: every status write is after
+            return 500, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                         "reason": "InternalError", "code": 500,
+                         "message": "etcdserver: request timed out"}
         return None
 
     emulator.state.faults.append(fail_the_final_record)

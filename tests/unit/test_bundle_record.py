@@ -12,8 +12,10 @@ from gitgate.apply.bundlerecord import (
     bundle_name,
     from_bundle,
     history_entry,
+    holds_intent,
     to_bundle,
     to_bundle_status,
+    to_new_bundle,
 )
 from gitgate.apply.conditions import conditions_for, states
 from gitgate.apply.inventory import Entry, Inventory
@@ -52,6 +54,48 @@ def test_everything_the_inventory_knows_survives_its_bundle():
                                                                               "blue")
     status = stored(KEPT)["status"]
     assert status["observedGeneration"] == 4 and status["revision"] == "r2"
+
+
+PENDING = Inventory("shop/web", (Entry("apps/v1", "Deployment", "shop", "web", ""),
+                                  Entry("v1", "ConfigMap", "shop", "web-config", "")),
+                    revision="r4", digest="d4", verdict="pending", instance="blue",
+                    source="apps/web", labels=(("tier", "web"),))
+
+
+def created(inventory: Inventory) -> dict:
+    """A new bundle's Bundle as the API server answers its one-request creation."""
+    obj = to_new_bundle(inventory)
+    obj["metadata"]["generation"] = 1
+    return obj
+
+
+def test_a_new_bundles_intent_is_read_from_its_creation_until_a_status_records_objects():
+    pending = from_bundle(created(PENDING))
+    assert pending.entries == PENDING.entries  # every object the pass may create, unhashed
+    assert (pending.revision, pending.digest, pending.verdict, pending.applied_digest) == (
+        "r4", "d4", "pending", "")
+    assert holds_intent(created(PENDING), PENDING)
+    # the loop's observer wrote what Karmada says of it: still the intent, and that too
+    observed = created(PENDING)
+    observed["status"] = {"lastHealthyRevision": "r3", "clustersReady": "0/2"}
+    assert from_bundle(observed).entries == PENDING.entries
+    assert from_bundle(observed).healthy_revision == "r3"
+    # the pass's final record: its status is what is read, the intent left in the spec is not
+    final = created(PENDING)
+    final["status"] = to_bundle_status(KEPT, 1, T2)["status"]
+    assert from_bundle(final).entries == KEPT.entries
+    assert from_bundle(final).verdict == "held"
+    assert not holds_intent(final, PENDING)
+
+
+def test_a_creation_whose_intent_the_server_dropped_is_not_taken_for_a_record():
+    pruned = created(PENDING)  # a CRD of an earlier gitgate: no `intent` in its schema
+    del pruned["spec"]["intent"]
+    assert not holds_intent(pruned, PENDING)
+    assert from_bundle(pruned).entries == ()
+    short = created(PENDING)
+    short["spec"]["intent"]["objects"].pop()
+    assert not holds_intent(short, PENDING)
 
 
 @pytest.mark.parametrize(("field", "value", "check"), [
