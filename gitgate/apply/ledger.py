@@ -371,14 +371,21 @@ class Ledger:
     def write_ahead(self, cluster: ClusterPort, inventory: Inventory) -> None:
         """A bundle's write-ahead record: for a bundle with no Bundle yet, one request that
         creates it holding the intent (`to_new_bundle`), not a creation and a status write;
-        else, or where the installed CRD is an earlier one that drops the intent, the record
-        as `write` writes it."""
+        else, or where the installed CRD is an earlier one (which refuses the intent, or
+        prunes it), the record as `write` writes it."""
         name = inventory.bundle
         if name in self.stored:
             self.write(cluster, inventory)
             return
         try:
             answer = cluster.apply(to_new_bundle(inventory)).obj
+        except KubeError as exc:
+            # an earlier CRD: server-side apply refuses a field its schema does not declare
+            # (`.spec.intent: field not declared in schema`); any other refusal is met again
+            log.debug("the write-ahead record of %s as its creation: %s; as a status",
+                      name, exc.message)
+            self.write(cluster, inventory)
+            return
         except BaseException:
             self.certain = False
             raise

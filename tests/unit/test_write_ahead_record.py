@@ -1,6 +1,7 @@
 """A new bundle's write-ahead record is one request: its Bundle created holding the intent.
-Where the installed CRD drops the field (an earlier gitgate's schema), the status is written
-too, so the intent is recorded either way; a bundle with a record writes its status alone."""
+Where the installed CRD refuses or drops the field (an earlier gitgate's schema), the Bundle
+and its status are written as before, so the intent is recorded either way; a bundle with a
+record writes its status alone."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name, from_bund
 from gitgate.apply.changeset import Applied
 from gitgate.apply.inventory import NAMESPACE, Entry, Inventory
 from gitgate.apply.ledger import Ledger, stored_of
+from gitgate.errors import KubeError
 from gitgate.model import Manifest
 from tests.support.memory_cluster import MemoryCluster
 
@@ -24,6 +26,20 @@ class EarlierCrd(MemoryCluster):
     def apply(self, obj: Manifest, **kwargs) -> Applied:
         if obj.get("kind") == KIND and "intent" in (obj.get("spec") or {}):
             obj = {**obj, "spec": {k: v for k, v in obj["spec"].items() if k != "intent"}}
+        return super().apply(obj, **kwargs)
+
+
+class StrictEarlierCrd(MemoryCluster):
+    """The same, as kube-apiserver answers a server-side apply of it (observed on the Karmada
+    harness): the whole request refused."""
+
+    def apply(self, obj: Manifest, **kwargs) -> Applied:
+        if obj.get("kind") == KIND and "intent" in (obj.get("spec") or {}):
+            self.calls.append(("refused", "Bundle"))
+            raise KubeError("apply Bundle.gitgate.io gitgate-system/shop.web failed (500 ): "
+                            "failed to create typed patch object (gitgate-system/shop.web; "
+                            "gitgate.io/v1alpha1, Kind=Bundle): .spec.intent: field not "
+                            "declared in schema", status=500)
         return super().apply(obj, **kwargs)
 
 
@@ -49,6 +65,16 @@ def test_where_the_crd_drops_the_intent_the_status_records_it():
     assert bundle_writes(cluster) == ["Bundle.gitgate.io gitgate-system/shop.web",
                                       "Bundle.gitgate.io gitgate-system/shop.web status"]
     assert record(cluster).entries == INTENT.entries
+
+
+def test_where_the_crd_refuses_the_intent_the_bundle_and_its_status_record_it():
+    cluster = StrictEarlierCrd()
+    ledger = Ledger({})
+    ledger.write_ahead(cluster, INTENT)
+    assert bundle_writes(cluster) == ["Bundle.gitgate.io gitgate-system/shop.web",
+                                      "Bundle.gitgate.io gitgate-system/shop.web status"]
+    assert record(cluster).entries == INTENT.entries
+    assert ledger.certain
 
 
 def test_the_final_record_of_a_new_bundle_is_its_status_alone_and_is_what_is_read():
