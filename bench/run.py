@@ -62,6 +62,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -372,6 +373,23 @@ def restart_harness(kubeconfig: str) -> None:
         raise SystemExit(f"the harness did not start again: {started.stderr[-2000:]}")
 
 
+def fresh_harness(kubeconfig: str) -> tuple[Any, Counting, dict[int, str]]:
+    """The harness started afresh (`restart_harness`), idle, with gitgate's namespace and
+    Bundle CRD made as `deploy/` installs them: a client of it (counting its requests) and
+    its processes."""
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apiserver.verbs import KubeCluster
+    from gitgate.apply.ledger import ensure_system_namespace
+    restart_harness(kubeconfig)
+    cluster = KubeCluster(load_client(kubeconfig))
+    counter = Counting(cluster)
+    processes = server_processes(kubeconfig)
+    ensure_system_namespace(cluster)
+    idle(processes)
+    counter.requests = 0
+    return cluster, counter, processes
+
+
 def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool,
             fresh: bool = False, turns_only: bool = False) -> dict:
     """One size's figures (see the module's docstring). `fresh`: the harness is started
@@ -380,7 +398,6 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool,
     from gitgate.apiserver.transport import load_client
     from gitgate.apiserver.verbs import KubeCluster
     from gitgate.apply.engine import run_pass
-    from gitgate.apply.ledger import ensure_system_namespace
     from gitgate.apply.work import ApplyOptions
     from gitgate.passes.onepass import plan_rendered, reconcile
     from gitgate.render.cache import RenderCache
@@ -432,12 +449,7 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool,
                                                          for n in namespaces],
                                                templates, turn.began)
             if fresh:  # gitgate's turn on a harness that never saw kubectl's
-                restart_harness(kubeconfig)
-                cluster = KubeCluster(load_client(kubeconfig))
-                counter = Counting(cluster)
-                processes = server_processes(kubeconfig)
-                ensure_system_namespace(cluster)  # as deploy/ installs it
-                idle(processes)
+                cluster, counter, processes = fresh_harness(kubeconfig)
             else:
                 settle(cluster, emulated, processes)
                 out["kubectl_settled"] = turn.done()  # the turn and the controllers' backlog

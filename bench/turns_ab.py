@@ -30,23 +30,18 @@ sys.path.insert(0, str(ROOT))
 
 from bench.run import (  # noqa: E402
     T0,
-    Counting,
     Turn,
     binding_count,
     find_kubectl,
-    idle,
+    fresh_harness,
     kubectl_apply,
-    restart_harness,
-    server_processes,
     write_repo,
 )
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gitgate.apiserver.transport import load_client
-    from gitgate.apiserver.verbs import KubeCluster
     from gitgate.apply import engine
-    from gitgate.apply.ledger import Ledger, ensure_system_namespace
+    from gitgate.apply.ledger import Ledger
     from gitgate.apply.work import ApplyOptions
     from gitgate.passes.onepass import plan_rendered
     from gitgate.render.pipeline import render_repo
@@ -76,13 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         elif variant == "no-records":
             engine.record_intent = lambda *a, **k: None  # type: ignore[assignment]
             engine.write_inventories = lambda *a, **k: 0  # type: ignore[assignment]
-        restart_harness(kubeconfig)
-        cluster = KubeCluster(load_client(kubeconfig))
-        counter = Counting(cluster)
-        processes = server_processes(kubeconfig)
-        ensure_system_namespace(cluster)  # as deploy/ installs it
-        idle(processes)
-        counter.requests = 0
+        cluster, counter, processes = fresh_harness(kubeconfig)
         turn = Turn(processes, children=variant == "kubectl",
                     count_bindings=lambda cluster=cluster: binding_count(cluster))
         began = time.perf_counter()

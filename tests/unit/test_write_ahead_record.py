@@ -96,3 +96,15 @@ def test_a_bundle_with_a_record_writes_its_intent_into_the_status():
     Ledger(known, stored=stored_of(known)).write_ahead(cluster, INTENT)
     assert bundle_writes(cluster) == ["Bundle.gitgate.io gitgate-system/shop.web status"]
     assert record(cluster).entries == INTENT.entries
+
+
+def test_a_bundle_the_pass_did_not_read_keeps_its_intent_in_the_status_it_would_be_read_from():
+    """A Bundle already there with a status of objects, though this pass read none (written
+    since its read): the creation's intent would not be what is read, so the status is."""
+    cluster = MemoryCluster()
+    Ledger({}).write(cluster, replace(INTENT, entries=INTENT.entries[:1], verdict="applied"))
+    cluster.calls.clear()
+    Ledger({}).write_ahead(cluster, INTENT)
+    assert bundle_writes(cluster) == ["Bundle.gitgate.io gitgate-system/shop.web",
+                                      "Bundle.gitgate.io gitgate-system/shop.web status"]
+    assert record(cluster).entries == INTENT.entries
