@@ -390,7 +390,9 @@ def test_a_label_resume_in_the_example_repo_leaves_the_blue_green_suspension(tmp
     assert "`gitgate resume shop-payment-migration` lifts it" in resumed.stdout
     assert (root / "gates/shop-payment-migration.yaml").exists()
     assert not (root / "gates/pause-tier-backend.yaml").exists()
-    plan = json.loads(gitgate("plan", str(root), "-o", "json").stdout)
+    # on a Wednesday: the example's weekend freeze (Friday 18:00 Berlin, 62 h) holds nothing
+    plan = json.loads(gitgate("plan", str(root), "--at", "2026-11-25T12:00:00Z",
+                              "-o", "json").stdout)
     payment = next(b for b in plan["bundles"] if b["name"] == "shop/payment")
     assert payment["verdict"] == "suspended"
     assert [(r["gate"], r.get("clusters")) for r in payment["reasons"]] == [
