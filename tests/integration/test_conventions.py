@@ -32,7 +32,13 @@ def same_document(json_text: str, yaml_text: str) -> None:
     assert as_json == as_yaml
 
 
-@pytest.mark.parametrize("argv", [("plan", str(EXAMPLES)), ("gates", str(EXAMPLES)),
+# a moment the example's weekend freeze (Friday 18:00 Berlin, 62 h) is not in: what the
+# examples show does not hang on the clock the suite runs at
+WEDNESDAY = "2026-11-25T12:00:00Z"
+
+
+@pytest.mark.parametrize("argv", [("plan", str(EXAMPLES), "--at", WEDNESDAY),
+                                  ("gates", str(EXAMPLES), "--at", WEDNESDAY),
                                   ("check", str(EXAMPLES)), ("version",)])
 def test_yaml_is_offered_wherever_json_is_and_says_the_same(argv):
     as_json = gitgate(*argv, "-o", "json")
@@ -68,9 +74,6 @@ def test_status_and_apply_in_yaml_and_status_of_some_bundles(tmp_path, kube):
     assert typo.returncode == 2 and f"closest: {kube.run_id}-web" in typo.stderr
 
 
-WEDNESDAY = "2026-11-25T12:00:00Z"
-
-
 def test_gates_of_some_bundles():
     shown = json.loads(gitgate("gates", str(EXAMPLES), "--bundle", "podinfo",
                                "-o", "json").stdout)
@@ -83,7 +86,6 @@ def test_gates_of_some_bundles():
 
 
 def test_plan_says_where_each_bundle_goes():
-    # on a Wednesday: the example's weekend freeze (Friday 18:00 Berlin, 62 h) holds nothing
     plan = gitgate("plan", str(EXAMPLES), "--at", WEDNESDAY)
     head, *rows = plan.stdout.splitlines()[1:16]
     assert "CLUSTERS" in head.split()
@@ -92,7 +94,7 @@ def test_plan_says_where_each_bundle_goes():
     assert "member1,member2 (member2 suspended)" in cells["shop/payment"]
     assert "all members" in cells["namespaces"]  # Karmada sends Namespaces itself
     assert "control plane" in cells["platform-overrides"]  # OverridePolicies only
-    doc = json.loads(gitgate("plan", str(EXAMPLES), "-o", "json").stdout)
+    doc = json.loads(gitgate("plan", str(EXAMPLES), "--at", WEDNESDAY, "-o", "json").stdout)
     assert {b["name"]: b["clusters"] for b in doc["bundles"]}["podinfo"] == "member1,member2"
 
 
