@@ -5,11 +5,12 @@ process (kube-apiserver, etcd, Karmada's controllers) read from /proc on the Kar
     GITGATE_TEST_KUBECONFIG=/tmp/karmada/karmada.kubeconfig \\
         .venv/bin/python bench/request_costs.py [--count 200] [--runs 3] [--json FILE]
 
-The kinds: a ConfigMap applied (one of a bundle's objects), a Bundle record's spec applied
-(its creation), its write-ahead status and its final status (10 entries, through the status
-subresource), and a bundle's Event, applied and created. Each kind starts once the harness
-is idle (`bench.run.idle`), so that no kind pays for what the one before it caused. On the
-emulator only the wall time means anything.
+The kinds: a ConfigMap applied (one of a bundle's objects; and again under the server's
+default field validation, Warn, as gitgate applied before 2026-11-27's seventh session), a
+Bundle record's spec applied (its creation), its write-ahead status and its final status (10
+entries, through the status subresource), and a bundle's Event, applied and created. Each
+kind starts once the harness is idle (`bench.run.idle`), so that no kind pays for what the
+one before it caused. On the emulator only the wall time means anything.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.run import Turn, api_server, idle, server_processes  # noqa: E402
-from gitgate.apiserver.transport import load_client  # noqa: E402
+from gitgate.apiserver.transport import APPLY_PATCH, load_client  # noqa: E402
 from gitgate.apiserver.verbs import KubeCluster  # noqa: E402
 from gitgate.apply.bundlerecord import (  # noqa: E402
     API_VERSION,
@@ -76,6 +77,19 @@ def kinds(cluster: KubeCluster, instance: str) -> dict[str, Callable[[int], Any]
             "name": f"b{i:04d}-config-0", "namespace": namespace,
             "labels": {"gitgate.io/bundle": f"b{i:04d}"}}, "data": {"value": "raw"}})
 
+    def configmap_warned(i: int) -> Any:
+        """The same creation under the server's default field validation (Warn), as gitgate
+        applied before the seventh session of 2026-11-27."""
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": f"b{i:04d}-config-1", "namespace": namespace,
+            "labels": {"gitgate.io/bundle": f"b{i:04d}"}}, "data": {"value": "raw"}}
+        path = cluster.path_for("v1", "ConfigMap", namespace, obj["metadata"]["name"])
+        status, answer = cluster.request("PATCH", path, body=obj, content_type=APPLY_PATCH,
+                                         query={"fieldManager": "gitgate",
+                                                "fieldValidation": "Warn"})
+        assert status == 201, answer
+        return answer
+
     def spec(i: int) -> Any:
         answer = cluster.apply(to_bundle(inventory(i, instance, final=False)))
         uids[i] = str((answer.obj.get("metadata") or {}).get("uid") or "")
@@ -117,15 +131,17 @@ def kinds(cluster: KubeCluster, instance: str) -> dict[str, Callable[[int], Any]
             return body
         return send
 
-    return {"configmap_apply": configmap, "bundle_spec_apply": spec,
+    return {"configmap_apply": configmap, "configmap_apply_warn": configmap_warned,
+            "bundle_spec_apply": spec,
             "writeahead_status_apply": status(False), "final_status_apply": status(True),
             "final_status_merge_patch": merged, "final_status_flat_entries_apply": flat,
             "event_apply": event(False), "event_create": event(True)}
 
 
-def measure(kubeconfig: str, count: int, settle: bool = True) -> dict[str, dict]:
+def measure(kubeconfig: str, count: int, settle: bool = True,
+            only: frozenset[str] = frozenset()) -> dict[str, dict]:
     """`settle`: each kind waits for an idle harness first (a test that checks the tool
-    runs does not wait)."""
+    runs does not wait); `only`: these kinds alone (all when empty)."""
     cluster = KubeCluster(load_client(kubeconfig))
     processes = server_processes(kubeconfig)
     instance = f"rq{uuid.uuid4().hex[:6]}"
@@ -136,6 +152,9 @@ def measure(kubeconfig: str, count: int, settle: bool = True) -> dict[str, dict]
     out: dict[str, dict] = {}
     try:
         for name, send in kinds(cluster, instance).items():
+            if only and name not in only and not (name == "bundle_spec_apply" and only & {
+                    "event_apply", "event_create"}):  # an event's regarding is a record
+                continue
             if settle:
                 idle(processes)
             turn = Turn(processes, children=False)
@@ -158,9 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=200, help="requests of each kind")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--kinds", default="", help="these kinds alone, comma-separated")
     args = parser.parse_args(argv)
+    only = frozenset(k for k in args.kinds.split(",") if k)
     with api_server(os.environ.get("GITGATE_TEST_KUBECONFIG")) as kubeconfig:
-        runs = [measure(kubeconfig, args.count) for _ in range(args.runs)]
+        runs = [measure(kubeconfig, args.count, only=only) for _ in range(args.runs)]
     print(f"{args.count} requests of each kind, {CONCURRENCY} in flight; median of "
           f"{args.runs} (server CPU ms per request, by process)")
     print("| kind | wall ms / request | client CPU ms | server CPU ms | by process |")

@@ -8,7 +8,9 @@ variants other than `gitgate` and `kubectl` switch parts of gitgate's pass off.
 Variants: `kubectl` (the bench's kubectl file), `gitgate` (the pass as it is), `c<N>` (the
 pass with N writes in flight), `status-ahead` (a new bundle's write-ahead record as a Bundle
 creation and a status write, as before 2026-11-27), `no-records` (no write-ahead, no final
-record, no event: a lower bound, not a pass gitgate would make). Rounds interleave the
+record, no event: a lower bound, not a pass gitgate would make), `warn` (applies without a
+fieldValidation directive, the server's default Warn, as before the seventh session of
+2026-11-27). Rounds interleave the
 variants, so a drift of the machine spreads over all of them. One JSON row per turn.
 """
 
@@ -40,6 +42,7 @@ from bench.run import (  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
+    from gitgate.apiserver import verbs
     from gitgate.apply import engine
     from gitgate.apply.ledger import Ledger
     from gitgate.apply.work import ApplyOptions
@@ -61,13 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="gitgate-ab-"))
     write_repo(scratch / "repo", args.bundles, "gg")
     plan = plan_rendered(render_repo(scratch / "repo", find_tools()), T0)
-    as_built = (engine.record_intent, engine.write_inventories, Ledger.write_ahead)
+    as_built = (engine.record_intent, engine.write_inventories, Ledger.write_ahead,
+                verbs.APPLY_FIELD_VALIDATION)
     rows: list[dict] = []
     for _, variant in itertools.product(range(args.rounds), args.variants.split(",")):
-        engine.record_intent, engine.write_inventories, Ledger.write_ahead = as_built
+        (engine.record_intent, engine.write_inventories, Ledger.write_ahead,
+         verbs.APPLY_FIELD_VALIDATION) = as_built
         concurrency = int(variant[1:]) if variant[:1] == "c" and variant[1:].isdigit() else 8
         if variant == "status-ahead":
             Ledger.write_ahead = Ledger.write  # type: ignore[method-assign]
+        elif variant == "warn":
+            verbs.APPLY_FIELD_VALIDATION = "Warn"
         elif variant == "no-records":
             engine.record_intent = lambda *a, **k: None  # type: ignore[assignment]
             engine.write_inventories = lambda *a, **k: 0  # type: ignore[assignment]

@@ -46,6 +46,14 @@ class Page(NamedTuple):
 METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
                    "application/json")
 
+# An apply's field validation. Under server-side apply a field the schema does not declare is
+# refused whatever the directive (`field not declared in schema`, seen on the harness for
+# Ignore, Warn and none). What Warn (the server's default) adds is a second, strict YAML
+# parse of the body to find duplicate keys, and warnings gitgate never read. Its bodies are
+# serialized from maps, which cannot hold a key twice, so that parse finds nothing and costs
+# kube-apiserver a share of each write (bench/README.md, 2026-11-27, seventh session).
+APPLY_FIELD_VALIDATION = "Ignore"
+
 
 class KubeCluster:
     """Reads and writes Kubernetes objects by manifest."""
@@ -91,7 +99,7 @@ class KubeCluster:
         meta = obj["metadata"]
         path = self.path_for(obj["apiVersion"], obj["kind"], meta.get("namespace", ""),
                              meta["name"]) + (f"/{subresource}" if subresource else "")
-        query = {"fieldManager": manager}
+        query = {"fieldManager": manager, "fieldValidation": APPLY_FIELD_VALIDATION}
         if force:
             query["force"] = "true"
         if dry_run:

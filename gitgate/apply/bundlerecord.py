@@ -93,6 +93,23 @@ def holds_intent(obj: Manifest, inventory: Inventory) -> bool:
     return len(_list(intent.get("objects"))) == len(inventory.entries)
 
 
+# the record's spec fields a Bundle CRD of an earlier gitgate may not declare: a record goes
+# on without them there (`ledger.ensure_bundle_crd` says to apply deploy/crds/)
+OPTIONAL_SPEC_FIELDS = ("digest", "intent")
+
+
+def without_undeclared(bundle: Manifest, refusal: str) -> Manifest | None:
+    """`bundle` without the optional spec fields the API server's `refusal` names as not in
+    its schema (server-side apply refuses such a field whatever the field validation:
+    `.spec.digest: field not declared in schema`); None when it names none of them."""
+    spec = _dict(bundle.get("spec"))
+    dropped = {name for name in OPTIONAL_SPEC_FIELDS
+               if name in spec and f".spec.{name}: field not declared in schema" in refusal}
+    if not dropped:
+        return None
+    return {**bundle, "spec": {k: v for k, v in spec.items() if k not in dropped}}
+
+
 def to_bundle_status(inventory: Inventory, generation: int, now: str) -> Manifest:
     """The status, applied through the `status` subresource. `generation`: the Bundle's, as
     the spec write left it; `now`: when a condition that changes is said to have changed."""

@@ -25,7 +25,9 @@ from gitgate.apply.bundlerecord import (
     to_bundle,
     to_bundle_status,
     to_new_bundle,
+    without_undeclared,
 )
+from gitgate.apply.changeset import Applied
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
 from gitgate.apply.legacyinventory import configmap_name, from_configmap
 from gitgate.apply.ports import (
@@ -417,7 +419,7 @@ class Ledger:
         spec = bundle_spec(inventory)
         stored = self.stored.get(name)
         if stored is None or stored.spec != spec or not stored.claimed:
-            answer = cluster.apply(to_bundle(inventory))
+            answer = _apply_record(cluster, to_bundle(inventory))
             meta = answer.obj.get("metadata") or {}
             stored = Stored(spec, int(meta.get("generation") or 1),
                             stored.conditions if stored else (), str(meta.get("uid") or ""))
@@ -434,6 +436,22 @@ class Ledger:
             raise
         self.known.pop(name, None)
         self.stored.pop(name, None)
+
+
+def _apply_record(cluster: ClusterPort, bundle: Manifest) -> Applied:
+    """A Bundle's spec applied; where the installed CRD is an earlier one that does not
+    declare an optional field (`bundlerecord.OPTIONAL_SPEC_FIELDS`), applied again without
+    it, as that schema can hold it."""
+    try:
+        return cluster.apply(bundle)
+    except KubeError as exc:
+        older = without_undeclared(bundle, exc.message)
+        if older is None:
+            raise
+        log.info("the record %s goes without %s: the installed Bundle type does not declare "
+                 "it", bundle["metadata"]["name"],
+                 ", ".join(sorted(set(bundle["spec"]) - set(older["spec"]))))
+        return cluster.apply(older)
 
 
 def ensure_system_namespace(cluster: ClusterPort) -> None:
@@ -467,8 +485,9 @@ def ensure_bundle_crd(cluster: ClusterPort) -> None:
 
 def _upgrade_crd(cluster: ClusterPort) -> None:
     """An installed Bundle CRD of an earlier gitgate, brought to this one's schema where
-    gitgate may write it; else said, and the records go on with the older schema (the API
-    server drops the fields it lacks, such as `spec.digest`: nothing else changes)."""
+    gitgate may write it; else said, and the records go on with the older schema: its
+    server-side apply refuses the fields it lacks, such as `spec.digest`, and
+    `_apply_record` writes the record again without them."""
     try:
         cluster.apply(bundle_crd())
     except KubeError as exc:

@@ -232,6 +232,34 @@ def test_custom_resources_are_validated_against_their_crd_schema(kube):
                         f"routes.{group}")
 
 
+def test_a_field_the_schema_does_not_declare_is_refused_under_gitgates_apply(kube):
+    """gitgate applies with `fieldValidation=Ignore` (verbs.APPLY_FIELD_VALIDATION): that only
+    skips the server's duplicate-key parse. A misspelt field is still refused, naming the
+    object and the field, and nothing is written (kube-apiserver 1.36 with Karmada, the
+    harness, 2026-11-27: the same 500 for Ignore, Warn and no directive)."""
+    group = f"{kube.run_id}.example.com"
+    kube.cluster.apply(rules_crd(group))
+    assert kube.cluster.wait_established([f"routes.{group}"]) == []
+    ns = namespace(kube, "undeclared")
+    with pytest.raises(KubeError) as refused:
+        kube.cluster.apply({"apiVersion": f"{group}/v1", "kind": "Route",
+                            "metadata": {"name": "r", "namespace": ns},
+                            "spec": {"rules": [{"id": "a", "value": 1}], "hostz": ["a"]}})
+    assert refused.value.status == 500
+    assert f"({ns}/r; {group}/v1, Kind=Route)" in refused.value.message
+    assert ".spec.hostz: field not declared in schema" in refused.value.message
+    assert kube.cluster.get(f"{group}/v1", "Route", ns, "r") is None
+    kube.cluster.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", "",
+                        f"routes.{group}")
+    if kube.emulator is None:  # the emulator holds no schema of built-in kinds
+        with pytest.raises(KubeError) as built_in:
+            kube.cluster.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": "app", "namespace": ns},
+                                "data": {"a": "1"}, "dta": {"b": "2"}})
+        assert ".dta: field not declared in schema" in built_in.value.message
+        assert kube.cluster.get("v1", "ConfigMap", ns, "app") is None
+
+
 def test_a_kind_added_by_someone_else_is_found_without_a_restart(kube, tmp_path):
     """gitgate read a group's discovery; another client then adds a CRD in that group: the
     next request for the new kind re-reads discovery once instead of refusing the kind."""

@@ -146,8 +146,9 @@ def _smd_name(value: Any) -> str:
 
 
 def type_mismatch(value: Any, schema: dict, path: str = "") -> str | None:
-    """The first value of the wrong type, in structured-merge-diff's words
-    (`.spec.rules[id="a"].value: expected numeric (int or float), got string`), or None."""
+    """The first value of the wrong type or field the schema does not declare, in
+    structured-merge-diff's words (`.spec.rules[id="a"].value: expected numeric (int or
+    float), got string`, `.spec.nonsense: field not declared in schema`), or None."""
     if value is None or not schema or schema.get("x-kubernetes-int-or-string") or \
             schema.get("x-kubernetes-preserve-unknown-fields"):
         return None
@@ -155,7 +156,12 @@ def type_mismatch(value: Any, schema: dict, path: str = "") -> str | None:
     if wanted and not _fits(value, wanted):
         return f"{path}: expected {_SMD_TYPES.get(wanted, wanted)}, got {_smd_name(value)}"
     if isinstance(value, dict):
+        declared = schema.get("properties")
         for key, item in value.items():
+            if isinstance(declared, dict) and key not in declared and not schema.get(
+                    "additionalProperties"):
+                # refused whatever the request's fieldValidation (kube-apiserver 1.36)
+                return f"{path}.{key}: field not declared in schema"
             sub = (schema.get("properties") or {}).get(key) or schema.get(
                 "additionalProperties") or {}
             found = type_mismatch(item, sub if isinstance(sub, dict) else {}, f"{path}.{key}")

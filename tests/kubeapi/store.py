@@ -775,6 +775,10 @@ class ApiState:
             self._redispatch_all()
         if target.resource.kind == "CustomResourceDefinition" and created:
             self.pending_crds[meta["name"]] = time.monotonic() + self.crd_establish_delay
+        elif target.resource.kind == "CustomResourceDefinition" and (
+                meta["name"] not in self.pending_crds):
+            self._establish(stored.obj)  # a served CRD's new schema: kube-apiserver serves
+            # it once its CRD handler sees the change (the emulator: at once)
         return (201 if created else 200), self._render(stored)
 
     def _merge_patch(self, target: Target, request: Request) -> tuple[int, Any]:

@@ -362,3 +362,24 @@ def test_a_record_deleted_between_the_list_and_its_read_is_left_out(keeping_reco
         **listed[1]["metadata"], "resourceVersion": "2"}}]
     found = read_inventories(gone, "blue")
     assert set(found) == {"shop/b0"} and len(gone.reads) == 1
+
+
+def test_a_record_goes_without_the_optional_fields_an_earlier_crd_refuses():
+    from gitgate.apply.bundlerecord import without_undeclared
+    bundle = {"apiVersion": "gitgate.io/v1alpha1", "kind": "Bundle",
+              "metadata": {"name": "shop"},
+              "spec": {"bundle": "shop", "digest": "d" * 64, "intent": {"objects": []}}}
+    prefix = ("failed to create typed patch object (gitgate-system/shop; gitgate.io/v1alpha1, "
+              "Kind=Bundle): ")
+    one = without_undeclared(bundle, prefix + ".spec.digest: field not declared in schema")
+    assert one is not None and one["spec"] == {"bundle": "shop", "intent": {"objects": []}}
+    both = without_undeclared(bundle, prefix + "errors:\n  .spec.digest: field not declared "
+                              "in schema\n  .spec.intent: field not declared in schema")
+    assert both is not None and both["spec"] == {"bundle": "shop"}
+    assert bundle["spec"]["digest"] == "d" * 64  # the caller's record is left as it was
+    # a field the record cannot go without, or another refusal: nothing to retry
+    assert without_undeclared(bundle, prefix + ".spec.bundle: field not declared in schema") \
+        is None
+    assert without_undeclared(bundle, "etcdserver: request timed out") is None
+    assert without_undeclared({**bundle, "spec": {"bundle": "shop"}},
+                              prefix + ".spec.digest: field not declared in schema") is None
