@@ -50,8 +50,8 @@ METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;
 # refused whatever the directive (`field not declared in schema`, seen on the harness for
 # Ignore, Warn and none). What Warn (the server's default) adds is a second, strict YAML
 # parse of the body to find duplicate keys, and warnings gitgate never read. Its bodies are
-# serialized from maps, which cannot hold a key twice, so that parse finds nothing and costs
-# kube-apiserver a share of each write (bench/README.md, 2026-11-27, seventh session).
+# serialized from maps, which cannot hold a key twice, so that parse can find nothing (its
+# cost did not show in the bench's turns: bench/README.md, 2026-11-27, seventh session).
 APPLY_FIELD_VALIDATION = "Ignore"
 
 
