@@ -10,7 +10,8 @@ pass with N writes in flight), `status-ahead` (a new bundle's write-ahead record
 creation and a status write, as before 2026-11-27), `no-records` (no write-ahead, no final
 record, no event: a lower bound, not a pass gitgate would make), `warn` (applies without a
 fieldValidation directive, the server's default Warn, as before the seventh session of
-2026-11-27). Rounds interleave the
+2026-11-27), `official` (every request through the official client's own request path, as
+before the eighth session of 2026-11-27, not over `apiserver.connections`). Rounds interleave the
 variants, so a drift of the machine spreads over all of them. One JSON row per turn.
 """
 
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
             engine.record_intent = lambda *a, **k: None  # type: ignore[assignment]
             engine.write_inventories = lambda *a, **k: 0  # type: ignore[assignment]
         cluster, counter, processes = fresh_harness(kubeconfig)
+        if variant == "official":
+            cluster.transport.connections = None
         turn = Turn(processes, children=variant == "kubectl",
                     count_bindings=lambda cluster=cluster: binding_count(cluster))
         began = time.perf_counter()

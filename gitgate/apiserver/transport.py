@@ -4,12 +4,15 @@ handling), bounded by timeouts, with the adapter's one retry policy; answers com
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 import urllib3
@@ -26,6 +29,7 @@ from gitgate.apiserver.apierrors import (
     display_url,
     transport_error,
 )
+from gitgate.apiserver.connections import Connections
 from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.errors import GitgateError, KubeError, Reason
 
@@ -112,6 +116,29 @@ def tls_verification_off(api: k8s.ApiClient) -> bool:
 APPLY_PATCH = "application/apply-patch+yaml"
 
 
+def _json(api: k8s.ApiClient, body: Any) -> bytes:
+    """A request body as JSON: orjson, or the official client's own encoding for what orjson
+    cannot encode as json would (see `_encoded`)."""
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(api.sanitize_for_serialization(body)).encode()
+
+
+_KEPT: weakref.WeakKeyDictionary[Any, Connections | None] = weakref.WeakKeyDictionary()
+_KEPT_LOCK = threading.Lock()
+
+
+def kept_connections(api: k8s.ApiClient) -> Connections | None:
+    """The kept-alive connections of `api`'s connection settings, shared by every client
+    made from it (`impersonating` shares its rest client); None where only the official
+    client's path connects as the kubeconfig asks."""
+    with _KEPT_LOCK:
+        if api.rest_client not in _KEPT:
+            _KEPT[api.rest_client] = Connections.for_configuration(api.configuration)
+        return _KEPT[api.rest_client]
+
+
 def _encoded(body: dict[str, Any]) -> bytes | dict[str, Any]:
     """A server-side apply body as JSON bytes (JSON is YAML), encoded by orjson: the client
     would walk the whole object to sanitize it, then encode it with json, for every write.
@@ -155,6 +182,7 @@ class Transport:
         self.retry = retry or RetryPolicy()
         self.server = display_url(api.configuration.host)  # never its user:password
         self.observer = observer
+        self.connections = kept_connections(api)
 
     def stream_lines(self, path: str, query: dict[str, str], seconds: float) -> Iterator[str]:
         """The lines of a streamed GET (a watch), as they come, for at most `seconds` (plus
@@ -204,23 +232,19 @@ class Transport:
             headers["Content-Type"] = content_type
         if content_type == APPLY_PATCH and isinstance(body, dict):
             body = _encoded(body)
-        params = self.api.param_serialize(
-            method=method, resource_path=path,
-            query_params=list((query or {}).items()), header_params=headers, body=body,
-            auth_settings=["BearerToken"])
+        send = self._send_kept if self.connections is not None else self._send_official
+        status = 0
+        raw: bytes | str = b""
         for attempt in range(self.retry.attempts):
             last = attempt + 1 == self.retry.attempts
             try:
-                response = self.api.call_api(*params, _request_timeout=(
-                    self.timeouts.connect, self.timeouts.read))
-                response.read()
-                status, raw = response.status, response.data
+                status, raw = send(method, path, query, body, headers)
             except ApiException as exc:
                 if not exc.status:  # the client's wrapping of a TLS failure
                     raise KubeError(f"TLS with {self.server} failed: {exc.reason}",
                                     reason=Reason.API_UNREACHABLE) from None
-                status, raw = exc.status, exc.body
-            except Exception as exc:  # urllib3's: name the server and the cause, not secrets
+                status, raw = exc.status, exc.body or b""
+            except Exception as exc:  # urllib3's or the socket's: the server and the cause
                 error, retryable = transport_error(exc, self.server, self.timeouts)
                 if retryable and not last:
                     time.sleep(self.retry.delay(attempt))
@@ -238,3 +262,35 @@ class Transport:
         if refused is not None:
             raise refused
         return status, body
+
+    def _send_official(self, method: str, path: str, query: dict[str, str] | None, body: Any,
+                       headers: dict[str, str]) -> tuple[int, bytes]:
+        """Through the official client's own request path (a configuration with a proxy)."""
+        params = self.api.param_serialize(
+            method=method, resource_path=path, query_params=list((query or {}).items()),
+            header_params=dict(headers), body=body, auth_settings=["BearerToken"])
+        response = self.api.call_api(*params, _request_timeout=(self.timeouts.connect,
+                                                                self.timeouts.read))
+        response.read()
+        return response.status, response.data or b""
+
+    def _send_kept(self, method: str, path: str, query: dict[str, str] | None, body: Any,
+                   headers: dict[str, str]) -> tuple[int, bytes]:
+        """Over a kept-alive connection (`connections`), with the official client's headers:
+        its defaults (an impersonated user's among them), and its token, refreshed by its hook
+        as on its own path."""
+        assert self.connections is not None
+        sent = dict(headers)
+        sent.update(self.api.default_headers)
+        if self.api.cookie:
+            sent["Cookie"] = self.api.cookie
+        for setting in self.api.configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                sent[setting["key"]] = setting["value"]
+        payload: bytes | None = None
+        if body is not None:
+            sent.setdefault("Content-Type", "application/json")
+            payload = body if isinstance(body, bytes) else _json(self.api, body)
+        target = path + (f"?{urlencode(list(query.items()))}" if query else "")
+        return self.connections.send(method, target, payload, sent,
+                                     (self.timeouts.connect, self.timeouts.read))

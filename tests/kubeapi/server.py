@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import queue
+import ssl
 import sys
 import threading
 import time
@@ -20,6 +22,23 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # keep-alive answers go out at once, not after 40 ms
     state: ApiState
+
+    def setup(self) -> None:
+        """Over TLS, the handshake in this connection's own thread; the client certificate it
+        presented, if any, is noted by its common name (`ApiState.tls_clients`)."""
+        super().setup()
+        self.server.state.connections_opened += 1
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.connection.do_handshake()
+            subject = dict(pair[0] for pair in (self.connection.getpeercert() or {}).get(
+                "subject", ()))
+            if subject.get("commonName"):
+                self.server.state.tls_clients.append(subject["commonName"])
+
+    def finish(self) -> None:
+        super().finish()
+        self.connection.close()  # before it is counted: a client may wait for the count
+        self.server.state.connections_closed += 1
 
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -40,6 +59,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        if self.server.state.drop_kept_alive:  # a server that closes an idle connection
+            self.close_connection = True  # unannounced: no `Connection: close`
 
     def _stream(self, watcher: Watcher) -> None:
         """A watch's answer: chunks of one JSON event per line, until its deadline."""
@@ -74,15 +95,22 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, state: ApiState):
+    def __init__(self, state: ApiState, tls: ssl.SSLContext | None = None):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.state = state
+        self.tls = tls
+
+    def get_request(self) -> tuple[object, object]:
+        sock, address = super().get_request()
+        if self.tls is None:
+            return sock, address
+        return self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def handle_error(self, request: object, client_address: object) -> None:
         """A client that went away mid-answer (a watch it stopped reading) is not an error
         of the server's; anything else is printed, as the standard server does."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
+        if isinstance(sys.exc_info()[1], ConnectionError | ssl.SSLError):
+            return  # or a client that refused the emulator's certificate
         super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
@@ -90,11 +118,13 @@ class KubeApiEmulator:
     """`with KubeApiEmulator() as api:` serves on http://127.0.0.1:<port>; `api.state` holds
     objects, the request log and fault hooks."""
 
-    def __init__(self, *, karmada: bool = True, crd_establish_delay: float = 0.05):
+    def __init__(self, *, karmada: bool = True, crd_establish_delay: float = 0.05,
+                 tls: ssl.SSLContext | None = None):
+        """`tls`: the server's TLS context, to serve https (its certificate for 127.0.0.1)."""
         self.state = ApiState(crd_establish_delay)
         if karmada:
             self.install_karmada_crds()
-        self._server = _Server(self.state)
+        self._server = _Server(self.state, tls)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def install_karmada_crds(self) -> None:
@@ -106,17 +136,27 @@ class KubeApiEmulator:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self._server.tls else 'http'}://{host}:{port}"
 
-    def write_kubeconfig(self, path: Path) -> Path:
+    def write_kubeconfig(self, path: Path, *, cluster: dict[str, object] | None = None,
+                         user: dict[str, object] | None = None) -> Path:
+        """A kubeconfig for the emulator; `cluster` and `user` add to (or replace) what its
+        entries say: a certificate authority, a client certificate, a token."""
         path.write_text(json.dumps({
             "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
-            "clusters": [{"name": "emulator", "cluster": {"server": self.url}}],
-            "users": [{"name": "tester", "user": {"token": "test-token-not-secret"}}],
+            "clusters": [{"name": "emulator", "cluster": {"server": self.url,
+                                                          **(cluster or {})}}],
+            "users": [{"name": "tester", "user": {"token": "test-token-not-secret",
+                                                  **(user or {})}}],
             "contexts": [{"name": "emulator",
                           "context": {"cluster": "emulator", "user": "tester"}}],
         }))
         return path
+
+    @staticmethod
+    def pem_data(pem: bytes) -> str:
+        """PEM bytes as a kubeconfig's `*-data` field holds them."""
+        return base64.b64encode(pem).decode()
 
     def __enter__(self) -> KubeApiEmulator:
         self._thread.start()

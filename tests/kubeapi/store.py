@@ -226,6 +226,10 @@ class ApiState:
         # `accepted_tokens` set, any other bearer token is 401; `denied` holds (verb, plural)
         # pairs RBAC refuses with the API server's 403 wording
         self.accepted_tokens: set[str] | None = None
+        self.tls_clients: list[str] = []  # over TLS: the client certificates' common names
+        self.connections_opened = 0  # connections the clients opened, kept-alive ones once
+        self.connections_closed = 0  # and those the emulator has closed since
+        self.drop_kept_alive = False  # close each connection after its answer, unannounced
         # RBAC for impersonated users, as an allow-list: user -> the namespaces it may use
         # (None: no check); an impersonated user it does not name may do nothing
         self.grants: dict[str, set[str]] | None = None
