@@ -108,7 +108,8 @@ class Connections:
         try:
             if connection.sock is None:
                 self._connect(connection, timeouts)
-            connection.sock.settimeout(timeouts[1])
+            if connection.sock.gettimeout() != timeouts[1]:  # a pool's clients may differ
+                connection.sock.settimeout(timeouts[1])
             connection.request(method, self.prefix + path, body=body, headers=headers)
             response = connection.getresponse()
             data = response.read()

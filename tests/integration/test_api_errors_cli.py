@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, write_files
+from tests.conftest import REPO_ROOT
 from tests.kubeapi.server import KubeApiEmulator
+from tests.support.shoprepo import shop_repo
 
 pytestmark = pytest.mark.integration
 
@@ -45,15 +46,7 @@ def emulator(tmp_path):
 
 @pytest.fixture
 def repo(tmp_path):
-    return write_files(tmp_path / "repo", {
-        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [m1]}}}\n",
-        "app/bundle.yaml": "name: app\n",
-        "app/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
-        "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, "
-                       "namespace: shop}\ndata: {mode: one}\n",
-        "app/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: "
-                        "shop}\nspec: {ports: [{port: 80}]}\n",
-    })
+    return shop_repo(tmp_path / "repo")
 
 
 def test_a_wrong_token_is_unauthorized_not_a_missing_crd(emulator, repo):

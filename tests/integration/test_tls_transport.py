@@ -20,8 +20,9 @@ import trustme
 from gitgate.apiserver.apierrors import RetryPolicy
 from gitgate.apiserver.transport import kept_connections, load_client
 from gitgate.apiserver.verbs import KubeCluster
-from tests.conftest import REPO_ROOT, write_files
+from tests.conftest import REPO_ROOT
 from tests.kubeapi.server import KubeApiEmulator
+from tests.support.shoprepo import shop_repo
 
 pytestmark = pytest.mark.integration
 
@@ -57,13 +58,7 @@ def serving(ca: trustme.CA, *names: str, client_ca: trustme.CA | None = None) ->
 
 @pytest.fixture
 def repo(tmp_path):
-    return write_files(tmp_path / "repo", {
-        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [m1]}}}\n",
-        "app/bundle.yaml": "name: app\n",
-        "app/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
-        "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, "
-                       "namespace: shop}\ndata: {mode: one}\n",
-    })
+    return shop_repo(tmp_path / "repo")
 
 
 def test_apply_and_status_over_tls_with_the_kubeconfigs_authority(ca, repo, tmp_path):
