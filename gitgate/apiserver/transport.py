@@ -1,6 +1,8 @@
-"""The transport to the API server: the official client's ApiClient (auth, TLS, kubeconfig
-handling), bounded by timeouts, with the adapter's one retry policy; answers come back as
-(status, parsed body), credential refusals as KubeError."""
+"""The transport to the API server: the official client's ApiClient loads the kubeconfig
+(auth, TLS) and supplies the headers; requests go over `connections` (kept-alive
+`http.client` connections), or the client's own path where only it connects as the
+kubeconfig asks; bounded by timeouts, with the adapter's one retry policy; answers come back
+as (status, parsed body), credential refusals as KubeError."""
 
 from __future__ import annotations
 
