@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitgate.errors import RenderError
+from gitgate.render.tool_exit import failure_message
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_OUTPUT = 64 << 20  # bytes of stdout one render may produce
@@ -25,6 +26,7 @@ DEFAULT_MAX_OUTPUT = 64 << 20  # bytes of stdout one render may produce
 DEFAULT_MAX_MEMORY = 512 << 20
 
 _running: set[subprocess.Popen[bytes]] = set()
+_stopped: set[subprocess.Popen[bytes]] = set()  # killed by stop_all: gitgate is shutting down
 _running_lock = threading.Lock()
 
 
@@ -97,6 +99,7 @@ def run_tool(argv: list[str], *, cwd: Path, display: str, tool: str,
         finally:
             with _running_lock:
                 _running.discard(process)
+                _stopped.discard(process)
             _kill(process)
 
 
@@ -151,13 +154,13 @@ def _collect(process: subprocess.Popen[bytes], stdin: bytes | None, limits: Limi
                           f"{display} and was stopped (GITGATE_RENDER_MAX_OUTPUT raises the "
                           "limit)", file=display)
     stderr = b"".join(errors)
-    if process.returncode and b"out of memory" in stderr:
-        raise RenderError(f"{tool} ran out of its {limits.max_memory >> 20} MiB of memory "
-                          f"rendering {display} and was stopped (GITGATE_RENDER_MAX_MEMORY "
-                          "raises the limit)", file=display)
-    if process.returncode is not None and process.returncode < 0 and not chunks:
-        raise RenderError(f"{tool} was stopped rendering {display} (gitgate is shutting down "
-                          "or the process was killed)", file=display)
+    with _running_lock:
+        stopped_by_gitgate = process in _stopped
+    died = failure_message(tool=tool, display=display, returncode=process.returncode or 0,
+                           stderr=stderr, max_memory=limits.max_memory,
+                           stopped_by_gitgate=stopped_by_gitgate)
+    if died is not None:
+        raise RenderError(died, file=display)
     return Finished(process.returncode or 0, b"".join(chunks),
                     stderr.decode("utf-8", "replace"))
 
@@ -180,5 +183,6 @@ def stop_all() -> None:
     """Kill every running render (a shutting-down loop must not wait for a hung tool)."""
     with _running_lock:
         running = list(_running)
+        _stopped.update(running)
     for process in running:
         _kill(process)

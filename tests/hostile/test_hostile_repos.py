@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
+from tests.conftest import write_files
 from tests.support.hostile import (
+    CHART,
     OUTSIDE,
     SECRET,
     assert_clean,
@@ -179,6 +181,34 @@ def test_stopping_kills_a_hung_render(tmp_path):
         run_tool([sys.executable, "-c", "import time; time.sleep(60)"], cwd=tmp_path,
                  display="app", tool="helm", limits=Limits(timeout=60))
     assert time.monotonic() - started < 10
+
+
+def test_a_tool_killed_from_outside_is_told_apart_from_one_gitgate_stopped(tmp_path):
+    """A kill gitgate did not send (the kernel's out-of-memory killer sends SIGKILL) names the
+    signal and says it was not gitgate, even when the tool had written part of its output."""
+    from gitgate.errors import RenderError
+    from gitgate.render.sandbox import run_tool
+
+    suicide = "import os, signal; print('kind: ConfigMap', flush=True); " \
+              "os.kill(os.getpid(), signal.SIGKILL)"
+    with pytest.raises(RenderError, match="killed by SIGKILL rendering app, and not by gitgate"):
+        run_tool([sys.executable, "-c", suicide], cwd=tmp_path, display="app", tool="helm")
+
+
+@pytest.mark.parametrize("cap_mib", [32, 64, 128, 384])
+def test_helm_at_any_memory_cap_is_told_it_ran_out_of_memory(tmp_path, tools, cap_mib):
+    """Which line Go's runtime prints at the cap depends on which allocation the cap refuses
+    first (it differs between caps and between runs); every one of them is the memory cap."""
+    from gitgate.errors import RenderError
+    from gitgate.render.sandbox import Limits, run_tool
+
+    grow = ('{{- $s := "' + "x" * 100 + '" }}{{- range until 26 }}{{- $s = printf "%s%s" $s '
+            '$s }}{{- end }}kind: ConfigMap\ndata: {n: {{ len $s | quote }}}\n')
+    chart_dir = write_files(tmp_path / "c", {**CHART, "templates/cm.yaml": grow})
+    with pytest.raises(RenderError) as caught:
+        run_tool([tools.helm, "template", "r", str(chart_dir)], cwd=chart_dir,
+                 display="app", tool="helm", limits=Limits(max_memory=cap_mib << 20))
+    assert f"helm ran out of its {cap_mib} MiB of memory rendering app" in str(caught.value)
 
 
 def test_a_tool_sees_the_go_settings_and_none_of_the_callers_environment(tmp_path, monkeypatch):
