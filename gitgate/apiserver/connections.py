@@ -67,6 +67,20 @@ class _Tls(http.client.HTTPSConnection):
             self.sock, server_hostname=self.server_name or self.host)
 
 
+# how a connection the server already closed fails a request before any byte of an answer:
+# the send refused, or the status line's read finding the end of the stream
+_CLOSED_UNANSWERED = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
+                      ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
+
+
+class _Unanswered(Exception):
+    """A request that failed on a closed connection before any byte of an answer came."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class Connections:
     """A pool of kept-alive connections to one API server; safe to share between threads.
     A connection goes back to the pool only after its answer was read whole and the server
@@ -82,6 +96,7 @@ class Connections:
         self.server_name = server_name
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
+        self.resent = 0  # requests sent again on a new connection (see `send`)
         # the idle connections closed when the pool goes, or at the latest when the process
         # exits, not left to the collector (which warns of each socket it closes)
         weakref.finalize(self, _close_all, self._idle, self._lock)
@@ -103,15 +118,44 @@ class Connections:
     def send(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
              timeouts: tuple[float, float]) -> tuple[int, bytes]:
         """One request, its status and whole body. Raises OSError (or http.client's
-        errors) when there is no answer: ConnectTimeoutError and ReadTimeoutError by name."""
+        errors) when there is no answer: ConnectTimeoutError and ReadTimeoutError by name.
+
+        A kept-alive connection the server closed as the request went out (its idle timeout
+        ran out at that moment, too late for `_take` to see) fails before any byte of an
+        answer: the server read nothing of it, so it goes again at once, on a new connection,
+        as urllib3 and Go's client do. Not a POST, whose server might have acted before it
+        closed; and once only: a new connection failing the same way is the server's trouble,
+        for the caller's retry policy."""
         connection = self._take(timeouts)
+        reused = connection.sock is not None
+        try:
+            return self._exchange(connection, method, path, body, headers, timeouts)
+        except _Unanswered as unanswered:
+            if not reused or method == "POST":
+                raise unanswered.cause from None
+        with self._lock:
+            self.resent += 1
+        try:
+            return self._exchange(self._new(timeouts), method, path, body, headers, timeouts)
+        except _Unanswered as unanswered:
+            raise unanswered.cause from None
+
+    def _exchange(self, connection: http.client.HTTPConnection, method: str, path: str,
+                  body: bytes | None, headers: dict[str, str],
+                  timeouts: tuple[float, float]) -> tuple[int, bytes]:
+        """The request on `connection`, which goes back to the pool only after its answer was
+        read whole and the server left it open. `_Unanswered` when the connection was found
+        closed before any byte of an answer came."""
         try:
             if connection.sock is None:
                 self._connect(connection, timeouts)
             if connection.sock.gettimeout() != timeouts[1]:  # a pool's clients may differ
                 connection.sock.settimeout(timeouts[1])
-            connection.request(method, self.prefix + path, body=body, headers=headers)
-            response = connection.getresponse()
+            try:
+                connection.request(method, self.prefix + path, body=body, headers=headers)
+                response = connection.getresponse()
+            except _CLOSED_UNANSWERED as exc:
+                raise _Unanswered(exc) from exc
             data = response.read()
         except TimeoutError as exc:
             connection.close()

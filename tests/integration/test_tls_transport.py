@@ -20,6 +20,7 @@ import trustme
 from gitgate.apiserver.apierrors import RetryPolicy
 from gitgate.apiserver.transport import kept_connections, load_client
 from gitgate.apiserver.verbs import KubeCluster
+from gitgate.errors import KubeError
 from tests.conftest import REPO_ROOT
 from tests.kubeapi.server import KubeApiEmulator
 from tests.support.shoprepo import shop_repo
@@ -145,7 +146,7 @@ def test_connections_are_kept_and_reused_across_requests_and_threads(ca, tmp_pat
 def test_a_connection_the_server_closed_while_idle_is_replaced(tmp_path):
     with KubeApiEmulator() as api:
         kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
-        # one attempt per request: a connection found closed only by sending on it fails
+        # one attempt per request: the retry policy cannot hide a request that failed
         cluster = KubeCluster(load_client(str(kubeconfig)), retry=RetryPolicy(attempts=1))
         cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
         api.state.drop_kept_alive = True
@@ -156,3 +157,64 @@ def test_a_connection_the_server_closed_while_idle_is_replaced(tmp_path):
             wait_until(lambda: api.state.connections_closed == api.state.connections_opened)
         assert api.state.connections_opened == opened + 4  # the first was still open
         assert all(api.state.object("", "namespaces", "", f"ns{i}") for i in range(5))
+
+
+def emulator(tls: bool, ca: trustme.CA) -> KubeApiEmulator:
+    return KubeApiEmulator(tls=serving(ca, "127.0.0.1") if tls else None)
+
+
+def kubeconfig_for(api: KubeApiEmulator, tmp_path, ca: trustme.CA):
+    cluster = ({"certificate-authority-data": api.pem_data(ca.cert_pem.bytes())}
+               if api.url.startswith("https:") else {})
+    return api.write_kubeconfig(tmp_path / "kubeconfig", cluster=cluster)
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+def test_a_request_the_server_closes_its_kept_connection_on_is_sent_again_once(ca, tmp_path,
+                                                                               tls):
+    """The race no check before sending can close: the server's idle timeout runs out as
+    the request comes, and it closes the connection without reading it. The request goes
+    again at once on a new connection, whatever the retry policy (here: no retry)."""
+    with emulator(tls, ca) as api:
+        client = load_client(str(kubeconfig_for(api, tmp_path, ca)))
+        cluster = KubeCluster(client, retry=RetryPolicy(attempts=1))
+        cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
+        api.state.close_when_reused = True  # each connection answers one request only
+        for index in range(5):
+            cluster.apply({"apiVersion": "v1", "kind": "Namespace",
+                           "metadata": {"name": f"ns{index}"}})
+        assert all(api.state.object("", "namespaces", "", f"ns{i}") for i in range(5))
+        pool = kept_connections(client)
+        assert pool is not None
+        assert api.state.requests_unanswered == 5 and pool.resent == 5
+
+
+def test_a_create_is_not_sent_again_when_its_connection_closes_unanswered(ca, tmp_path):
+    """A POST's server may have acted before it closed: no second send, the retry policy
+    decides (here: no retry), and the error says what happened."""
+    with emulator(False, ca) as api:
+        client = load_client(str(kubeconfig_for(api, tmp_path, ca)))
+        cluster = KubeCluster(client, retry=RetryPolicy(attempts=1))
+        api.state.close_when_reused = True
+        cluster.request("GET", "/api/v1/namespaces")  # opens the connection the POST reuses
+        with pytest.raises(KubeError, match="closed before an answer"):
+            cluster.request("POST", "/api/v1/namespaces", body={
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made"}})
+        pool = kept_connections(client)
+        assert pool is not None and pool.resent == 0
+        assert api.state.object("", "namespaces", "", "made") is None
+
+
+def test_a_request_failing_twice_unanswered_is_the_retry_policy_s(ca, tmp_path):
+    """Sent again once only: a server that closes every connection unanswered is its
+    trouble, told by the retry policy's error."""
+    with emulator(False, ca) as api:
+        client = load_client(str(kubeconfig_for(api, tmp_path, ca)))
+        cluster = KubeCluster(client, retry=RetryPolicy(attempts=1))
+        cluster.request("GET", "/api/v1/namespaces")
+        api.state.close_every_request = True
+        with pytest.raises(KubeError, match="closed before an answer"):
+            cluster.request("GET", "/api/v1/namespaces")
+        pool = kept_connections(client)
+        assert pool is not None and pool.resent == 1
+        assert api.state.requests_unanswered == 2

@@ -22,6 +22,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # keep-alive answers go out at once, not after 40 ms
     state: ApiState
+    requests_here = 0  # the requests that came on this handler's connection
 
     def setup(self) -> None:
         """Over TLS, the handshake in this connection's own thread; the client certificate it
@@ -41,6 +42,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.state.connections_closed += 1
 
     def _serve(self) -> None:
+        self.requests_here += 1
+        state = self.server.state
+        if state.close_every_request or (self.requests_here > 1 and state.close_when_reused):
+            state.requests_unanswered += 1  # a server's idle timeout running
+            self.close_connection = True  # out as the request came: closed, no answer
+            return
+        # read when the request came, so a test that sets it after an answer was read finds
+        # the connection that carried it open
+        drop_after_answer = self.server.state.drop_kept_alive
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -59,7 +69,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        if self.server.state.drop_kept_alive:  # a server that closes an idle connection
+        if drop_after_answer:  # a server that closes an idle connection
             self.close_connection = True  # unannounced: no `Connection: close`
 
     def _stream(self, watcher: Watcher) -> None:

@@ -230,6 +230,10 @@ class ApiState:
         self.connections_opened = 0  # connections the clients opened, kept-alive ones once
         self.connections_closed = 0  # and those the emulator has closed since
         self.drop_kept_alive = False  # close each connection after its answer, unannounced
+        # close a connection, unanswered, when a second request comes on it
+        self.close_when_reused = False
+        self.close_every_request = False  # and every request, the first on one too
+        self.requests_unanswered = 0
         # RBAC for impersonated users, as an allow-list: user -> the namespaces it may use
         # (None: no check); an impersonated user it does not name may do nothing
         self.grants: dict[str, set[str]] | None = None

@@ -55,3 +55,42 @@ def test_tls_follows_the_kubeconfig_verification_settings():
     unnamed = tls_context(configuration(assert_hostname=False))
     assert unnamed.verify_mode == ssl.CERT_REQUIRED and not unnamed.check_hostname
     assert verified.minimum_version >= ssl.TLSVersion.TLSv1_2
+
+
+def idle_on(pool: Connections) -> tuple[object, object]:
+    """An idle connection in `pool` whose socket's other end the test holds (a socketpair:
+    a close of one end is seen by the other at once, no network timing involved)."""
+    import http.client
+    import socket
+
+    ours, servers = socket.socketpair()
+    connection = http.client.HTTPConnection("127.0.0.1", 1)
+    connection.sock = ours
+    pool._idle.append(connection)
+    return connection, servers
+
+
+def test_an_idle_connection_the_server_closed_is_not_taken():
+    pool = Connections("http://127.0.0.1:1", None)
+    closed, servers_end = idle_on(pool)
+    servers_end.close()
+    taken = pool._take((1.0, 1.0))
+    assert taken is not closed and taken.sock is None  # a new one, not yet connected
+    assert closed.sock is None  # and the dead one was closed, not kept
+
+
+def test_an_idle_connection_the_server_sent_on_unasked_is_not_taken():
+    """Bytes while no request is in flight (a stray answer) would be read as the next one's."""
+    pool = Connections("http://127.0.0.1:1", None)
+    stray, servers_end = idle_on(pool)
+    servers_end.sendall(b"HTTP/1.1 200 OK\r\n")
+    assert pool._take((1.0, 1.0)) is not stray
+    servers_end.close()
+
+
+def test_an_idle_connection_still_open_is_taken_again():
+    pool = Connections("http://127.0.0.1:1", None)
+    alive, servers_end = idle_on(pool)
+    assert pool._take((1.0, 1.0)) is alive
+    alive.close()
+    servers_end.close()
