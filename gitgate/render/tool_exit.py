@@ -20,20 +20,13 @@ _MEMORY_WORDS = ("out of memory", "cannot allocate memory", "errno=12",
                  "failed to reserve page summary memory", "cannot map pages")
 
 
-def runtime_line(returncode: int, stderr: bytes) -> str | None:
-    """The Go runtime's `fatal error:` line when the tool was stopped by its runtime."""
+def runtime_said(returncode: int, stderr: bytes) -> list[str]:
+    """The Go runtime's own lines (`fatal error: ...`, `runtime: ...`) when the tool was
+    stopped by its runtime; none otherwise."""
     if returncode != GO_RUNTIME_EXIT:
-        return None
+        return []
     lines = stderr.decode("utf-8", "replace").splitlines()
-    return next((line.strip() for line in lines if line.startswith("fatal error: ")), None)
-
-
-def _is_memory(returncode: int, stderr: bytes) -> bool:
-    if returncode != GO_RUNTIME_EXIT:
-        return False
-    lines = stderr.decode("utf-8", "replace").splitlines()
-    said = [line for line in lines if line.startswith(("fatal error: ", "runtime: "))]
-    return any(word in line for line in said for word in _MEMORY_WORDS)
+    return [line.strip() for line in lines if line.startswith(("fatal error: ", "runtime: "))]
 
 
 def _signal_name(number: int) -> str:
@@ -55,10 +48,11 @@ def failure_message(*, tool: str, display: str, returncode: int, stderr: bytes,
                 "not by gitgate: the kernel's out-of-memory killer ends a process this way "
                 "when the machine runs short of memory (GITGATE_RENDER_MAX_MEMORY, now "
                 f"{cap}, caps what one render may take)")
-    line = runtime_line(returncode, stderr)
+    said = runtime_said(returncode, stderr)
+    line = next((line for line in said if line.startswith("fatal error: ")), None)
     if line is None:
         return None
-    if _is_memory(returncode, stderr):
+    if any(word in text for text in said for word in _MEMORY_WORDS):
         return (f"{tool} ran out of its {cap} of memory rendering {display} and was stopped "
                 f"({line}; GITGATE_RENDER_MAX_MEMORY raises the limit)")
     return (f"{tool} crashed rendering {display} ({line}): its Go runtime stopped it, which "
