@@ -20,6 +20,7 @@ from tests.support.hostile import (
     assert_one_broken,
     chart,
     gitgate,
+    growing_template,
     render,
     rendered_names,
     repo,
@@ -202,9 +203,7 @@ def test_helm_at_any_memory_cap_is_told_it_ran_out_of_memory(tmp_path, tools, ca
     from gitgate.errors import RenderError
     from gitgate.render.sandbox import Limits, run_tool
 
-    grow = ('{{- $s := "' + "x" * 100 + '" }}{{- range until 26 }}{{- $s = printf "%s%s" $s '
-            '$s }}{{- end }}kind: ConfigMap\ndata: {n: {{ len $s | quote }}}\n')
-    chart_dir = write_files(tmp_path / "c", {**CHART, "templates/cm.yaml": grow})
+    chart_dir = write_files(tmp_path / "c", {**CHART, "templates/cm.yaml": growing_template(26)})
     with pytest.raises(RenderError) as caught:
         run_tool([tools.helm, "template", "r", str(chart_dir)], cwd=chart_dir,
                  display="app", tool="helm", limits=Limits(max_memory=cap_mib << 20))

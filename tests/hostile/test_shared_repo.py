@@ -19,6 +19,7 @@ from tests.support.hostile import (
     assert_one_broken,
     chart,
     gitgate,
+    growing_template,
     render,
     rendered_names,
     repo,
@@ -631,10 +632,7 @@ def test_slow_clients_never_make_the_running_loop_look_dead(kube, tmp_path):
 
 # ---------------------------------------------------------------- 11. memory and object budgets
 def test_a_template_eating_memory_meets_the_memory_limit(tmp_path, tools):
-    grow = ('{{- $s := "' + "x" * 100 + '" }}{{- range until 24 }}{{- $s = printf "%s%s" $s $s '
-            '}}{{- end }}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n'
-            'data: {n: {{ len $s | quote }}}\n')
-    root = repo(tmp_path, chart("app", **{"templates/cm.yaml": grow}))
+    root = repo(tmp_path, chart("app", **{"templates/cm.yaml": growing_template(24)}))
     result = gitgate("render", str(root), "-o", "json",
                      env={"GITGATE_RENDER_MAX_MEMORY": str(256 << 20)})
     errors = json.loads(result.stdout)["errors"]

@@ -22,6 +22,14 @@ LIMITS = {"GITGATE_RENDER_TIMEOUT": "10", "GITGATE_RENDER_MAX_OUTPUT": str(2 << 
           "GITGATE_YAML_MAX_NODES": "200000"}
 
 
+def growing_template(doublings: int) -> str:
+    """A template whose string doubles `doublings` times from 100 bytes: past any memory cap
+    from about 22 on."""
+    return ('{{- $s := "' + "x" * 100 + '" }}{{- range until ' + str(doublings) + ' }}'
+            '{{- $s = printf "%s%s" $s $s }}{{- end }}apiVersion: v1\nkind: ConfigMap\n'
+            'metadata: {name: c}\ndata: {n: {{ len $s | quote }}}\n')
+
+
 def chart(folder: str, **files: str) -> dict[str, str]:
     return {f"{folder}/{k}": v for k, v in {**CHART, **files}.items()}
 
