@@ -11,7 +11,9 @@ creation and a status write, as before 2026-11-27), `no-records` (no write-ahead
 record, no event: a lower bound, not a pass gitgate would make), `warn` (applies without a
 fieldValidation directive, the server's default Warn, as before the seventh session of
 2026-11-27), `official` (every request through the official client's own request path, as
-before the eighth session of 2026-11-27, not over `apiserver.connections`). Rounds interleave the
+before the eighth session of 2026-11-27, not over `apiserver.connections`), `ninth` (a new
+bundle's intent as a map per object, and events applied, not created, as before the tenth
+session of 2026-11-28). Rounds interleave the
 variants, so a drift of the machine spreads over all of them. One JSON row per turn.
 """
 
@@ -44,7 +46,7 @@ from bench.run import (  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     from gitgate.apiserver import verbs
-    from gitgate.apply import engine
+    from gitgate.apply import bundlerecord, engine, ledger
     from gitgate.apply.ledger import Ledger
     from gitgate.apply.work import ApplyOptions
     from gitgate.passes.onepass import plan_rendered
@@ -66,16 +68,19 @@ def main(argv: list[str] | None = None) -> int:
     write_repo(scratch / "repo", args.bundles, "gg")
     plan = plan_rendered(render_repo(scratch / "repo", find_tools()), T0)
     as_built = (engine.record_intent, engine.write_inventories, Ledger.write_ahead,
-                verbs.APPLY_FIELD_VALIDATION)
+                verbs.APPLY_FIELD_VALIDATION, bundlerecord.intent_id, ledger.create)
     rows: list[dict] = []
     for _, variant in itertools.product(range(args.rounds), args.variants.split(",")):
         (engine.record_intent, engine.write_inventories, Ledger.write_ahead,
-         verbs.APPLY_FIELD_VALIDATION) = as_built
+         verbs.APPLY_FIELD_VALIDATION, bundlerecord.intent_id, ledger.create) = as_built
         concurrency = int(variant[1:]) if variant[:1] == "c" and variant[1:].isdigit() else 8
         if variant == "status-ahead":
             Ledger.write_ahead = Ledger.write  # type: ignore[method-assign]
         elif variant == "warn":
             verbs.APPLY_FIELD_VALIDATION = "Warn"
+        elif variant == "ninth":
+            bundlerecord.intent_id = lambda entry: None  # type: ignore[assignment]
+            ledger.create = lambda cluster, obj: cluster.apply(obj)  # type: ignore[assignment]
         elif variant == "no-records":
             engine.record_intent = lambda *a, **k: None  # type: ignore[assignment]
             engine.write_inventories = lambda *a, **k: 0  # type: ignore[assignment]

@@ -116,6 +116,7 @@ def tls_verification_off(api: k8s.ApiClient) -> bool:
 
 
 APPLY_PATCH = "application/apply-patch+yaml"
+JSON = "application/json"
 
 
 def _json(api: k8s.ApiClient, body: Any) -> bytes:
@@ -232,7 +233,7 @@ class Transport:
         headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
-        if content_type == APPLY_PATCH and isinstance(body, dict):
+        if content_type in (APPLY_PATCH, JSON) and isinstance(body, dict):
             body = _encoded(body)
         send = self._send_kept if self.connections is not None else self._send_official
         status = 0

@@ -21,7 +21,7 @@ from gitgate.apiserver.apierrors import (
     without,
 )
 from gitgate.apiserver.discovery import ApiResource, Discovery
-from gitgate.apiserver.transport import Transport, impersonating
+from gitgate.apiserver.transport import JSON, Transport, impersonating
 from gitgate.apply.changeset import Applied
 from gitgate.errors import ContinueExpired, KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
@@ -115,6 +115,26 @@ class KubeCluster:
         if status >= 300:
             raise without(object_error(ref, "apply", status, body), hidden)
         return Applied(body, created=status == 201)
+
+    def create(self, obj: Manifest, *, manager: str = FIELD_MANAGER) -> bool:
+        """`obj` created by a POST; False when it exists already (the answer 409
+        AlreadyExists, as when a POST whose answer was lost is sent again). Raises KubeError."""
+        ref = ObjectRef.of(obj)
+        meta = obj["metadata"]
+        path = self.path_for(obj["apiVersion"], obj["kind"], meta.get("namespace", ""))
+        hidden = secret_values(obj)
+        try:
+            status, body = self.request("POST", path, body=obj, content_type=JSON, query={
+                "fieldManager": manager, "fieldValidation": APPLY_FIELD_VALIDATION})
+        except KubeError as exc:
+            if hidden:
+                raise without(exc, hidden) from None
+            raise
+        if status == 409 and isinstance(body, dict) and body.get("reason") == "AlreadyExists":
+            return False
+        if status >= 300:
+            raise without(object_error(ref, "create", status, body), hidden)
+        return True
 
     def _served_path(self, api_version: str, kind: str, namespace: str, name: str) -> str | None:
         """The object's path, or None when its type is not served (its CRD is gone, and so is

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gitgate.apply.ports import ClusterPort, Delegating
+from gitgate.apply.ports import ClusterPort, Delegating, create
 from gitgate.errors import KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest
 
@@ -55,8 +55,8 @@ class Fence:
 
 
 class FencedCluster(Delegating):
-    """A ClusterPort whose writes (apply, delete; never a dry run) are sent only while `fence`
-    still holds `term`; otherwise they raise KubeError(Fenced) and reach nobody."""
+    """A ClusterPort whose writes (apply, create, delete; never a dry run) are sent only while
+    `fence` still holds `term`; otherwise they raise KubeError(Fenced) and reach nobody."""
 
     def __init__(self, own: ClusterPort, fence: Fence, term: int):
         super().__init__(own)
@@ -75,6 +75,11 @@ class FencedCluster(Delegating):
             self._check(f"{obj.get('kind')} {meta.get('namespace', '')}/{meta.get('name')}")
         return self.own.apply(obj, dry_run=dry_run, force=force, manager=manager,
                               subresource=subresource)
+
+    def create(self, obj: Manifest) -> None:
+        meta = obj.get("metadata") or {}
+        self._check(f"{obj.get('kind')} {meta.get('namespace', '')}/{meta.get('name')}")
+        create(self.own, obj)
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         self._check(f"delete {kind} {namespace}/{name}")

@@ -34,6 +34,7 @@ from gitgate.apply.ports import (
     ClusterPort,
     Lister,
     Reader,
+    create,
     list_metadata,
     list_metadata_since,
     list_pages,
@@ -363,8 +364,8 @@ class Ledger:
         for order, transition in enumerate(events):
             self.emitted.append((inventory.bundle, transition))
             try:
-                cluster.apply(event_for(inventory, self.stored[inventory.bundle].uid,
-                                        transition, self.now, order))
+                create(cluster, event_for(inventory, self.stored[inventory.bundle].uid,
+                                          transition, self.now, order))
             except GitgateError as exc:
                 log.warning("cannot record the event %s of %s: %s", transition.reason,
                             inventory.bundle, exc.message, extra={"event": "event-unrecorded"})

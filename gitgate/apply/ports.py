@@ -58,6 +58,18 @@ class Writer(Protocol):
               manager: str = FIELD_MANAGER, subresource: str = "") -> Applied: ...
 
 
+def create(cluster: Writer, obj: Manifest) -> None:
+    """`obj` created, as a POST where the cluster can (a real API server: kube-apiserver spends
+    about a third less on it than on the server-side apply of a new object), else applied.
+    For an object gitgate writes once and never changes (an event): one that exists already
+    counts as created. Raises KubeError."""
+    method = getattr(cluster, "create", None)
+    if callable(method):
+        method(obj)
+        return
+    cluster.apply(obj)
+
+
 class PolicyPort(Reader, Writer, Protocol):
     """Reads and writes a policy (suspend-first)."""
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import ClusterPort, Delegating
+from gitgate.apply.ports import ClusterPort, Delegating, create
 from gitgate.bundle.tenancy import tenants_of
 from gitgate.errors import ConfigError
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
@@ -51,6 +51,9 @@ class AsTenants(Delegating):
               manager: str = FIELD_MANAGER, subresource: str = "") -> Any:
         return self._for(ObjectRef.of(obj)).apply(obj, dry_run=dry_run, force=force,
                                                   manager=manager, subresource=subresource)
+
+    def create(self, obj: Manifest) -> None:
+        create(self._for(ObjectRef.of(obj)), obj)
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         return self._for(self._ref(api_version, kind, namespace, name)).delete(

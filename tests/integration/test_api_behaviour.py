@@ -307,3 +307,24 @@ def test_a_list_of_metadata_alone_names_each_object_and_its_version(kube):
     assert after["a"] == before["a"] and after["b"] != before["b"]
     full = kube.cluster.list_objects("v1", "ConfigMap", ns, "set=meta")
     assert sorted(i["data"]["value"][:1] for i in full) == ["x", "y"]
+
+
+def test_an_event_is_created_once_and_a_second_post_of_it_counts_as_created(kube):
+    """gitgate creates its events by POST (`ports.create`), and a POST whose answer was lost
+    may go again: the server's 409 AlreadyExists is no failure; a refusal names the object."""
+    ns = namespace(kube, "events")
+    event = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+             "metadata": {"name": "web.0123456789ab", "namespace": ns},
+             "eventTime": "2026-11-18T12:00:00.000000Z",
+             "reportingController": "gitgate.io/gitgate", "reportingInstance": "gitgate-test",
+             "action": "Apply", "reason": "Applied", "type": "Normal", "note": "applied",
+             "regarding": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": ns,
+                           "name": "web"}}
+    assert kube.cluster.create(event) is True
+    assert kube.cluster.create(event) is False
+    assert kube.cluster.get("events.k8s.io/v1", "Event", ns, "web.0123456789ab")["note"] == (
+        "applied")
+    no_namespace = {**event, "metadata": {"name": "web.x", "namespace": kube.ns("missing")}}
+    with pytest.raises(KubeError) as refused:
+        kube.cluster.create(no_namespace)
+    assert refused.value.status == 404 and "web.x" in refused.value.message

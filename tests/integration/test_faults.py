@@ -127,15 +127,18 @@ def test_a_new_object_whose_write_failed_is_sent_by_the_next_pass(tools, tmp_pat
         assert extra in gitgate_objects(emulator)
 
 
-def test_every_apply_of_a_pass_skips_the_servers_duplicate_key_parse(tools, tmp_path):
-    """Objects, policies, records, their status and events: each apply of a cold pass says
-    `fieldValidation=Ignore` (verbs.APPLY_FIELD_VALIDATION; DECISIONS.md)."""
+def test_every_write_of_a_pass_skips_the_servers_duplicate_key_parse(tools, tmp_path):
+    """Objects, policies, records and their status applied, events created: each write of a
+    cold pass says `fieldValidation=Ignore` (verbs.APPLY_FIELD_VALIDATION; DECISIONS.md)."""
     root = write_files(tmp_path / "repo", FILES)
     with KubeApiEmulator() as emulator:
         cluster = KubeCluster(load_client(str(emulator.write_kubeconfig(tmp_path / "k"))))
         assert one_pass(root, tools, cluster, 0).ok
-        applies = [r for r in emulator.state.writes()
-                   if r.content_type == "application/apply-patch+yaml"]
-    assert {r.path.rsplit("/", 2)[-2] for r in applies} >= {"configmaps", "bundles", "events"}
+        writes = emulator.state.writes()
+    applies = [r for r in writes if r.content_type == "application/apply-patch+yaml"]
+    assert {r.path.rsplit("/", 2)[-2] for r in applies} >= {"configmaps", "bundles"}
     assert any(r.path.endswith("/status") for r in applies)
-    assert [r.path for r in applies if r.query.get("fieldValidation") != "Ignore"] == []
+    created = [r for r in writes if r.method == "POST"]
+    assert created and {r.path.rsplit("/", 1)[-1] for r in created} == {"events"}
+    assert not any(r.path.rsplit("/", 2)[-2] == "events" for r in applies)
+    assert [r.path for r in writes if r.query.get("fieldValidation") != "Ignore"] == []

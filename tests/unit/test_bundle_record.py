@@ -10,6 +10,7 @@ import pytest
 from gitgate.apply.bundlerecord import (
     HISTORY_LIMIT,
     bundle_name,
+    entry_of_id,
     from_bundle,
     history_entry,
     holds_intent,
@@ -94,8 +95,57 @@ def test_a_creation_whose_intent_the_server_dropped_is_not_taken_for_a_record():
     assert not holds_intent(pruned, PENDING)
     assert from_bundle(pruned).entries == ()
     short = created(PENDING)
-    short["spec"]["intent"]["objects"].pop()
+    short["spec"]["intent"]["ids"].pop()
     assert not holds_intent(short, PENDING)
+    garbled = created(PENDING)  # an id that names no object is not taken for one
+    garbled["spec"]["intent"]["ids"][0] = "ConfigMap/web-config"
+    assert not holds_intent(garbled, PENDING)
+    assert len(from_bundle(garbled).entries) == len(PENDING.entries) - 1
+
+
+def test_a_new_bundles_intent_names_each_object_in_one_string():
+    intent = created(PENDING)["spec"]["intent"]
+    assert intent == {"revision": "r4", "ids": [
+        "apps/v1/Deployment/shop/web", "v1/ConfigMap/shop/web-config"]}
+    wider = Inventory("shop/web", (*PENDING.entries, Entry("v1", "Namespace", "", "shop", ""),
+                                   Entry("rbac.authorization.k8s.io/v1", "ClusterRole", "",
+                                         "web:read", "")), revision="r4", verdict="pending")
+    obj = created(wider)
+    assert obj["spec"]["intent"]["ids"][2:] == [
+        "v1/Namespace//shop", "rbac.authorization.k8s.io/v1/ClusterRole//web:read"]
+    assert from_bundle(obj).entries == wider.entries
+
+
+@pytest.mark.parametrize("entry", [
+    Entry("v1", "ConfigMap", "shop", "web/config", ""),  # not a Kubernetes name, but rendered
+    Entry("example.com/v1/x", "Widget", "shop", "w", ""),
+    Entry("v1", "Config/Map", "shop", "w", ""),
+    Entry("v1", "ConfigMap", "sh/op", "w", ""),
+    Entry("v1", "ConfigMap", "shop", "w", "a1b2"),  # hashed: not an intent's entry
+])
+def test_an_entry_one_string_cannot_tell_apart_goes_as_a_map_and_reads_back_the_same(entry):
+    pending = Inventory("shop/web", (entry, Entry("v1", "Namespace", "", "shop", "")),
+                        revision="r4", verdict="pending")
+    obj = created(pending)
+    assert "ids" not in obj["spec"]["intent"]
+    assert from_bundle(obj).entries == pending.entries
+    assert holds_intent(obj, pending)
+
+
+def test_an_intent_an_earlier_release_wrote_as_maps_is_still_read():
+    earlier = created(PENDING)
+    earlier["spec"]["intent"] = {"revision": "r4", "objects": [
+        e.as_dict() for e in PENDING.entries]}
+    assert from_bundle(earlier).entries == PENDING.entries
+    assert holds_intent(earlier, PENDING)
+
+
+@pytest.mark.parametrize("text", [
+    "ConfigMap/web", "v1/ConfigMap/shop", "a/b/c/ConfigMap/shop/web", "v1//shop/web",
+    "v1/ConfigMap/shop/", "/ConfigMap/shop/web", 7, None, {"kind": "ConfigMap"},
+])
+def test_a_string_that_is_no_intent_id_names_no_object(text):
+    assert entry_of_id(text) is None
 
 
 @pytest.mark.parametrize(("field", "value", "check"), [

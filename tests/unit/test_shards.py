@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gitgate.apply.fencing import Fence, FencedCluster
+from gitgate.apply.ports import create
 from gitgate.errors import KubeError, Reason
 from gitgate.model.shardmap import ShardMap, owner
 from gitgate.passes.shards import Turn, lease_name
@@ -99,12 +100,17 @@ def test_a_fenced_cluster_refuses_writes_once_the_term_is_over():
     fenced = FencedCluster(memory, fence, fence.term())
     fenced.apply(cm("one"))
     assert memory.get("v1", "ConfigMap", "ns", "one") is not None
+    create(fenced, cm("created"))
+    assert memory.get("v1", "ConfigMap", "ns", "created") is not None
     clock.now = 11
     with pytest.raises(KubeError) as refused:
         fenced.apply(cm("two"))
     assert refused.value.reason is Reason.FENCED and "ConfigMap ns/two" in refused.value.message
     with pytest.raises(KubeError):
         fenced.delete("v1", "ConfigMap", "ns", "one")
+    with pytest.raises(KubeError) as refused:  # an event is a write too
+        create(fenced, cm("four"))
+    assert refused.value.reason is Reason.FENCED and "ConfigMap ns/four" in refused.value.message
     fenced.apply(cm("three"), dry_run=True)  # a dry run writes nothing: allowed
     assert fenced.get("v1", "ConfigMap", "ns", "one") is not None  # reads go on
     assert memory.get("v1", "ConfigMap", "ns", "two") is None
