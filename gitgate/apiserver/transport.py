@@ -143,10 +143,10 @@ def kept_connections(api: k8s.ApiClient) -> Connections | None:
 
 
 def _encoded(body: dict[str, Any]) -> bytes | dict[str, Any]:
-    """A server-side apply body as JSON bytes (JSON is YAML), encoded by orjson: the client
-    would walk the whole object to sanitize it, then encode it with json, for every write.
-    What orjson cannot encode as json would (a float subclass from YAML, an integer beyond
-    64 bits) is left to the client's own path."""
+    """A JSON body (a create, a delete's options) or a server-side apply body (JSON is YAML)
+    as JSON bytes, encoded by orjson: the client would walk the whole object to sanitize it,
+    then encode it with json, for every write. What orjson cannot encode as json would (a
+    float subclass from YAML, an integer beyond 64 bits) is left to the client's own path."""
     try:
         return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
