@@ -1,20 +1,24 @@
-"""Kept-alive connections to the API server, sent on with the standard library's
-`http.client`: the path every request but a watch takes.
+"""Kept-alive connections to the API server: the path every request but a watch takes. A
+request goes out in one write; its answer is read by httptools (llhttp, the C parser uvicorn
+uses), not by `http.client`.
 
 Why not the official client's own path: for each request it serializes the parameters again,
 goes through urllib3's pool manager, its connection pool and its response wrapper, and parses
 the answer's headers twice. That costs about 0.45 ms of CPU per request on this project's
-2-core bench, against 0.2 ms for the same request sent here over the same kept-alive TLS
-connection (`bench/README.md`); a cold apply of 1,000 bundles sends 14,000 of them on the
-cores the API server and Karmada share. The official client still loads the kubeconfig (its
-certificates, token and refresh hook, impersonation header) and still serves watches and the
-Lease: `for_configuration` answers None for a configuration whose connection only urllib3
-makes as the kubeconfig asks (a proxy, socket options, a host name asserted apart from the
-server's), and the transport then sends through the official client as before."""
+2-core bench, against 0.2 ms for the same request over a kept-alive TLS connection through
+`http.client`, and 0.11 ms here (`bench/README.md`, eighth and eleventh sessions); a cold
+apply of 1,000 bundles sends 14,000 of them on the cores the API server and Karmada share.
+`http.client` spends most of its share parsing each answer's headers with the email package.
+The official client still loads the kubeconfig (its certificates, token and refresh hook,
+impersonation header) and still serves watches and the Lease: `for_configuration` answers
+None for a configuration whose connection only urllib3 makes as the kubeconfig asks (a
+proxy, socket options, a host name asserted apart from the server's), and the transport then
+sends through the official client as before."""
 
 from __future__ import annotations
 
 import http.client
+import re
 import select
 import socket
 import ssl
@@ -22,6 +26,8 @@ import threading
 import weakref
 from typing import Any
 from urllib.parse import urlsplit
+
+import httptools
 
 
 class ConnectTimeoutError(TimeoutError):
@@ -52,25 +58,21 @@ def tls_context(configuration: Any) -> ssl.SSLContext:
     return context
 
 
-class _Tls(http.client.HTTPSConnection):
-    """An HTTPS connection that names `server_name` in its TLS handshake (the kubeconfig's
-    `tls-server-name`) instead of the host it connects to."""
-
-    def __init__(self, host: str, port: int | None, *, timeout: float,
-                 context: ssl.SSLContext, server_name: str) -> None:
-        super().__init__(host, port, timeout=timeout, context=context)
-        self.server_name = server_name
-
-    def connect(self) -> None:
-        http.client.HTTPConnection.connect(self)
-        self.sock = self._context.wrap_socket(  # type: ignore[attr-defined]
-            self.sock, server_hostname=self.server_name or self.host)
-
-
 # how a connection the server already closed fails a request before any byte of an answer:
-# the send refused, or the status line's read finding the end of the stream
+# the send refused, or the read finding the end of the stream
 _CLOSED_UNANSWERED = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
                       ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
+
+# what http.client refuses to put in a request line or a header, refused here as well: a
+# control character or a space in the target, a header name that is not a token, a line
+# break in a header's value (each could smuggle a second request into the first)
+_BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_BAD_VALUE = re.compile(r"[\r\n\x00]")
+
+_READ_SIZE = 65536
+# methods whose request carries a length even without a body, as http.client sends them
+_LENGTH_ALWAYS = frozenset({"POST", "PUT", "PATCH"})
 
 
 class _Unanswered(Exception):
@@ -79,6 +81,107 @@ class _Unanswered(Exception):
     def __init__(self, cause: BaseException) -> None:
         super().__init__(str(cause))
         self.cause = cause
+
+
+class MalformedAnswer(http.client.HTTPException):
+    """Bytes from the server that are not an HTTP/1.1 answer."""
+
+
+class _Answer:
+    """httptools' callbacks for one answer: its body's parts, and whether it is complete and
+    leaves the connection open."""
+
+    __slots__ = ("parser", "parts", "complete", "keep_alive", "headers_done", "framed")
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.parts: list[bytes] = []
+        self.complete = False
+        self.keep_alive = False
+        self.headers_done = False
+        self.framed = False  # a Content-Length or Transfer-Encoding says where the body ends
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if name.lower() in (b"content-length", b"transfer-encoding"):
+            self.framed = True
+
+    def on_headers_complete(self) -> None:
+        self.headers_done = True
+
+    def on_body(self, body: bytes) -> None:
+        self.parts.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.parser.get_status_code() < 200:  # an interim answer (100 Continue): skipped
+            self.parts.clear()
+            self.headers_done = self.framed = False
+            return
+        self.complete = True
+        self.keep_alive = self.parser.should_keep_alive()
+
+
+class _Connection:
+    """One connection to the server, kept alive between requests: a request goes out in one
+    write (its line, headers and body), and its answer is read by httptools' parser."""
+
+    __slots__ = ("sock", "host", "port", "context", "server_name")
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext | None,
+                 server_name: str) -> None:
+        self.sock: socket.socket | None = None
+        self.host = host
+        self.port = port
+        self.context = context
+        self.server_name = server_name
+
+    def connect(self, timeout: float) -> None:
+        """Connected (and the TLS handshake done) within `timeout`."""
+        sock = socket.create_connection((self.host, self.port), timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.context is not None:
+                sock = self.context.wrap_socket(sock, server_hostname=self.server_name
+                                                or self.host)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+
+    def exchange(self, request: bytes) -> tuple[int, bytes, bool]:
+        """`request` sent, its answer read whole: the status, the body and whether the
+        server keeps the connection open. `_Unanswered` when the connection turns out closed
+        before any byte of an answer came, `http.client.IncompleteRead` when the stream ends
+        in the middle of one, `MalformedAnswer` for bytes that are no answer."""
+        sock = self.sock
+        assert sock is not None
+        answer = _Answer()
+        try:
+            sock.sendall(request)
+            data = sock.recv(_READ_SIZE)
+            if not data:
+                raise http.client.RemoteDisconnected(
+                    "the server closed the connection without an answer")
+        except _CLOSED_UNANSWERED as exc:
+            raise _Unanswered(exc) from exc
+        while True:
+            try:
+                answer.parser.feed_data(data)
+            except httptools.HttpParserUpgrade:
+                raise MalformedAnswer("the server switched protocols unasked") from None
+            except httptools.HttpParserError as exc:
+                raise MalformedAnswer(f"not an HTTP/1.1 answer: {exc}") from None
+            if answer.complete:
+                return answer.parser.get_status_code(), b"".join(answer.parts), answer.keep_alive
+            data = sock.recv(_READ_SIZE)
+            if not data:
+                if answer.headers_done and not answer.framed:  # a body ended by the close
+                    return answer.parser.get_status_code(), b"".join(answer.parts), False
+                raise http.client.IncompleteRead(b"".join(answer.parts))
+
+    def close(self) -> None:
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            sock.close()
 
 
 class Connections:
@@ -94,7 +197,9 @@ class Connections:
         self.prefix = parts.path.rstrip("/")  # a server behind a path (a proxy's)
         self.context = context
         self.server_name = server_name
-        self._idle: list[http.client.HTTPConnection] = []
+        named = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+        self.host_header = named + (f":{self.port}" if self.port else "")
+        self._idle: list[_Connection] = []
         self._lock = threading.Lock()
         self.resent = 0  # requests sent again on a new connection (see `send`)
         # the idle connections closed when the pool goes, or at the latest when the process
@@ -140,23 +245,43 @@ class Connections:
         except _Unanswered as unanswered:
             raise unanswered.cause from None
 
-    def _exchange(self, connection: http.client.HTTPConnection, method: str, path: str,
+    def request_bytes(self, method: str, path: str, body: bytes | None,
+                      headers: dict[str, str]) -> bytes:
+        """The request as it goes out: its line, `Host`, `headers`, the body's length and
+        the body. ValueError (http.client's InvalidURL for the target) for what could not go
+        out as one request."""
+        target = self.prefix + path
+        if _BAD_TARGET.search(target):
+            raise http.client.InvalidURL(f"a request target with a control character or a "
+                                         f"space: {target!r}")
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {self.host_header}"]
+        for name, value in headers.items():
+            if not _TOKEN.fullmatch(name) or _BAD_VALUE.search(value):
+                raise ValueError(f"the header {name!r} cannot be sent: a name that is not a "
+                                 "token, or a line break in its value")
+            lines.append(f"{name}: {value}")
+        if body is not None:
+            lines.append(f"Content-Length: {len(body)}")
+        elif method in _LENGTH_ALWAYS:
+            lines.append("Content-Length: 0")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        return head + body if body else head
+
+    def _exchange(self, connection: _Connection, method: str, path: str,
                   body: bytes | None, headers: dict[str, str],
                   timeouts: tuple[float, float]) -> tuple[int, bytes]:
         """The request on `connection`, which goes back to the pool only after its answer was
         read whole and the server left it open. `_Unanswered` when the connection was found
         closed before any byte of an answer came."""
+        request = self.request_bytes(method, path, body, headers)
         try:
             if connection.sock is None:
                 self._connect(connection, timeouts)
-            if connection.sock.gettimeout() != timeouts[1]:  # a pool's clients may differ
-                connection.sock.settimeout(timeouts[1])
-            try:
-                connection.request(method, self.prefix + path, body=body, headers=headers)
-                response = connection.getresponse()
-            except _CLOSED_UNANSWERED as exc:
-                raise _Unanswered(exc) from exc
-            data = response.read()
+            sock = connection.sock
+            assert sock is not None
+            if sock.gettimeout() != timeouts[1]:  # a pool's clients may differ
+                sock.settimeout(timeouts[1])
+            status, data, keep_alive = connection.exchange(request)
         except TimeoutError as exc:
             connection.close()
             if isinstance(exc, ConnectTimeoutError):
@@ -165,14 +290,14 @@ class Connections:
         except BaseException:
             connection.close()
             raise
-        if response.will_close:
-            connection.close()
-        else:
+        if keep_alive:
             with self._lock:
                 self._idle.append(connection)
-        return response.status, data
+        else:
+            connection.close()
+        return status, data
 
-    def _take(self, timeouts: tuple[float, float]) -> http.client.HTTPConnection:
+    def _take(self, timeouts: tuple[float, float]) -> _Connection:
         """The connection last put back whose server has not closed it since, or a new one."""
         while True:
             with self._lock:
@@ -183,27 +308,24 @@ class Connections:
                 return connection
             connection.close()
 
-    def _new(self, timeouts: tuple[float, float]) -> http.client.HTTPConnection:
-        if self.https:
-            assert self.context is not None
-            return _Tls(self.host, self.port, timeout=timeouts[0], context=self.context,
-                        server_name=self.server_name)
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeouts[0])
+    def _new(self, timeouts: tuple[float, float]) -> _Connection:
+        """A connection not yet connected (it connects as it sends its first request)."""
+        port = self.port or (443 if self.https else 80)
+        return _Connection(self.host, port, self.context if self.https else None,
+                           self.server_name)
 
     @staticmethod
-    def _connect(connection: http.client.HTTPConnection, timeouts: tuple[float, float]) -> None:
-        connection.timeout = timeouts[0]
+    def _connect(connection: _Connection, timeouts: tuple[float, float]) -> None:
         try:
-            connection.connect()
+            connection.connect(timeouts[0])
         except TimeoutError as exc:
             raise ConnectTimeoutError(f"no connection within {timeouts[0]:g}s") from exc
-        connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def close(self) -> None:
         _close_all(self._idle, self._lock)
 
 
-def _close_all(idle: list[http.client.HTTPConnection], lock: threading.Lock) -> None:
+def _close_all(idle: list[_Connection], lock: threading.Lock) -> None:
     with lock:
         closing = idle[:]
         idle.clear()
@@ -211,7 +333,7 @@ def _close_all(idle: list[http.client.HTTPConnection], lock: threading.Lock) -> 
         connection.close()
 
 
-def _dropped(connection: http.client.HTTPConnection) -> bool:
+def _dropped(connection: _Connection) -> bool:
     """Whether the server closed an idle connection (or sent on it unasked): readable while
     no request is in flight means either."""
     sock = connection.sock

@@ -60,11 +60,10 @@ def test_tls_follows_the_kubeconfig_verification_settings():
 def idle_on(pool: Connections) -> tuple[object, object]:
     """An idle connection in `pool` whose socket's other end the test holds (a socketpair:
     a close of one end is seen by the other at once, no network timing involved)."""
-    import http.client
     import socket
 
     ours, servers = socket.socketpair()
-    connection = http.client.HTTPConnection("127.0.0.1", 1)
+    connection = pool._new((1.0, 1.0))
     connection.sock = ours
     pool._idle.append(connection)
     return connection, servers
