@@ -231,17 +231,18 @@ class Connections:
         as urllib3 and Go's client do. Not a POST, whose server might have acted before it
         closed; and once only: a new connection failing the same way is the server's trouble,
         for the caller's retry policy."""
+        request = self.request_bytes(method, path, body, headers)  # refused before a take
         connection = self._take(timeouts)
         reused = connection.sock is not None
         try:
-            return self._exchange(connection, method, path, body, headers, timeouts)
+            return self._exchange(connection, request, timeouts)
         except _Unanswered as unanswered:
             if not reused or method == "POST":
                 raise unanswered.cause from None
         with self._lock:
             self.resent += 1
         try:
-            return self._exchange(self._new(timeouts), method, path, body, headers, timeouts)
+            return self._exchange(self._new(timeouts), request, timeouts)
         except _Unanswered as unanswered:
             raise unanswered.cause from None
 
@@ -267,13 +268,11 @@ class Connections:
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         return head + body if body else head
 
-    def _exchange(self, connection: _Connection, method: str, path: str,
-                  body: bytes | None, headers: dict[str, str],
+    def _exchange(self, connection: _Connection, request: bytes,
                   timeouts: tuple[float, float]) -> tuple[int, bytes]:
-        """The request on `connection`, which goes back to the pool only after its answer was
+        """`request` on `connection`, which goes back to the pool only after its answer was
         read whole and the server left it open. `_Unanswered` when the connection was found
         closed before any byte of an answer came."""
-        request = self.request_bytes(method, path, body, headers)
         try:
             if connection.sock is None:
                 self._connect(connection, timeouts)

@@ -32,8 +32,11 @@ def pool_with_answer(answer: bytes, *, close_after: bool = False,
 
 
 def send(pool: Connections, method: str = "GET", body: bytes | None = None) -> tuple[int, bytes]:
-    return pool._exchange(pool._idle.pop(), method, "/api/v1/namespaces", body,
-                          {"Accept": "application/json"}, TIMEOUTS)
+    """Sent on the pool's idle connection as it is (`send` would find it readable, the
+    answer being there already, and take a new one)."""
+    request = pool.request_bytes(method, "/api/v1/namespaces", body,
+                                 {"Accept": "application/json"})
+    return pool._exchange(pool._idle.pop(), request, TIMEOUTS)
 
 
 def test_an_answer_with_a_length_is_read_whole_and_the_connection_kept():
@@ -83,8 +86,19 @@ def test_an_answer_cut_short_is_an_incomplete_read_and_the_connection_goes():
 def test_a_stream_closed_before_any_answer_is_unanswered():
     pool, _ = pool_with_answer(b"", close_after=True)
     with pytest.raises(connections._Unanswered) as raised:
-        send(pool)
+        pool._exchange(pool._idle.pop(), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", TIMEOUTS)
     assert isinstance(raised.value.cause, http.client.RemoteDisconnected)
+
+
+def test_a_request_refused_before_sending_leaves_the_idle_connection_in_the_pool():
+    pool, servers = pool_with_answer(b"")
+    idle = pool._idle[-1]
+    with pytest.raises(ValueError, match="cannot be sent"):
+        pool.send("GET", "/", None, {"Impersonate-User": "a\r\nX: 1"}, TIMEOUTS)
+    assert pool._idle == [idle] and idle.sock is not None
+    servers.setblocking(False)
+    with pytest.raises(BlockingIOError):  # and nothing of it went out
+        servers.recv(1)
 
 
 @pytest.mark.parametrize("garbage", [b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
