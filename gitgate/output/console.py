@@ -70,9 +70,11 @@ def out_json(document: Any) -> None:
 
 
 def out_document(document: Any, output: str) -> None:
-    """The command's document as `-o json` or `-o yaml` asked (the same fields)."""
+    """The command's document as `-o json` or `-o yaml` asked: the same fields, since the
+    YAML is written from the JSON document (a reason's enum, a tuple: what JSON writes as a
+    string or a list, YAML's safe dumper refuses)."""
     if output == "yaml":
-        out(dump_one(document))
+        out(dump_one(json.loads(json.dumps(document))))
     else:
         out_json(document)
 

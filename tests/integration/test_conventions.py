@@ -57,12 +57,22 @@ def test_status_and_apply_in_yaml_and_status_of_some_bundles(tmp_path, kube):
         "web/bundle.yaml": f"name: {kube.run_id}-web\ndependsOn: [{kube.run_id}-ns]\n",
         "web/cm.yaml": cm.format(n="web"),
         "db/bundle.yaml": f"name: {kube.run_id}-db\ndependsOn: [{kube.run_id}-ns]\n",
-        "db/cm.yaml": cm.format(n="db")})
+        "db/cm.yaml": cm.format(n="db"),
+        # a held bundle's row carries a reason (an enum inside gitgate) that YAML once
+        # could not write
+        "held/bundle.yaml": f"name: {kube.run_id}-held\ndependsOn: [{kube.run_id}-ns]\n",
+        "held/cm.yaml": cm.format(n="held"),
+        "held/PAUSE": "debugging a reconcile fight\n"})
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     applied = gitgate("apply", str(root), *flags, "-o", "yaml")
     assert applied.returncode == 0, applied.stderr
-    assert {b["name"] for b in yaml_of(applied.stdout)["bundles"]} == {
-        f"{kube.run_id}-{n}" for n in ("ns", "web", "db")}
+    rows = {b["name"]: b for b in yaml_of(applied.stdout)["bundles"]}
+    assert set(rows) == {f"{kube.run_id}-{n}" for n in ("ns", "web", "db", "held")}
+    held = rows[f"{kube.run_id}-held"]
+    assert (held["verdict"], held["reason"]) == ("held", "Held")
+    assert "debugging a reconcile fight" in held["message"]
+    same_document(gitgate("apply", str(root), *flags, "--dry-run", "-o", "json").stdout,
+                  gitgate("apply", str(root), *flags, "--dry-run", "-o", "yaml").stdout)
     same_document(gitgate("status", *flags, "-o", "json").stdout,
                   gitgate("status", *flags, "-o", "yaml").stdout)
 
