@@ -124,6 +124,10 @@ def transport_error(exc: BaseException, server: str, timeouts: Timeouts) -> tupl
     if _named(chain, "ConnectTimeoutError") and not _named(chain, "NewConnectionError"):
         return KubeError(f"timed out after {timeouts.connect:g}s connecting to {server} "
                          "(--connect-timeout)", reason=Reason.API_TIMEOUT), False
+    if any(isinstance(e, ssl.SSLEOFError | ssl.SSLZeroReturnError) for e in chain):
+        # the server closed a TLS connection under a request: no handshake failed
+        return KubeError(f"the connection to {server} was closed before an answer",
+                         reason=Reason.API_UNREACHABLE), True
     if any(isinstance(e, ssl.SSLError) for e in chain) or _named(chain, "SSLError"):
         return KubeError(f"TLS handshake with {server} failed: check the kubeconfig's "
                          "certificate-authority-data (or the server name)",
@@ -217,6 +221,10 @@ def object_error(ref: ObjectRef, verb: str, status: int, body: Any) -> KubeError
     if owners:
         hint = (f"; field manager {', '.join(owners)} owns these fields: change it there, "
                 "or run with --force-conflicts to take them over")
+    if status == 413:
+        hint = ("; the object is larger than the API server takes in one request: keep it "
+                "under 1 MiB (a ConfigMap or Secret holds at most that, and etcd stores "
+                "about 1.5 MiB per object): split it, or keep the data out of the object")
     if any(c.get("reason") == Reason.NAMESPACE_TERMINATING for c in causes):
         reason = Reason.NAMESPACE_TERMINATING
         hint = ("; the namespace is still being deleted (its finalizers run): a later "

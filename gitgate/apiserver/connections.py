@@ -154,34 +154,60 @@ class _Connection:
         in the middle of one, `MalformedAnswer` for bytes that are no answer."""
         sock = self.sock
         assert sock is not None
-        answer = _Answer()
         try:
             sock.sendall(request)
+        except _CLOSED_UNANSWERED as exc:
+            early = _early_answer(sock)
+            if early is None:
+                raise _Unanswered(exc) from exc
+            return early
+        try:
             data = sock.recv(_READ_SIZE)
             if not data:
                 raise http.client.RemoteDisconnected(
                     "the server closed the connection without an answer")
         except _CLOSED_UNANSWERED as exc:
             raise _Unanswered(exc) from exc
-        while True:
-            try:
-                answer.parser.feed_data(data)
-            except httptools.HttpParserUpgrade:
-                raise MalformedAnswer("the server switched protocols unasked") from None
-            except httptools.HttpParserError as exc:
-                raise MalformedAnswer(f"not an HTTP/1.1 answer: {exc}") from None
-            if answer.complete:
-                return answer.parser.get_status_code(), b"".join(answer.parts), answer.keep_alive
-            data = sock.recv(_READ_SIZE)
-            if not data:
-                if answer.headers_done and not answer.framed:  # a body ended by the close
-                    return answer.parser.get_status_code(), b"".join(answer.parts), False
-                raise http.client.IncompleteRead(b"".join(answer.parts))
+        return _read_answer(sock, data)
 
     def close(self) -> None:
         sock, self.sock = self.sock, None
         if sock is not None:
             sock.close()
+
+
+def _read_answer(sock: socket.socket, data: bytes) -> tuple[int, bytes, bool]:
+    """The answer whose first bytes are `data`, read whole from `sock`: its status, its body
+    and whether the server keeps the connection open."""
+    answer = _Answer()
+    while True:
+        try:
+            answer.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            raise MalformedAnswer("the server switched protocols unasked") from None
+        except httptools.HttpParserError as exc:
+            raise MalformedAnswer(f"not an HTTP/1.1 answer: {exc}") from None
+        if answer.complete:
+            return answer.parser.get_status_code(), b"".join(answer.parts), answer.keep_alive
+        data = sock.recv(_READ_SIZE)
+        if not data:
+            if answer.headers_done and not answer.framed:  # a body ended by the close
+                return answer.parser.get_status_code(), b"".join(answer.parts), False
+            raise http.client.IncompleteRead(b"".join(answer.parts))
+
+
+def _early_answer(sock: socket.socket) -> tuple[int, bytes, bool] | None:
+    """The answer a server sent before it had read the whole request, then closed the
+    connection (kube-apiserver's 413 for a body beyond its limit), when one came whole;
+    None when none did. urllib3 reads such an answer too."""
+    try:
+        data = sock.recv(_READ_SIZE)
+        if not data:
+            return None
+        status, body, _ = _read_answer(sock, data)
+    except (OSError, http.client.HTTPException):
+        return None
+    return status, body, False
 
 
 class Connections:

@@ -222,6 +222,23 @@ def test_conflict_with_another_field_manager_is_reported_by_name(repo, tools, ku
     assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v3"}
 
 
+def test_an_object_beyond_the_servers_request_limit_fails_its_bundle_by_name(repo, tools, kube):
+    """kube-apiserver answers a body over 3 MiB with 413 before reading it, and closes the
+    connection while the client is still sending: the answer is read all the same."""
+    repo.apply(tools)
+    huge = "x" * (5 << 20)
+    repo.write({"db/app.yaml": cm("db-config", repo.db_ns, huge) + deployment("db", repo.db_ns),
+                "web/extra.yaml": cm("web-extra", repo.web_ns, "new")})
+    result = repo.apply(tools, NOW + timedelta(minutes=1))
+    db = result_of(result, "-db")
+    assert db.failed and db.reason == "ApplyFailed"
+    assert "ConfigMap" in db.message and "db-config" in db.message and "413" in db.message
+    assert "under 1 MiB" in db.message and huge[:100] not in db.message
+    assert result_of(result, "-web").failed is False  # its neighbour is written
+    assert repo.live("v1", "ConfigMap", repo.web_ns, "web-extra")["data"] == {"value": "new"}
+    assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] != {"value": huge}
+
+
 def test_a_failed_delete_stays_in_the_inventory(repo, tools, kube):
     if kube.emulator is None:
         pytest.skip("needs the emulator's fault hooks")

@@ -17,6 +17,10 @@ import orjson
 from tests.kubeapi.store import ApiState, Encoded, Watcher
 from tests.support.shared_data import karmada_crds_dir
 
+# kube-apiserver's limit on a request's body (its MaxRequestBodyBytes, 3 MiB): a longer one
+# is answered 413 before it is read, and the connection closed (seen on the harness)
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -52,6 +56,13 @@ class _Handler(BaseHTTPRequestHandler):
         # the connection that carried it open
         drop_after_answer = self.server.state.drop_kept_alive
         length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_REQUEST_BYTES:  # answered unread, and closed, as kube-apiserver does
+            self._send_json(413, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                  "status": "Failure", "reason": "RequestEntityTooLarge",
+                                  "message": "Request entity too large: limit is "
+                                             f"{MAX_REQUEST_BYTES}", "code": 413})
+            self.close_connection = True
+            return
         body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, payload = self.server.state.handle(self.command, self.path, headers, body)
@@ -59,18 +70,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(payload)
             return
         if isinstance(payload, Encoded):
-            data, content_type = payload.data, "application/json"
+            self._send(status, payload.data, "application/json")
         elif isinstance(payload, str):
-            data, content_type = payload.encode(), "text/plain; charset=utf-8"
+            self._send(status, payload.encode(), "text/plain; charset=utf-8")
         else:
-            data, content_type = orjson.dumps(payload), "application/json"
+            self._send_json(status, payload)
+        if drop_after_answer:  # a server that closes an idle connection
+            self.close_connection = True  # unannounced: no `Connection: close`
+
+    def _send_json(self, status: int, payload: object) -> None:
+        self._send(status, orjson.dumps(payload), "application/json")
+
+    def _send(self, status: int, data: bytes, content_type: str) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        if drop_after_answer:  # a server that closes an idle connection
-            self.close_connection = True  # unannounced: no `Connection: close`
 
     def _stream(self, watcher: Watcher) -> None:
         """A watch's answer: chunks of one JSON event per line, until its deadline."""

@@ -90,6 +90,26 @@ def test_a_stream_closed_before_any_answer_is_unanswered():
     assert isinstance(raised.value.cause, http.client.RemoteDisconnected)
 
 
+def test_an_answer_sent_before_the_request_was_read_is_read_after_the_send_fails():
+    """kube-apiserver answers a body beyond its limit (413) without reading it, and closes:
+    the client's send fails, and the answer waiting in its socket is what it gets."""
+    pool, servers = pool_with_answer(b"HTTP/1.1 413 Request Entity Too Large\r\n"
+                                     b"Content-Length: 9\r\n\r\ntoo large")
+    connection = pool._idle[-1]
+    servers.close()
+    assert send(pool, "PATCH", b"x" * 300_000) == (413, b"too large")
+    assert connection.sock is None and pool._idle == []  # a closed connection goes
+
+
+@pytest.mark.parametrize("early", [b"", b"HTTP/1.1 413 Request Ent", b"\x16\x03 garbage"])
+def test_a_send_that_fails_with_no_whole_answer_waiting_is_unanswered(early):
+    pool, servers = pool_with_answer(early)
+    servers.close()
+    with pytest.raises(connections._Unanswered) as raised:
+        send(pool, "PUT", b"x" * 300_000)
+    assert isinstance(raised.value.cause, BrokenPipeError | ConnectionResetError)
+
+
 def test_a_request_refused_before_sending_leaves_the_idle_connection_in_the_pool():
     pool, servers = pool_with_answer(b"")
     idle = pool._idle[-1]
