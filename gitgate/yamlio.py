@@ -9,15 +9,23 @@ import io
 import os
 import re
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError, YAMLWarning
 
 from gitgate.model.shared import shared
+
+# ruamel warns through Python's warnings of what YAML allows: an anchor defined again (an
+# alias names the latest, as in go-yaml, which kubectl and helm read with), a YAML 1.1 float
+# without a dot. The warning went to stderr as it stood, naming "<file>" for any file, in
+# the middle of gitgate's own output; what gitgate reads is what go-yaml reads, so it is not
+# printed at all
+warnings.filterwarnings("ignore", category=YAMLWarning)
 
 
 class _Constructor(RoundTripConstructor):

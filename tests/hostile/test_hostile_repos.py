@@ -107,6 +107,19 @@ def test_deep_nesting_is_an_error_not_a_segfault(tmp_path, tools, text):
     assert_one_broken(root, "deep/cm.yaml", "GITGATE_YAML_MAX_DEPTH")
 
 
+def test_an_anchor_defined_again_is_yaml_and_prints_nothing(tmp_path, tools):
+    """YAML lets an anchor be defined again (an alias names the latest, as go-yaml reads it);
+    ruamel's warning of it once went to stderr naming "<file>" instead of the file."""
+    root = repo(tmp_path, {"again/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: "
+                           "{name: again}\ndata:\n  a: &v one\n  b: *v\n  c: &v two\n"
+                           "  d: *v\n"})
+    result, document = render(root)
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
+    [again] = [o for b in document["bundles"] for o in b["objects"]
+               if o["metadata"]["name"] == "again"]
+    assert again["data"] == {"a": "one", "b": "one", "c": "two", "d": "two"}
+
+
 def test_a_file_that_is_not_utf8_is_named(tmp_path, tools):
     root = repo(tmp_path, {})
     (root / "bin").mkdir()
