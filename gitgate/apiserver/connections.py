@@ -101,6 +101,10 @@ class _Answer:
         self.headers_done = False
         self.framed = False  # a Content-Length or Transfer-Encoding says where the body ends
 
+    def on_message_begin(self) -> None:
+        if self.complete:  # bytes after the whole answer, which no request asked for
+            raise MalformedAnswer("bytes after the answer")
+
     def on_header(self, name: bytes, value: bytes) -> None:
         if name.lower() in (b"content-length", b"transfer-encoding"):
             self.framed = True
@@ -186,6 +190,8 @@ def _read_answer(sock: socket.socket, data: bytes) -> tuple[int, bytes, bool]:
         except httptools.HttpParserUpgrade:
             raise MalformedAnswer("the server switched protocols unasked") from None
         except httptools.HttpParserError as exc:
+            if answer.complete:  # the answer stands; the stream after it is nobody's
+                return answer.parser.get_status_code(), b"".join(answer.parts), False
             raise MalformedAnswer(f"not an HTTP/1.1 answer: {exc}") from None
         if answer.complete:
             return answer.parser.get_status_code(), b"".join(answer.parts), answer.keep_alive

@@ -83,6 +83,17 @@ def test_an_answer_cut_short_is_an_incomplete_read_and_the_connection_goes():
     assert connection.sock is None and pool._idle == []
 
 
+@pytest.mark.parametrize("after", [b"garbage",
+                                   b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged"])
+def test_bytes_after_a_whole_answer_are_nobodys_and_the_connection_goes(after):
+    """An answer is one answer: what follows it in the same read (another answer, garbage)
+    is neither added to its body nor left for the next request to take as its own."""
+    pool, _ = pool_with_answer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + after)
+    connection = pool._idle[-1]
+    assert send(pool) == (200, b"ok")
+    assert connection.sock is None and pool._idle == []
+
+
 def test_a_stream_closed_before_any_answer_is_unanswered():
     pool, _ = pool_with_answer(b"", close_after=True)
     with pytest.raises(connections._Unanswered) as raised:
