@@ -24,6 +24,7 @@ class Reason(StrEnum):
     OUTSIDE_TENANT = "OutsideTenant"  # a tenant's bundle writes or places beyond its rules
     UNVERIFIED = "Unverified"  # --verify-commits: the commit is not signed by an allowed key
     UNTRUSTED_GATES = "UntrustedGates"  # a freeze file changed without a gate signer's signature
+    FROZEN = "Frozen"  # a write or prune of an object live in a bundle a freeze holds
     UNKNOWN_KIND = "UnknownKind"
     TOOL_MISSING = "ToolMissing"
     GIT_FAILED = "GitFailed"

@@ -45,6 +45,7 @@ from gitgate.passes.recorded import (
 from gitgate.passes.requests import ReconcileRequests, Watching
 from gitgate.passes.shards import Membership, Turn
 from gitgate.plan import Plan
+from gitgate.progression.livefreeze import NewerFreezes, read_freezes
 from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
@@ -72,6 +73,9 @@ class LoopSettings:
     status_interval: timedelta = timedelta(seconds=30)  # re-read Karmada's bindings this often
     commit_halts: bool = False  # commit a hold gate for each rollout that halts, and push it
     bundles: str | None = None  # a glob: only these bundles (`apply --bundle`)
+    # while a pass writes, how often the remote is asked for a newer head whose freeze files
+    # stop what they cover at once (a webhook asks at once too; zero: only a webhook)
+    freeze_check: timedelta = timedelta(seconds=1)
     apply: ApplyOptions = field(default_factory=lambda: ApplyOptions(now=datetime.now(UTC)))
 
 
@@ -214,6 +218,13 @@ class Reconciler:
         self._acting_on = ""  # the assignment this replica's last pass acted on
         self._migrated = False  # records of an earlier release were looked for and moved
         self._unapplied: tuple[str, datetime] | None = None  # the head not reconciled, since
+        # while a pass writes: its revision, and the freeze files of a newer head of the
+        # remote (`peek_newer`), which the pass checks before each write
+        self._writing: str | None = None
+        self._peeked = ""
+        self.newer: NewerFreezes | None = None
+        self.peek_wake = threading.Event()
+        self._peek_lock = threading.Lock()
         self.metrics.interval.set(settings.interval.total_seconds())
 
     def watch_requests(self, watcher: Watching) -> threading.Thread:
@@ -367,11 +378,18 @@ class Reconciler:
             cluster: ClusterPort = self.cluster
             if turn is not None and turn.term is not None and self.shards is not None:
                 cluster = FencedCluster(self.cluster, self.shards.fence, turn.term)
-            done = reconcile(root, self.tools, cluster, options,
-                             bundle_glob=self.settings.bundles, revision=revision,
-                             cache=self.render_cache, stop=self.stop, keep_inventories=True,
-                             migrate_records=not self._migrated and self._owns(RECORDS_KEY),
-                             shard=turn.owns if turn is not None else None)
+            with self._peek_lock:
+                self._writing, self._peeked, self.newer = revision, revision, None
+            try:
+                done = reconcile(root, self.tools, cluster, options,
+                                 bundle_glob=self.settings.bundles, revision=revision,
+                                 cache=self.render_cache, stop=self.stop, keep_inventories=True,
+                                 migrate_records=not self._migrated and self._owns(RECORDS_KEY),
+                                 shard=turn.owns if turn is not None else None,
+                                 late=lambda: self.newer)
+            finally:
+                with self._peek_lock:
+                    self._writing, self.newer = None, None
         except GitgateError as exc:
             self.state.api_reachable = exc.reason not in API_DOWN
             self.state.failure = exc
@@ -665,8 +683,48 @@ class Reconciler:
 
     # ------------------------------------------------------------------ forever
     def trigger(self) -> None:
-        """A webhook: fetch now."""
+        """A webhook: fetch now (a pass that is writing looks for new freezes at once)."""
         self.wake.set()
+        self.peek_wake.set()
+
+    def peek_newer(self) -> bool:
+        """While a pass writes: read the freeze files of the remote's head when it is newer
+        than what the pass (or the last look) saw; the pass stops writing what they cover.
+        Returns whether a newer head was read. A failed look is logged; the pass goes on."""
+        with self._peek_lock:
+            writing, seen = self._writing, self._peeked
+            if writing is None or not isinstance(self.source, GitSource):
+                return False
+            try:
+                found = self.source.peek(seen, self.settings.path)
+            except GitgateError as exc:
+                log.warning("cannot look for a newer commit while writing: %s", exc.message,
+                            extra={"event": "peek-failed"})
+                return False
+            if found is None:
+                return False
+            head, tree = found
+            self._peeked = head
+            self.newer = read_freezes(head, tree)
+            log.info("a newer commit %s while writing %s: its freezes stop what they cover now",
+                     head[:12], writing[:12], extra={"event": "newer-head", "revision": head})
+            return True
+
+    def watch_newer(self) -> threading.Thread:
+        """Look for a newer head while a pass writes: every `freeze_check`, and at once on a
+        webhook."""
+        every = self.settings.freeze_check.total_seconds()
+
+        def watch() -> None:
+            while not self.stop.is_set():
+                self.peek_wake.wait(every if every > 0 else None)
+                self.peek_wake.clear()
+                if not self.stop.is_set():
+                    self.peek_newer()
+
+        thread = threading.Thread(target=watch, name="gitgate-newer", daemon=True)
+        thread.start()
+        return thread
 
     def request_pass(self) -> int:
         """`gitgate reconcile`: a pass now, due or not. Returns the passes run before it, so

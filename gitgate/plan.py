@@ -3,8 +3,8 @@ and the gate files' text (read by `source.tree.gate_texts`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, partial
 
@@ -29,6 +29,7 @@ from gitgate.model import (
     BundleVerdict,
     GateText,
     Hashed,
+    HoldReason,
     InvalidGate,
     Manifest,
     ObjectRef,
@@ -84,6 +85,10 @@ class Plan:
     # this plan's bundles that bundles `elsewhere` depend on, directly or through one
     # another: written first, records included, so another replica does not wait this pass
     awaited: frozenset[str] = frozenset()
+    # the repo's `PAUSE` files: folder -> reason (a freeze of what was live from that folder)
+    pauses: Mapping[str, str] = field(default_factory=dict)
+    # bundles that left Git but whose objects a freeze keeps live (`progression.livefreeze`)
+    live_holds: Mapping[str, tuple[HoldReason, ...]] = field(default_factory=dict)
 
 
 def awaited_by(needs: dict[str, tuple[str, ...]], elsewhere: Collection[str],

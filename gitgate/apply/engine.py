@@ -67,7 +67,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                 unit.result.reason = Reason.PRUNE_BLOCKED
                 unit.result.message = decision.brake_message(len(unit.diff.to_prune))
             else:
-                prune_entries(unit, unit.diff.to_prune, cluster, guard)
+                prune_entries(unit, unit.diff.to_prune, cluster, guard, options)
         if not (mass or interrupted):
             for name, gone in decision.gone.items():
                 work[name] = (held_gone_bundle(name, gone.inventory, list(gone.holds))

@@ -106,11 +106,12 @@ def decide(plan: Plan, inventories: Mapping[str, Inventory],
            scope: Callable[[str], bool] | None = None,
            allow_mass_prune: bool = False) -> PruneDecision:
     """`leftovers`: per open bundle, the inventory entries that left Git (its diff)."""
-    gone = {name: GoneBundle(name, inventory, tuple(gone_bundle_holds(
-        name, dict(inventory.labels), plan.gates, plan.invalid_gates, inventory.source)))
+    gone = {name: GoneBundle(name, inventory, plan.live_holds.get(name) or tuple(
+        gone_bundle_holds(name, dict(inventory.labels), plan.gates, plan.invalid_gates,
+                          inventory.source)))
         for name, inventory in gone_bundles(plan, inventories, scope).items()}
     prunes = sum(len(e) for e in leftovers.values()) + sum(
-        len(g.inventory.entries) for g in gone.values())
+        len(g.inventory.entries) for g in gone.values() if not g.held)
     managed = sum(len(inv.entries) for inv in inventories.values())
     blocked = mass_prune(prunes, managed) and not allow_mass_prune
     return PruneDecision({n: e for n, e in leftovers.items() if e}, gone, prunes, managed,

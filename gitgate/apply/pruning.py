@@ -12,18 +12,24 @@ from gitgate.apply.inventory import Entry, Inventory
 from gitgate.apply.ledger import Ledger
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
+from gitgate.apply.writes import late_frozen
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import ObjectRef, Verdict
 
 
 def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPort,
-                  guard: overrides.PruneGuard) -> None:
+                  guard: overrides.PruneGuard, options: ApplyOptions | None = None) -> None:
     """Carry out the prune decision for `entries`, reading each live object first (see
-    `prunes.check_live`)."""
+    `prunes.check_live`). A freeze committed since the pass began that covers the bundle
+    (`options.late_freeze`) stops its deletes where they are."""
     by_ref = {e.ref: e for e in entries}
     for obj in stages.prune_order([prunes.entry_manifest(e) for e in by_ref.values()]):
         ref = ObjectRef.of(obj)
         entry = by_ref[ref]
+        why = options.frozen_late(unit.result.bundle) if options is not None else None
+        if why is not None:
+            late_frozen(unit, why)
+            return
         try:
             check = prunes.precheck(entry) or prunes.check_live(
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
@@ -54,11 +60,12 @@ def prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
     deleted stays in the inventory."""
     orphan = BundleWork(None, inventory, None, BundleResult(name, str(Verdict.REMOVED)),
                    dict(inventory.by_ref()))
-    prune_entries(orphan, inventory.entries, cluster, guard)
+    prune_entries(orphan, inventory.entries, cluster, guard, options)
     if not orphan.entries:
         ledger.delete(cluster, name, options.instance)
     else:
-        orphan.result.fail(Reason.PRUNE_FAILED, orphan.result.message)
+        if not orphan.result.failed:
+            orphan.result.fail(Reason.PRUNE_FAILED, orphan.result.message)
         ledger.write(cluster, replace(inventory, entries=tuple(orphan.entries.values()),
                                       message=orphan.result.message))
     return orphan

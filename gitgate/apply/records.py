@@ -57,6 +57,17 @@ def overrides_written(work: dict[str, BundleWork]) -> dict[str, tuple[str, ...]]
     return {name: tuple(sorted(clusters)) for name, clusters in out.items()}
 
 
+def _identity(unit: BundleWork, state: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The folder and labels a bundle is live under: the commit's once it is open and did
+    not fail; while it is held or failed, those it was last open under (a freeze that
+    covers them keeps covering it: `progression.livefreeze`)."""
+    assert unit.plan is not None
+    previous = unit.previous
+    if previous is not None and previous.source and state in (Verdict.HELD, Verdict.FAILED):
+        return previous.source, previous.labels
+    return unit.plan.bundle.source.path, tuple(sorted(unit.plan.bundle.labels.items()))
+
+
 def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterPort,
                        options: ApplyOptions, ledger: Ledger,
                        behind: dict[str, tuple[str, ...]] | None = None) -> int:
@@ -72,6 +83,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
         state = str(Verdict.FAILED if unit.result.failed else verdict.verdict)
         all_applied = (unit.diff is not None and unit.resync and not unit.result.failed)
         live = _live_record(unit, plan.revision)
+        source, labels = _identity(unit, state)
         inventory = Inventory(
             bundle=name,
             entries=tuple(unit.entries[r] for r in sorted(unit.entries)),
@@ -83,8 +95,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
             last_applied=now if unit.wrote else (previous.last_applied if previous else ""),
             last_full_apply=now if all_applied else (previous.last_full_apply
                                                      if previous else ""),
-            instance=options.instance, source=unit.plan.bundle.source.path,
-            labels=tuple(sorted(unit.plan.bundle.labels.items())),
+            instance=options.instance, source=source, labels=labels,
             progression=Progression(_rollout_record(unit, options),
                                     _hooks_record(unit, options)),
             overrides_behind=_behind_record(unit, (behind or {}).get(name)),

@@ -33,6 +33,13 @@ class ApplyOptions:
     # writes them again: they still differ from what is recorded), so a takeover does not
     # queue behind thousands of them
     share_moved: Callable[[], bool] | None = None
+    # asked before each write and delete of a bundle's objects: why a freeze committed after
+    # the pass began now covers that bundle (None: it does not); from then on nothing more
+    # of it is written or pruned in this pass
+    late_freeze: Callable[[str], str | None] | None = None
+
+    def frozen_late(self, bundle: str) -> str | None:
+        return None if self.late_freeze is None else self.late_freeze(bundle)
 
 
 @dataclass

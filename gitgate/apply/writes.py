@@ -71,9 +71,19 @@ def _levels(order: list[str], work: dict[str, BundleWork]) -> list[list[str]]:
 
 
 _INTERRUPTED = "interrupted"  # the stop flag was set before the object was sent
+_FROZEN = "frozen: "  # a freeze learned mid-pass covers the bundle (the reason follows)
 
 
 _SKIPPED = "skipped"  # an earlier object of the same bundle failed
+
+
+def late_frozen(unit: BundleWork, why: str) -> None:
+    """A freeze committed while the pass was writing covers the bundle: what was sent stays
+    recorded, nothing more of it goes this pass."""
+    if not unit.result.failed:
+        unit.result.fail(Reason.FROZEN, f"a freeze committed while this pass was writing "
+                         f"covers it ({why}): nothing more of it is written or pruned; the "
+                         "next pass judges the new commit")
 
 
 def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: ClusterPort,
@@ -87,7 +97,8 @@ def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: Cluster
     for stage in stages.STAGES:
         crds: list[str] = []
         for group in groups:
-            batch = [(work[name], obj) for name in _writing(work, group, stage, staged, stop)
+            batch = [(work[name], obj)
+                     for name in _writing(work, group, stage, staged, stop, options)
                      for obj in staged[name][stage]]
             answers = _send(batch, cluster, options, stop, created)
             for (unit, obj), answer in zip(batch, answers, strict=True):
@@ -162,6 +173,10 @@ def _send(batch: list[tuple[BundleWork, Manifest]], cluster: ClusterPort, option
             return _INTERRUPTED
         if unit.result.bundle in failing:
             return _SKIPPED
+        why = options.frozen_late(unit.result.bundle)
+        if why is not None:
+            failing.add(unit.result.bundle)
+            return _FROZEN + why
         try:
             return _apply_one(unit, obj, cluster, options, created)
         except GitgateError:
@@ -173,13 +188,16 @@ def _send(batch: list[tuple[BundleWork, Manifest]], cluster: ClusterPort, option
 
 def _writing(work: dict[str, BundleWork], group: list[str], stage: int,
              staged: dict[str, dict[int, list[Manifest]]],
-             stop: threading.Event | None) -> list[str]:
-    """The bundles of `group` that write in this stage: not failed, not stopped, and none of
-    their dependencies failed."""
+             stop: threading.Event | None, options: ApplyOptions) -> list[str]:
+    """The bundles of `group` that write in this stage: not failed, not stopped, not frozen
+    since the pass began, and none of their dependencies failed."""
     out = []
     for name in group:
         unit = work[name]
         if unit.diff is None or unit.result.failed or unit.plan is None:
+            continue
+        if staged[name][stage] and (why := options.frozen_late(name)) is not None:
+            late_frozen(unit, why)
             continue
         if stop is not None and stop.is_set():
             if staged[name][stage]:
@@ -208,6 +226,9 @@ def _record(unit: BundleWork, obj: Manifest, answer: ChangeKind | str | GitgateE
             unit.result.fail(Reason.INTERRUPTED, "stopping: the rest is applied by the next pass")
         return
     if answer == _SKIPPED:
+        return
+    if isinstance(answer, str) and answer.startswith(_FROZEN):
+        late_frozen(unit, answer.removeprefix(_FROZEN))
         return
     assert isinstance(answer, ChangeKind)
     written = unit.hashed(obj)

@@ -226,6 +226,7 @@ def _run(args: argparse.Namespace, signers: Path) -> int:
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
+    reconciler.watch_newer()  # a freeze pushed while a pass writes stops what it covers
     cluster.transport.observer = reconciler.metrics.api_request
     if urls:
         reconciler.notifier = Notifier(apprise_sender(urls))
@@ -242,6 +243,7 @@ def _run(args: argparse.Namespace, signers: Path) -> int:
     def stop(*_: object) -> None:
         reconciler.stop.set()
         reconciler.wake.set()
+        reconciler.peek_wake.set()
         stop_all()  # a hung helm or kustomize must not hold the shutdown
 
     signal.signal(signal.SIGTERM, stop)

@@ -31,6 +31,7 @@ class ReasonKind(StrEnum):
     RENDER = "render"
     ROLLOUT = "rollout"
     UNREADABLE = "unreadable"  # what Karmada did could not be read: a step cannot be decided
+    FROZEN = "frozen"  # an object live in a frozen bundle (`progression.livefreeze`)
 
 
 @dataclass(frozen=True)

@@ -35,11 +35,20 @@ from gitgate.passes.clusterview import ClusterView, observe_cluster, read_member
 from gitgate.passes.identities import as_tenants
 from gitgate.plan import Plan, awaited_by, make_plan
 from gitgate.progression.hookphases import syncing, with_hooks
+from gitgate.progression.livefreeze import (
+    Identity,
+    LateFreezes,
+    NewerFreezes,
+    identities,
+    late_freezes,
+    with_live_freezes,
+)
 from gitgate.progression.rollouts import hold_for, with_rollouts
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo
 from gitgate.render.tools import Tools
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
+from gitgate.source.discover import pause_files
 from gitgate.source.git import revision_of
 from gitgate.source.tree import gate_texts, scan_repo
 from gitgate.timespec import rfc3339
@@ -101,10 +110,11 @@ def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = No
     worked out (None: all)."""
     config = rendered.discovery.config
     texts = gate_texts(rendered.tree, config.gates_path, configured=config.gates_path_configured)
-    return make_plan(rendered.rendered, texts, now,
+    plan = make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
                      rendered.problems, rendered.warnings, rendered.memo, config.tenancy,
                      members, mine)
+    return replace(plan, pauses=pause_files(rendered.tree))
 
 
 def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
@@ -139,7 +149,9 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
 
 def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
     """The plan with each rollout's and each sync's step for this pass, decided on what the
-    view saw (pure). What the view could not read holds the bundles it concerns."""
+    view saw (pure). What the view could not read holds the bundles it concerns. A freeze
+    binds to what is live first (`progression.livefreeze`)."""
+    plan = with_live_freezes(plan, view.inventories, plan.pauses)
     plan = with_rollouts(plan, view.inventories, view.dispatch.bundles, now, view.members,
                          view.dispatch.error)
     steps = syncing(plan)
@@ -176,13 +188,16 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
               cache: RenderCache | None = None,
               stop: threading.Event | None = None, keep_inventories: bool = False,
               migrate_records: bool = True,
-              shard: Callable[[str], bool] | None = None) -> Pass:
+              shard: Callable[[str], bool] | None = None,
+              late: Callable[[], NewerFreezes | None] | None = None) -> Pass:
     """One pass: suspend first, render, plan at `options.now`, observe, apply. Bundles outside
     `bundle_glob` are neither written nor taken for bundles that left Git. With
     `keep_inventories`, the result carries the inventories as the pass left them. With
     `migrate_records`, records an earlier release kept in ConfigMaps become Bundles first
     (the loop asks until one pass found none). With `shard`, only the bundles it says are
-    this replica's are written, suspended first or taken for gone."""
+    this replica's are written, suspended first or taken for gone. `late`: the freezes a
+    newer commit adds, as the caller last learned them (None: none); asked before each write
+    and delete, so a freeze pushed while the pass writes stops what it covers."""
     scope = scope_of_glob(bundle_glob)
     if shard is not None:
         scope = shard if scope is None else (lambda name, glob=scope: glob(name) and shard(name))
@@ -198,6 +213,10 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
                              revision=revision, cache=cache, scope_of=cluster.scope_of,
                              clusters=cluster, shard=shard)
     seen = planned(checkout, cluster, options, inventories)
+    if late is not None:
+        options = replace(options, late_freeze=stopped_by(late, seen.plan, options.now,
+                                                          identities(seen.plan,
+                                                                     seen.view.inventories)))
     writer = as_tenants(cluster, seen.plan, seen.view.inventories,
                         checkout.rendered.discovery.config.tenancy)
     first, rest = awaited_first(seen.plan, options, seen.view.inventories)
@@ -210,11 +229,36 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     awaited = frozenset(b.bundle.name for b in first.bundles)
     early = run_pass(first, writer, options, scope=awaited.__contains__, stop=stop,
                      inventories=dict(seen.view.inventories), keep_inventories=True)
-    late = run_pass(rest, writer, options, scope=lambda name: (
+    then = run_pass(rest, writer, options, scope=lambda name: (
         name not in awaited and (scope is None or scope(name))), stop=stop,
         inventories=None if early.inventories is None else dict(early.inventories),
         keep_inventories=keep_inventories)
-    return replace(seen, result=joined(early, late))
+    return replace(seen, result=joined(early, then))
+
+
+def stopped_by(late: Callable[[], NewerFreezes | None], plan: Plan, now: datetime,
+               who: Mapping[str, Identity]) -> Callable[[str], str | None]:
+    """The pass's check before each write: whether the freezes of the newer commit `late`
+    reports now (beyond those `plan` has) cover a bundle; worked out once per newer commit
+    and once per bundle."""
+    known: dict[tuple[str, str], str | None] = {}
+    worked: dict[str, LateFreezes] = {}
+
+    def check(name: str) -> str | None:
+        newer = late()
+        if newer is None or name not in who:
+            return None
+        key = (newer.revision, name)
+        if key not in known:
+            freezes = worked.get(newer.revision)
+            if freezes is None:
+                freezes = worked[newer.revision] = late_freezes(newer, plan, now)
+            why = freezes.stops(who[name])
+            known[key] = None if why is None else (
+                f"{why.where()}: {why.reason}, in {newer.revision[:12]}")
+        return known[key]
+
+    return check
 
 
 def awaited_first(plan: Plan, options: ApplyOptions, inventories: Mapping[str, Inventory]

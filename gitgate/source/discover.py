@@ -157,3 +157,20 @@ def _duplicate_names(sources: list[Source]) -> list[Problem]:
                 f"`name` in {join(source.path, BUNDLE_CONFIG)}",
                 join(source.path, BUNDLE_CONFIG), None, Reason.DUPLICATE_BUNDLE))
     return problems
+
+
+def pause_files(tree: RepoTree) -> dict[str, str]:
+    """Every `PAUSE` file of the repo, source folder or not: folder -> its reason (a link
+    leaving the repo, or a file that cannot be read, still pauses)."""
+    found: dict[str, str] = {}
+    for file in (*tree.files, *tree.escaping_links):
+        folder, _, name = file.rpartition("/")
+        if name != PAUSE_FILE:
+            continue
+        folder = folder or "."
+        try:
+            text = (tree.read(file) or "").strip() if file in tree.files else ""
+        except GitgateError:
+            text = ""
+        found[folder] = text or DEFAULT_PAUSE_REASON
+    return found

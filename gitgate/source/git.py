@@ -17,7 +17,9 @@ from gitgate.errors import SourceError
 from gitgate.source.gateguard import GateGuard, GateReport
 from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Signature, Trust
+from gitgate.source.tree import RepoTree
 
+NEWER_REF = "refs/gitgate/newer"  # a head looked at while a pass writes (`GitSource.peek`)
 _URL_CREDENTIALS = re.compile(r"(://)[^/@\s]+@")
 
 
@@ -185,6 +187,25 @@ class GitSource:
         repo.git.clean("-ffdx", env=env)
         return kept
 
+    def peek(self, known: str, path: str = ".") -> tuple[str, RepoTree] | None:
+        """The remote branch's head when it is not `known`, with its files under `path` as a
+        tree read from Git's objects (`git ls-remote`, then a fetch into a ref of its own):
+        the checkout a pass is reading is not touched. A link is never followed: every
+        symlink is listed as leaving the repo (fail closed). None when the head is `known`.
+        Raises SourceError."""
+        env = {**os.environ, **self.auth.env()}
+        try:
+            repo = self._open_or_clone(env)
+            said = str(repo.git.ls_remote("origin", f"refs/heads/{self.branch}", env=env))
+            head = said.split()[0] if said.strip() else ""
+            if not head or head == known:
+                return None
+            repo.git.fetch("origin", f"+refs/heads/{self.branch}:{NEWER_REF}", "--force",
+                           env=env)
+            return head, _tree_at(repo, head, path)
+        except (git.GitCommandError, ValueError) as exc:
+            raise self._fail("looking for a newer commit of", exc) from None
+
     def ensure_identity(self) -> None:
         """A committer for what gitgate itself commits (`run --commit-halts`), unless the
         checkout's Git configuration already names one."""
@@ -215,6 +236,27 @@ class GitSource:
                 raise self._fail("cloning", exc) from None
         self._repo = repo
         return repo
+
+
+def _tree_at(repo: git.Repo, commit: str, path: str) -> RepoTree:
+    """The files of `commit` under `path`, as a RepoTree read from Git's objects."""
+    prefix = "" if path in (".", "") else path.strip("/") + "/"
+    listed = str(repo.git.ls_tree("-r", "-z", "--full-tree", commit, "--", prefix or "."))
+    files: set[str] = set()
+    links: set[str] = set()
+    for row in filter(None, listed.split("\0")):
+        meta, _, name = row.partition("\t")
+        if not name.startswith(prefix):
+            continue
+        rel = name[len(prefix):]
+        (links if meta.startswith("120000") else files).add(rel)
+
+    def read(rel: str) -> str | None:
+        if rel not in files:
+            return None
+        return str(repo.git.show(f"{commit}:{prefix}{rel}"))
+
+    return RepoTree(frozenset(files), frozenset(links), read)
 
 
 class LocalCheckout:

@@ -1,0 +1,312 @@
+"""A freeze binds to what is live. A gate, a `PAUSE` file or a pause label holds a bundle as
+the commit names it, and also as its Bundle record says it is live: the name, labels and
+folder it was last applied under, and every object its inventory holds. So a commit that
+renames the bundle, drops its label, moves or empties its folder, or lets a parent
+kustomization take it in changes nothing live while the freeze stands:
+
+- a bundle whose record (same name) a freeze covers is held or suspended with that freeze,
+  whatever its current labels or folder;
+- every object live in a frozen bundle's inventory, and every object a held bundle claims now,
+  is frozen: another bundle that would write or prune one fails (`Frozen`), naming the
+  object, the freeze and the bundle that holds it;
+- a bundle that left Git is not pruned while a freeze covers its record, while a held bundle
+  claims its objects now, or while a bundle that failed still has them in Git.
+
+A freeze is also checked at each write: a newer commit that adds or widens one while a pass
+is writing stops the writes and prunes of what it covers in that pass (`LateFreezes`).
+
+Pure: (plan, the records, the repo's `PAUSE` files) -> the plan this pass applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Protocol
+
+from gitgate.errors import GitgateError, Reason
+from gitgate.gate.evaluate import GateState, covers_name, gate_states, holds_bundle_at
+from gitgate.gate.spec import parse_gates
+from gitgate.model import (
+    Action,
+    BundleVerdict,
+    Gate,
+    HoldReason,
+    InvalidGate,
+    ObjectRef,
+    ReasonKind,
+    Verdict,
+    join,
+)
+from gitgate.plan import BundlePlan, Plan, bundle_plan
+from gitgate.source.config import REPO_CONFIG, parse_repo_config
+from gitgate.source.discover import PAUSE_FILE, pause_files
+from gitgate.source.tree import RepoTree, gate_texts
+
+FROZEN_VERDICTS = (Verdict.HELD, Verdict.SUSPENDED)
+
+
+class LiveRecord(Protocol):
+    """A bundle as it is live: its record's identity and inventory."""
+
+    @property
+    def bundle(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def labels(self) -> tuple[tuple[str, str], ...]: ...
+    def by_ref(self) -> Mapping[ObjectRef, object]: ...
+
+
+@dataclass(frozen=True)
+class Freeze:
+    """Why an object may not be written by any bundle but `holder`."""
+
+    holder: str
+    why: HoldReason
+
+
+def record_holds(record: LiveRecord, gates: Iterable[GateState],
+                 invalid: Iterable[InvalidGate], pauses: Mapping[str, str]
+                 ) -> list[HoldReason]:
+    """The freezes that cover a bundle as it is live: an active gate (hold or suspend) that
+    selects its recorded name or labels, a `PAUSE` file in its recorded folder, a gate file
+    that cannot be read and holds that folder."""
+    name, labels, source = record.bundle, dict(record.labels), record.source
+    reasons = [HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
+                          f"gate file cannot be used ({bad.message})", line=bad.line)
+               for bad in invalid if holds_bundle_at(bad, source)]
+    if source and source in pauses:
+        reasons.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE, join(source, PAUSE_FILE),
+                                  f"{pauses[source]} (folder {source}, where the bundle is live "
+                                  "from)"))
+    for state in gates:
+        gate = state.gate
+        if state.active and covers_name(gate, name, labels):
+            reasons.append(HoldReason(ReasonKind.GATE, gate.name, gate.file,
+                                      f"{gate.reason} (covers the bundle as it is live: "
+                                      f"{_identity(gate, name, labels)})",
+                                      gate.action, gate.until, gate.clusters))
+    return reasons
+
+
+def _identity(gate: object, name: str, labels: dict[str, str]) -> str:
+    matched = getattr(gate, "match_labels", {}) or {}
+    if matched and all(labels.get(k) == v for k, v in matched.items()):
+        return "labels " + ",".join(f"{k}={v}" for k, v in sorted(matched.items()))
+    return f"name {name}"
+
+
+def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
+                      pauses: Mapping[str, str]) -> Plan:
+    """The plan with every freeze bound to what is live (see the module's doc)."""
+    holds = {name: found for name, record in records.items()
+             if (found := record_holds(record, plan.gates, plan.invalid_gates, pauses))}
+    if not holds and not any(b.verdict.verdict is Verdict.HELD for b in plan.bundles):
+        return plan
+    items = [_same_bundle(item, holds.get(item.bundle.name, ())) for item in plan.bundles]
+    frozen = _frozen_objects(items, records, holds)
+    items = [_refused(item, records.get(item.bundle.name), frozen) for item in items]
+    current = {item.bundle.name for item in items}
+    live_holds = {name: tuple(found) for name, found in holds.items() if name not in current}
+    for name, record in records.items():
+        if name in current:
+            continue
+        claimed = _claimed_elsewhere(name, record, items, frozen)
+        if claimed:
+            live_holds[name] = (*live_holds.get(name, ()), *claimed)
+    return replace(plan, bundles=tuple(items), live_holds=live_holds)
+
+
+def _same_bundle(item: BundlePlan, holds: Iterable[HoldReason]) -> BundlePlan:
+    """A bundle takes the freezes that cover it as it is live, besides those of its name now
+    (an approval of its current content by a gate still lets that content through)."""
+    verdict = item.verdict
+    if verdict.verdict in (Verdict.FAILED, Verdict.HELD):
+        return item
+    said = {(r.kind, r.gate, r.file) for r in verdict.reasons}
+    approved = {r.gate for r in verdict.reasons if r.kind is ReasonKind.APPROVED}
+    new = [r for r in holds if (r.kind, r.gate, r.file) not in said and r.gate not in approved]
+    if not new:
+        return item
+    reasons = verdict.reasons + tuple(new)
+    holding = [r for r in reasons if r.action is Action.HOLD
+               and r.kind not in (ReasonKind.APPROVED, ReasonKind.DEPENDENCY)]
+    suspending = [r for r in reasons if r.action is Action.SUSPEND
+                  and r.kind is not ReasonKind.APPROVED]
+    if holding:
+        outcome = BundleVerdict(verdict.bundle, Verdict.HELD, verdict.digest,
+                                tuple(holding) + tuple(r for r in reasons if r not in holding),
+                                verdict.next_change, verdict.held_objects)
+    else:
+        clusters = (tuple(sorted({c for r in suspending for c in r.clusters}))
+                    if all(r.clusters for r in suspending) else None)
+        outcome = BundleVerdict(verdict.bundle, Verdict.SUSPENDED, verdict.digest, reasons,
+                                verdict.next_change, verdict.held_objects, clusters)
+    return replace(bundle_plan(item.bundle, outcome), rollout=item.rollout, hooks=item.hooks,
+                   kept=item.kept)
+
+
+def _frozen_objects(items: list[BundlePlan], records: Mapping[str, LiveRecord],
+                    holds: Mapping[str, list[HoldReason]]) -> dict[ObjectRef, Freeze]:
+    """Every object live in a frozen bundle, and every object a held bundle claims now, with
+    the bundle that holds it and the first reason."""
+    frozen: dict[ObjectRef, Freeze] = {}
+    for name, reasons in holds.items():
+        for ref in records[name].by_ref():
+            frozen.setdefault(ref, Freeze(name, reasons[0]))
+    for item in items:
+        if item.verdict.verdict not in FROZEN_VERDICTS:
+            continue
+        why = item.verdict.reasons[0]
+        record = records.get(item.bundle.name)
+        live = tuple(record.by_ref()) if record is not None else ()
+        claimed = item.bundle.object_refs if item.verdict.verdict is Verdict.HELD else ()
+        for ref in (*live, *claimed):
+            frozen.setdefault(ref, Freeze(item.bundle.name, why))
+    return frozen
+
+
+def _refused(item: BundlePlan, record: LiveRecord | None,
+             frozen: Mapping[ObjectRef, Freeze]) -> BundlePlan:
+    """An open bundle that would write or prune an object frozen for another bundle fails,
+    and nothing of it is written this pass."""
+    if not frozen or item.verdict.verdict not in (Verdict.APPLY, Verdict.SUSPENDED):
+        return item
+    name = item.bundle.name
+    wanted = set(item.bundle.object_refs)
+    leftover = [ref for ref in record.by_ref() if ref not in wanted] if record else []
+    clashes = [(ref, "write", f) for ref in item.bundle.object_refs
+               if (f := frozen.get(ref)) is not None and f.holder != name]
+    clashes += [(ref, "delete", f) for ref in leftover
+                if (f := frozen.get(ref)) is not None and f.holder != name]
+    if not clashes:
+        return item
+    reasons = tuple(HoldReason(
+        ReasonKind.FROZEN, str(Reason.FROZEN), freeze.why.file,
+        f"would {verb} {ref}, which is live in bundle {freeze.holder}, held by "
+        f"{freeze.why.where()} ({freeze.why.reason}): a freeze covers what is live whichever "
+        f"bundle claims it now; lift the freeze, or leave the object where it is until then",
+        freeze.why.action, freeze.why.until, target=ref, line=freeze.why.line)
+        for ref, verb, freeze in clashes[:5])
+    verdict = BundleVerdict(name, Verdict.FAILED, item.verdict.digest,
+                            reasons + item.verdict.reasons, item.verdict.next_change)
+    return BundlePlan(item.bundle, verdict, (), (), item.rollout, item.hooks, item.kept)
+
+
+def _claimed_elsewhere(name: str, record: LiveRecord, items: list[BundlePlan],
+                       frozen: Mapping[ObjectRef, Freeze]) -> list[HoldReason]:
+    """Why a bundle that left Git keeps its objects: a held bundle claims some of them now
+    (its freeze covers them), or a bundle that failed still has them in Git."""
+    live = record.by_ref()
+    for ref in live:
+        freeze = frozen.get(ref)
+        if freeze is not None and freeze.holder != name:
+            return [replace(freeze.why, reason=f"{ref} is claimed now by bundle "
+                            f"{freeze.holder}, which is held ({freeze.why.reason})")]
+    for item in items:
+        if item.verdict.verdict is not Verdict.FAILED:
+            continue
+        taken = next((ref for ref in item.bundle.object_refs if ref in live), None)
+        if taken is not None:
+            return [HoldReason(ReasonKind.FROZEN, item.bundle.name, item.bundle.source.path,
+                               f"{taken} is still in Git, in bundle {item.bundle.name}, which "
+                               "failed: nothing is pruned until it applies")]
+    return []
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a freeze may select a bundle by: its name, labels and folder now, those it is
+    live under (its record), and the digest of its content (an approval lets that through)."""
+
+    names: tuple[str, ...]
+    labels: tuple[dict[str, str], ...]
+    sources: tuple[str, ...]
+    digest: str = ""
+
+
+def identities(plan: Plan, records: Mapping[str, LiveRecord]) -> dict[str, Identity]:
+    """Each bundle of the plan, and each record the plan does not have (a bundle that left
+    Git, which a pass may prune), as a freeze selects it."""
+    out: dict[str, Identity] = {}
+    for item in plan.bundles:
+        bundle = item.bundle
+        record = records.get(bundle.name)
+        names, labels, sources = [bundle.name], [dict(bundle.labels)], [bundle.source.path]
+        if record is not None:
+            labels.append(dict(record.labels))
+            sources.append(record.source)
+        out[bundle.name] = Identity(tuple(names), tuple(labels), tuple(sources),
+                                    item.verdict.digest)
+    for name, record in records.items():
+        out.setdefault(name, Identity((name,), (dict(record.labels),), (record.source,)))
+    return out
+
+
+@dataclass(frozen=True)
+class LateFreezes:
+    """The freezes a newer commit adds while a pass is writing: its active gates that the
+    pass's plan does not have (new or changed), its gate files that cannot be read (they
+    hold everything), its `PAUSE` files the plan does not have. A bundle one of them covers
+    gets nothing more written or pruned in that pass; the next pass judges the new commit
+    whole (a suspension is then written first, as always)."""
+
+    revision: str
+    gates: tuple[GateState, ...] = ()
+    invalid: tuple[InvalidGate, ...] = ()
+    pauses: Mapping[str, str] = field(default_factory=dict)
+
+    def stops(self, who: Identity) -> HoldReason | None:
+        """Why nothing more of the bundle `who` may be written in this pass, or None."""
+        for bad in self.invalid:
+            if any(holds_bundle_at(bad, source) for source in who.sources):
+                return HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
+                                  f"gate file cannot be used ({bad.message})", line=bad.line)
+        for source in who.sources:
+            if source in self.pauses:
+                return HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE, join(source, PAUSE_FILE),
+                                  self.pauses[source])
+        for state in self.gates:
+            gate = state.gate
+            if any(a.digest == who.digest and a.bundle in who.names for a in gate.approvals):
+                continue
+            if any(covers_name(gate, name, labels) for name in who.names
+                   for labels in who.labels):
+                return HoldReason(ReasonKind.GATE, gate.name, gate.file, gate.reason,
+                                  gate.action, gate.until, gate.clusters)
+        return None
+
+
+@dataclass(frozen=True)
+class NewerFreezes:
+    """The freeze files of a commit newer than the one a pass is writing."""
+
+    revision: str
+    gates: tuple[Gate, ...] = ()
+    invalid: tuple[InvalidGate, ...] = ()
+    pauses: Mapping[str, str] = field(default_factory=dict)
+
+
+def read_freezes(revision: str, tree: RepoTree) -> NewerFreezes:
+    """A commit's freeze files from its tree: gitgate.yaml (for the gates folder), the gate
+    files, the `PAUSE` files. A gitgate.yaml that cannot be read holds everything."""
+    try:
+        config = parse_repo_config(tree.read(REPO_CONFIG))
+    except GitgateError as exc:
+        return NewerFreezes(revision, (), (InvalidGate(REPO_CONFIG, exc.message),),
+                            pause_files(tree))
+    gates, invalid = parse_gates(gate_texts(tree, config.gates_path,
+                                            configured=config.gates_path_configured))
+    return NewerFreezes(revision, tuple(gates), tuple(invalid), pause_files(tree))
+
+
+def late_freezes(newer: NewerFreezes, plan: Plan, now: datetime) -> LateFreezes:
+    """What a newer commit freezes beyond what `plan` already holds, at `now`."""
+    known = [state.gate for state in plan.gates]
+    fresh = tuple(state for state in gate_states(
+        [g for g in newer.gates if g not in known], [], now) if state.active)
+    unread = tuple(bad for bad in newer.invalid if bad not in plan.invalid_gates)
+    added = {folder: why for folder, why in newer.pauses.items() if folder not in plan.pauses}
+    return LateFreezes(newer.revision, fresh, unread, added)
