@@ -4,7 +4,7 @@ and the gate files' text (read by `source.tree.gate_texts`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 
@@ -19,6 +19,7 @@ from gitgate.karmada.policy import (
     generated_overrides,
     generated_policies,
     is_policy,
+    suspension_for,
     with_suspension,
 )
 from gitgate.karmada.syncsteps import HookStep
@@ -221,3 +222,18 @@ def bundle_plan(bundle: Bundle, verdict: BundleVerdict) -> BundlePlan:
                 *generated_overrides(bundle)]
     desired = with_suspension(bundle.objects, verdict)
     return BundlePlan(bundle, verdict, tuple(desired), tuple(policies))
+
+
+def with_verdict(item: BundlePlan, verdict: BundleVerdict) -> BundlePlan:
+    """`item` under another verdict: a step of its progression (a rollout that keeps more
+    clusters suspended, or halts) decides the suspension and nothing else. The bundle keeps
+    everything it owns as `bundle_plan` has it (its objects, repo overrides among them, its
+    generated policies and per-cluster OverridePolicies); only the suspension its
+    propagation policies carry follows the verdict, and when that is unchanged so are its
+    objects. A plan with nothing to write (another replica's bundle) still writes nothing.
+    Where its progression is (rollout, hooks, kept entries) stays."""
+    if suspension_for(verdict) == suspension_for(item.verdict) or not (
+            item.desired or item.policies):
+        return replace(item, verdict=verdict)
+    owned = bundle_plan(item.bundle, verdict)
+    return replace(item, verdict=verdict, desired=owned.desired, policies=owned.policies)

@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from gitgate.errors import ConfigError
 from gitgate.karmada.dispatch import Dispatch
-from gitgate.karmada.policy import generated_policies, with_suspension
 from gitgate.karmada.waves import RolloutState, Step, step
 from gitgate.model import Action, BundleVerdict, HoldReason, ReasonKind, Verdict, join
 from gitgate.model.rolloutspec import Members
-from gitgate.plan import BundlePlan, Plan
+from gitgate.plan import BundlePlan, Plan, with_verdict
 from gitgate.progression.record import Recorded
 from gitgate.timespec import parse_time
 
@@ -61,7 +60,7 @@ def _rolled(item: BundlePlan, previous: Recorded | None, dispatch: Dispatch | No
                 known=tuple(members.labels), retry=_retry(previous))
     if verdict.verdict not in ROLLING:  # held: nothing is written; the state still moves
         return replace(item, rollout=done)
-    return replace(item, rollout=done, **_verdict_parts(item, done))
+    return with_verdict(replace(item, rollout=done), _rolling_verdict(verdict, done))
 
 
 def _retry(previous: Recorded | None) -> datetime | None:
@@ -89,20 +88,18 @@ def hold_for(item: BundlePlan, kind: ReasonKind, gate: str, why: str) -> BundleP
                                          reasons=(*verdict.reasons, note)))
 
 
-def _verdict_parts(item: BundlePlan, done: Step) -> dict[str, Any]:
-    verdict = item.verdict
+def _rolling_verdict(verdict: BundleVerdict, done: Step) -> BundleVerdict:
+    """The bundle's verdict with the rollout's step: the clusters it keeps suspended (on top
+    of a gate's) or its halt. That is all a rollout decides; the plan's objects follow the
+    verdict's suspension (`plan.with_verdict`)."""
     if not done.suspend and not done.halted:
-        return {"verdict": _with_note(verdict, done, verdict.verdict, verdict.suspend_clusters)}
+        return _with_note(verdict, done, verdict.verdict, verdict.suspend_clusters)
     if verdict.verdict is Verdict.SUSPENDED and verdict.suspend_clusters is None:
         clusters = None  # a gate suspends every cluster: that is wider still
     else:
         clusters = tuple(sorted({*(verdict.suspend_clusters or ()), *done.suspend}))
     kind = Verdict.HALTED if done.halted else Verdict.SUSPENDED
-    new = _with_note(verdict, done, kind, clusters)
-    bundle = item.bundle
-    return {"verdict": new,
-            "policies": tuple(generated_policies(bundle, bundle.source.options.placement, new)),
-            "desired": tuple(with_suspension(bundle.objects, new))}
+    return _with_note(verdict, done, kind, clusters)
 
 
 def _with_note(verdict: BundleVerdict, done: Step, kind: Verdict,
