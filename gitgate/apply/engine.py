@@ -56,6 +56,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     interrupted = stop is not None and stop.is_set()
     guard = overrides.prune_guard((b.bundle for b in plan.bundles),
                                   {b.bundle.name: b.verdict.verdict for b in plan.bundles}, unsafe)
+    claimer = prunes.claimers(plan)
     if not options.dry_run:
         for unit in work.values():
             if unit.diff is None or unit.result.failed or not unit.diff.to_prune:
@@ -67,13 +68,13 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                 unit.result.reason = Reason.PRUNE_BLOCKED
                 unit.result.message = decision.brake_message(len(unit.diff.to_prune))
             else:
-                prune_entries(unit, unit.diff.to_prune, cluster, guard, options)
+                prune_entries(unit, unit.diff.to_prune, cluster, guard, options, claimer)
         if not (mass or interrupted):
             for name, gone in decision.gone.items():
                 work[name] = (held_gone_bundle(name, gone.inventory, list(gone.holds))
                               if gone.held else
                               prune_gone_bundle(name, gone.inventory, cluster, options, guard,
-                                                 ledger))
+                                                 ledger, claimer))
     report_hooks(work)
     written = 0 if options.dry_run else write_inventories(work, plan, cluster, options, ledger,
                                                            overrides_written(work))

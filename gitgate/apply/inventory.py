@@ -5,7 +5,7 @@ encodes it). Pure data and diffing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -15,7 +15,7 @@ from gitgate.model.ownership import SYSTEM_NAMESPACE as NAMESPACE
 from gitgate.model.shared import shared
 
 __all__ = ["DEFAULT_INSTANCE", "NAMESPACE", "PRUNE_ANNOTATION", "Diff", "Entry", "Inventory",
-           "diff", "entry_for", "mass_prune", "system_namespace"]
+           "contested", "diff", "entry_for", "mass_prune", "system_namespace"]
 from gitgate.progression.record import Progression
 
 DEFAULT_INSTANCE = "default"
@@ -118,10 +118,13 @@ class Diff:
 
 
 def diff(desired: Sequence[Hashed], previous: Inventory | None, *, resync: bool,
-         keep: frozenset[ObjectRef] = frozenset()) -> Diff:
+         keep: frozenset[ObjectRef] = frozenset(),
+         contested: frozenset[ObjectRef] = frozenset()) -> Diff:
     """What to send (changed, new, or everything on resync), what is unchanged, and what left
     Git (to prune). Objects in `keep` (held through a dependency) are neither sent nor pruned.
-    On resync, `same_as_inventory` names what is sent only to find drift."""
+    Objects in `contested` (another record lists them too) are sent even when recorded with
+    this content: the bundle takes them over explicitly. On resync, `same_as_inventory` names
+    what is sent only to find drift."""
     old = previous.by_ref() if previous else {}
     to_apply: list[Manifest] = []
     unchanged: list[ObjectRef] = []
@@ -132,7 +135,7 @@ def diff(desired: Sequence[Hashed], previous: Inventory | None, *, resync: bool,
         if ref in keep:
             continue
         entry = old.get(ref)
-        recorded = entry is not None and entry.hash == digest
+        recorded = entry is not None and entry.hash == digest and ref not in contested
         if resync or not recorded:
             to_apply.append(obj)
             if recorded:
@@ -141,6 +144,20 @@ def diff(desired: Sequence[Hashed], previous: Inventory | None, *, resync: bool,
             unchanged.append(ref)
     to_prune = tuple(e for ref, e in sorted(old.items()) if ref not in wanted and ref not in keep)
     return Diff(tuple(to_apply), tuple(unchanged), to_prune, frozenset(same))
+
+
+def contested(inventories: Iterable[Inventory]) -> frozenset[ObjectRef]:
+    """The objects more than one record lists (a record kept while its bundle was held or
+    left Git, and the bundle that took its objects over since)."""
+    seen: set[tuple[str, str, str, str]] = set()
+    twice: set[ObjectRef] = set()
+    for inventory in inventories:
+        for e in inventory.entries:
+            key = (e.api_version, e.kind, e.namespace, e.name)
+            if key in seen:
+                twice.add(e.ref)
+            seen.add(key)
+    return frozenset(twice)
 
 
 def mass_prune(prunes: int, managed: int) -> bool:

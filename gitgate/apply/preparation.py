@@ -9,7 +9,7 @@ from datetime import datetime
 
 from gitgate.apply import prunes, stages
 from gitgate.apply.changeset import ChangeKind
-from gitgate.apply.inventory import Inventory, diff
+from gitgate.apply.inventory import Inventory, contested, diff
 from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
 from gitgate.errors import Reason
 from gitgate.model import HoldReason, Verdict, described
@@ -49,6 +49,7 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
         plan.elsewhere)
     plans = {b.bundle.name: b for b in plan.bundles}
     failed = prunes.failed_inventories(plan, inventories)
+    twice = contested(inventories.values())
     work: dict[str, BundleWork] = {}
     for name in order:
         item = plans[name]
@@ -73,7 +74,8 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
         else:
             unit.resync = _resync_due(previous, options)
             kept = prunes.kept_back(item, failed)
-            unit.diff = diff(item.written, previous, resync=unit.resync, keep=frozenset(kept))
+            unit.diff = diff(item.written, previous, resync=unit.resync, keep=frozenset(kept),
+                             contested=twice)
             waiting = sorted((ref, names) for ref, names in kept.items() if names)
             if waiting:
                 result.message = "; ".join(

@@ -118,6 +118,21 @@ def decide(plan: Plan, inventories: Mapping[str, Inventory],
                          blocked)
 
 
+def claimers(plan: Plan) -> Callable[[ObjectRef], str | None]:
+    """Which bundle of the plan claims an object now (None: none). An object still in Git is
+    never pruned, whichever bundle had it and whatever that bundle's verdict: the one that
+    claims it now takes it over (the index is built at the first question)."""
+    index: dict[ObjectRef, str] | None = None
+
+    def claimer(ref: ObjectRef) -> str | None:
+        nonlocal index
+        if index is None:
+            index = {r: b.bundle.name for b in plan.bundles for r in b.bundle.object_refs}
+        return index.get(ref)
+
+    return claimer
+
+
 class Outcome(StrEnum):
     DELETE = "delete"
     GONE = "gone"  # nothing live any more: the entry goes

@@ -3,7 +3,7 @@ object first; a bundle that left Git loses its objects, then its inventory."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from gitgate.apply import overrides, prunes, stages
@@ -18,10 +18,12 @@ from gitgate.model import ObjectRef, Verdict
 
 
 def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPort,
-                  guard: overrides.PruneGuard, options: ApplyOptions | None = None) -> None:
+                  guard: overrides.PruneGuard, options: ApplyOptions | None = None,
+                  claimer: Callable[[ObjectRef], str | None] | None = None) -> None:
     """Carry out the prune decision for `entries`, reading each live object first (see
     `prunes.check_live`). A freeze committed since the pass began that covers the bundle
-    (`options.late_freeze`) stops its deletes where they are."""
+    (`options.late_freeze`) stops its deletes where they are. An object another bundle
+    claims now (`claimer`) is never deleted: it leaves this bundle's record for that one's."""
     by_ref = {e.ref: e for e in entries}
     for obj in stages.prune_order([prunes.entry_manifest(e) for e in by_ref.values()]):
         ref = ObjectRef.of(obj)
@@ -30,6 +32,12 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
         if why is not None:
             late_frozen(unit, why)
             return
+        other = claimer(ref) if claimer is not None else None
+        if other is not None and other != unit.result.bundle:
+            unit.result.not_owned.append(ref)
+            unit.entries.pop(ref, None)
+            unit.wrote = True
+            continue
         try:
             check = prunes.precheck(entry) or prunes.check_live(
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
@@ -55,12 +63,13 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
 
 def prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
                        options: ApplyOptions, guard: overrides.PruneGuard,
-                       ledger: Ledger) -> BundleWork:
+                       ledger: Ledger,
+                       claimer: Callable[[ObjectRef], str | None] | None = None) -> BundleWork:
     """Delete every object of a bundle that left Git, then its inventory; what could not be
     deleted stays in the inventory."""
     orphan = BundleWork(None, inventory, None, BundleResult(name, str(Verdict.REMOVED)),
                    dict(inventory.by_ref()))
-    prune_entries(orphan, inventory.entries, cluster, guard, options)
+    prune_entries(orphan, inventory.entries, cluster, guard, options, claimer)
     if not orphan.entries:
         ledger.delete(cluster, name, options.instance)
     else:
