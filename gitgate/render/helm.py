@@ -122,8 +122,20 @@ def _template_error(source: Source, exc: helm_errors.Error) -> RenderError:
     return RenderError(f"helm template failed: {text}", file=file, line=line)
 
 
+def check_chart_folder(tree: RepoTree, source: Source) -> None:
+    """helm loads every file below the chart's folder, following folder links: none of them
+    may be the checkout's `.git` (a chart at the repo root, or a link there to the root)."""
+    if tree.git_dir and "." in tree.reached(source.path):
+        raise RenderError(
+            "helm loads every file in the chart's folder, and that takes in the checkout's "
+            ".git folder at the repo root (its config may hold the credentials gitgate fetches "
+            "with); move the chart into a folder of its own", file=join(source.path,
+                                                                          "Chart.yaml"))
+
+
 def render_helm(helm: SandboxedHelm, tree: RepoTree, repo_root: Path,
                 source: Source) -> list[object]:
+    check_chart_folder(tree, source)
     metadata = chart_metadata(tree, source)
     check_dependencies(tree, source, metadata)
     values = values_for(tree, source)

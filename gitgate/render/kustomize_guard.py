@@ -1,5 +1,11 @@
 """Check a kustomization graph before kustomize runs: no remote bases, no helm inflation,
-nothing outside the repo, no symlink leaving it. Pure over a RepoTree."""
+nothing outside the repo, no symlink leaving it. Pure over a RepoTree.
+
+Every path a kustomization names is checked where kustomize would read it: joined to the real
+folder of that kustomization and cleaned (as kustomize joins it), then followed through every
+symlink on it (`RepoTree.resolve`). A folder reached so becomes a root of its own in kustomize,
+beyond the reach of its load restrictor, so it must lie in the repo and is checked in turn,
+at its real place."""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import Any
 from gitgate.errors import RenderError
 from gitgate.model import join
 from gitgate.source.discover import KUSTOMIZATION_FILES
-from gitgate.source.tree import RepoTree
+from gitgate.source.tree import GIT_DIR, RepoTree
 from gitgate.yamlio import YamlSyntaxError, load_one
 
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|git::|github\.com/|gitlab\.com/|"
@@ -28,7 +34,8 @@ def looks_remote(entry: str) -> bool:
 
 
 def has_kustomization(tree: RepoTree, folder: str) -> bool:
-    return _kustomization_file(tree, folder) is not None
+    where = tree.resolve(folder)
+    return where.exit is None and _kustomization_file(tree, where.path) is not None
 
 
 def _kustomization_file(tree: RepoTree, folder: str) -> str | None:
@@ -66,7 +73,11 @@ def check_kustomization(tree: RepoTree, folder: str) -> list[str]:
     Returns every repo folder the build loads from (for cache keys and symlink checks).
     """
     visited: list[str] = []
-    pending = [folder]
+    start = tree.resolve(folder)
+    if start.exit is not None:
+        raise RenderError(f"{folder} leads out of the repo through {start.exit}",
+                          file=start.exit)
+    pending = [start.path]
     while pending:
         current = pending.pop()
         if current in visited:
@@ -86,19 +97,33 @@ def check_kustomization(tree: RepoTree, folder: str) -> list[str]:
             if key in doc:
                 raise RenderError(f"`{key}` refused: {why}", file=file)
         for entry in _referenced_paths(doc):
-            if looks_remote(entry):
-                raise RenderError(
-                    f"remote base {entry!r} refused: gitgate never fetches from the network "
-                    "while rendering; vendor it into the repo", file=file)
-            target = posixpath.normpath(join(current, entry))
-            if target == ".." or target.startswith("../") or posixpath.isabs(entry):
-                raise RenderError(f"{entry!r} points outside the repo; keep everything a "
-                                  "kustomization loads inside the repo", file=file)
-            if target in tree.escaping_links:
-                raise RenderError(f"{entry!r} is a symlink that leaves the repo", file=file)
+            target = _target(tree, current, entry, file)
             if _kustomization_file(tree, target) is not None:
                 pending.append(target)
     return visited
+
+
+def _target(tree: RepoTree, folder: str, entry: str, file: str) -> str:
+    """The real repo path `entry` of the kustomization `file` (in the real `folder`) names;
+    RenderError when it is remote or leads out of the repo."""
+    if looks_remote(entry):
+        raise RenderError(
+            f"remote base {entry!r} refused: gitgate never fetches from the network "
+            "while rendering; vendor it into the repo", file=file)
+    joined = posixpath.normpath(join(folder, entry))
+    where = tree.resolve(joined)
+    if posixpath.isabs(entry) or where.exit == "..":
+        raise RenderError(f"{entry!r} points outside the repo; keep everything a "
+                          "kustomization loads inside the repo", file=file)
+    if where.exit == GIT_DIR:
+        raise RenderError(f"{entry!r} is in the checkout's {GIT_DIR} folder, which is not "
+                          "part of the repo (its config may hold the credentials gitgate "
+                          "fetches with); name files of the repo only", file=file)
+    if where.exit is not None:
+        raise RenderError(f"{entry!r} leads through the symlink {where.exit}, which points "
+                          "outside the repo (or nowhere); replace the link with the files "
+                          "themselves", file=file)
+    return where.path
 
 
 def _check_links(tree: RepoTree, folder: str, file: str) -> None:

@@ -13,7 +13,17 @@ from functools import cached_property
 from pathlib import Path
 
 from gitgate.errors import GitgateError, SourceError
-from gitgate.model import GateText, Unreadable, is_under
+from gitgate.model import GateText, Unreadable, is_under, join
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where a repo path leads with every symlink on it followed: `path`, its real
+    repo-relative path; or `exit`, the part of it (a link, the checkout's `.git`, `..`) through
+    which it leaves the repo."""
+
+    path: str
+    exit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -25,6 +35,8 @@ class RepoTree:
     read: returns a file's text by repo-relative path, or None when it does not exist.
     dir_links: symlinks to folders inside the repo (not walked), each to its repo-relative
     target.
+    git_dir: the root holds the checkout's `.git` (never scanned: its config may hold the
+    credentials the loop fetches with).
     """
 
     files: frozenset[str]
@@ -38,6 +50,7 @@ class RepoTree:
     # the files changed too recently for their stamps to tell (`RACY_SECONDS`), with the
     # SHA-256 of their bytes read right after the scan: Git compares such files' contents
     racy: Mapping[str, str] = field(default_factory=dict)
+    git_dir: bool = False
 
     # ------------------------------------------------------------------ the pass's index
     @cached_property
@@ -69,21 +82,47 @@ class RepoTree:
             self._digests[file] = known
         return known
 
-    def escape_from(self, folder: str) -> str | None:
-        """The first symlink a tool reading `folder` would follow out of the repo, directly
-        or through in-repo folder links (a link to a folder that holds an escaping link)."""
-        seen: set[str] = set()
+    def resolve(self, path: str) -> Resolved:
+        """Follow every symlink on a repo-relative `path`, part by part, as the filesystem
+        would (each link's real target was taken with `realpath` by the scan, so a chain of
+        links is one step): the real path, or where it leaves the repo. A `..` climbs from
+        where the links led; above the root, or into the checkout's `.git`, is outside."""
+        done = "."
+        for part in path.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if done == ".":
+                    return Resolved(path, "..")
+                done = done.rpartition("/")[0] or "."
+                continue
+            here = join(done, part)
+            if here == GIT_DIR or here in self.escaping_links:
+                return Resolved(path, here)
+            done = self.dir_links.get(here, here)
+        return Resolved(done)
+
+    def reached(self, folder: str) -> list[str]:
+        """The folders a tool reading everything in `folder` reads, following folder links
+        inside the repo: `folder`, then each link's target, in the order found."""
+        seen: list[str] = []
         todo = [folder]
         while todo:
             current = todo.pop()
             if current in seen:
                 continue
-            seen.add(current)
+            seen.append(current)
+            todo += [target for link, target in sorted(self.dir_links.items(), reverse=True)
+                     if is_under(link, current)]
+        return seen
+
+    def escape_from(self, folder: str) -> str | None:
+        """The first symlink a tool reading `folder` would follow out of the repo, directly
+        or through in-repo folder links (a link to a folder that holds an escaping link)."""
+        for current in self.reached(folder):
             escaping = sorted(link for link in self.escaping_links if is_under(link, current))
             if escaping:
                 return escaping[0]
-            todo += [target for link, target in self.dir_links.items()
-                     if is_under(link, current)]
         return None
 
 
@@ -107,6 +146,7 @@ class _Scan:
     dir_links: dict[str, str] = field(default_factory=dict)
     identity: dict[str, tuple[int, int]] = field(default_factory=dict)
     stamps: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    git_dir: bool = False
 
     def note(self, rel: str, info: os.stat_result) -> None:
         self.files.add(rel)
@@ -126,9 +166,10 @@ class _Scan:
                 continue
             if entry.is_symlink():
                 self.link(entry, rel)
+            elif rel == GIT_DIR:
+                self.git_dir = True
             elif entry.is_dir(follow_symlinks=False):
-                if rel != GIT_DIR:
-                    self.walk(entry.path, rel + "/")
+                self.walk(entry.path, rel + "/")
             else:
                 self.note(rel, entry.stat(follow_symlinks=False))
 
@@ -170,6 +211,7 @@ def _fingerprint(scan: _Scan, now_ns: int) -> tuple[str, tuple[str, ...]]:
         digest.update(f"escaping\0{rel}\n".encode())
     for rel, target in sorted(scan.dir_links.items()):
         digest.update(f"folder-link\0{rel}\0{target}\n".encode())
+    digest.update(f"git\0{scan.git_dir}\n".encode())
     return digest.hexdigest(), tuple(racy)
 
 
@@ -232,7 +274,7 @@ def scan_repo(root: Path, only: tuple[str, ...] = (),
             break
         racy[rel] = hashlib.sha256(content).hexdigest()
     return RepoTree(frozenset(scan.files), escaping, read, scan.dir_links, read_bytes,
-                    fingerprint, racy)
+                    fingerprint, racy, scan.git_dir)
 
 
 GATE_SUFFIXES = (".yaml", ".yml", ".json")

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from gitgate.errors import RenderError
@@ -48,3 +50,56 @@ def test_symlink_leaving_the_repo_is_refused():
                        escaping=("k/cm.yaml",))
     with pytest.raises(RenderError, match="symlink"):
         check_kustomization(tree, "k")
+
+
+def linked_tree(files: dict[str, str], escaping: tuple[str, ...] = (),
+                dir_links: dict[str, str] | None = None):
+    return replace(memory_tree(files, escaping), dir_links=dir_links or {})
+
+
+@pytest.mark.parametrize("entry, link", [
+    ("../../shared/out/dir", "shared/out"),  # a path going on below a link that leaves
+    ("../../alias/out/dir", "shared/out"),  # ... reached through a folder link in the repo
+    ("../../shared/.d/out/x.yaml", "shared/.d/out"),
+])
+def test_a_path_through_a_link_that_leaves_is_refused_naming_the_link(entry, link):
+    tree = linked_tree({"apps/web/kustomization.yaml": f"resources: [{entry}]\n"},
+                       escaping=("shared/out", "shared/.d/out"), dir_links={"alias": "shared"})
+    with pytest.raises(RenderError) as raised:
+        check_kustomization(tree, "apps/web")
+    assert raised.value.file == "apps/web/kustomization.yaml"
+    assert entry in raised.value.message and link in raised.value.message
+
+
+def test_a_base_through_a_folder_link_is_walked_where_it_really_is():
+    tree = linked_tree({"apps/web/kustomization.yaml": "resources: [../../alias/base]\n",
+                        "shared/base/kustomization.yaml": "resources: [../../../x]\n"},
+                       dir_links={"alias": "shared"})
+    with pytest.raises(RenderError, match="outside the repo") as raised:
+        check_kustomization(tree, "apps/web")
+    assert raised.value.file == "shared/base/kustomization.yaml"
+    good = linked_tree({"apps/web/kustomization.yaml": "resources: [../../alias/base]\n",
+                        "shared/base/kustomization.yaml": "resources: [cm.yaml]\n"},
+                       dir_links={"alias": "shared"})
+    assert sorted(check_kustomization(good, "apps/web")) == ["apps/web", "shared/base"]
+
+
+@pytest.mark.parametrize("entry", [".git/config", "alias/.git/config", "sub/../.git"])
+def test_the_checkouts_git_folder_is_outside_the_repo(entry):
+    tree = linked_tree({"kustomization.yaml": f"configMapGenerator: [{{name: g, files: "
+                        f"[{entry}]}}]\n"}, dir_links={"alias": "."})
+    with pytest.raises(RenderError, match=r"\.git") as raised:
+        check_kustomization(tree, ".")
+    assert raised.value.file == "kustomization.yaml"
+
+
+@pytest.mark.parametrize("path, real, exit", [
+    ("a/b", "a/b", None), ("alias/b", "shared/b", None), ("alias/../x", "x", None),
+    ("up/x", "x", None), ("alias/out/b", "alias/out/b", "shared/out"),
+    ("..", "..", ".."), ("alias/../..", "alias/../..", ".."),
+    (".git/config", ".git/config", ".git"),
+])
+def test_a_path_is_resolved_through_every_link_on_it(path, real, exit):
+    tree = linked_tree({}, escaping=("shared/out",), dir_links={"alias": "shared", "up": "."})
+    where = tree.resolve(path)
+    assert (where.path, where.exit) == (real, exit)
