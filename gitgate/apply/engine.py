@@ -13,7 +13,7 @@ from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import Ledger, read_inventories, stored_of
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.preparation import held_gone_bundle, prepare
-from gitgate.apply.pruning import prune_entries, prune_gone_bundle
+from gitgate.apply.pruning import prune_entries, prune_gone_bundle, release_taken
 from gitgate.apply.records import overrides_written, report_hooks, write_inventories
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.apply.writes import (
@@ -75,6 +75,8 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                               if gone.held else
                               prune_gone_bundle(name, gone.inventory, cluster, options, guard,
                                                  ledger, claimer))
+        release_taken(work, [(name, gone.inventory) for name, gone in decision.gone.items()
+                             if gone.held or mass or interrupted], cluster, ledger)
     report_hooks(work)
     written = 0 if options.dry_run else write_inventories(work, plan, cluster, options, ledger,
                                                            overrides_written(work))

@@ -3,7 +3,7 @@ object first; a bundle that left Git loses its objects, then its inventory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from gitgate.apply import overrides, prunes, stages
@@ -78,3 +78,28 @@ def prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
         ledger.write(cluster, replace(inventory, entries=tuple(orphan.entries.values()),
                                       message=orphan.result.message))
     return orphan
+
+
+def release_taken(work: Mapping[str, BundleWork], gone: Iterable[tuple[str, Inventory]],
+                  cluster: ClusterPort, ledger: Ledger) -> None:
+    """The records of bundles that left Git but stay (held, or the pass pruned nothing) give
+    up the objects a bundle of this pass wrote: those are that bundle's now. Records stay
+    disjoint, so a stale entry never keeps, freezes or prunes what another bundle owns."""
+    taken = {ref for unit in work.values() if unit.plan is not None
+             for ref in unit.result.applied}
+    if not taken:
+        return
+    for name, inventory in gone:
+        stale = [ref for ref in inventory.by_ref() if ref in taken]
+        if not stale:
+            continue
+        kept = tuple(e for e in inventory.entries if e.ref not in taken)
+        unit = work.get(name)
+        if unit is not None:
+            for ref in stale:
+                unit.entries.pop(ref, None)
+        try:
+            ledger.write(cluster, replace(inventory, entries=kept))
+        except GitgateError:
+            continue  # written by a later pass; meanwhile the two records list the object
+            # (`inventory.contested`: the bundle that claims it writes it)

@@ -149,13 +149,14 @@ def _same_bundle(item: BundlePlan, holds: Iterable[HoldReason]) -> BundlePlan:
 
 
 def _frozen_objects(items: list[BundlePlan], records: Mapping[str, LiveRecord],
-                    holds: Mapping[str, list[HoldReason]]) -> dict[ObjectRef, Freeze]:
+                    holds: Mapping[str, list[HoldReason]]) -> dict[ObjectRef, list[Freeze]]:
     """Every object live in a frozen bundle, and every object a held bundle claims now, with
-    the bundle that holds it and the first reason."""
-    frozen: dict[ObjectRef, Freeze] = {}
+    each bundle that holds it (an object can be live in one and claimed by another) and the
+    first reason."""
+    frozen: dict[ObjectRef, list[Freeze]] = {}
     for name, reasons in holds.items():
         for ref in records[name].by_ref():
-            frozen.setdefault(ref, Freeze(name, reasons[0]))
+            frozen.setdefault(ref, []).append(Freeze(name, reasons[0]))
     for item in items:
         if item.verdict.verdict not in FROZEN_VERDICTS:
             continue
@@ -164,12 +165,19 @@ def _frozen_objects(items: list[BundlePlan], records: Mapping[str, LiveRecord],
         live = tuple(record.by_ref()) if record is not None else ()
         claimed = item.bundle.object_refs if item.verdict.verdict is Verdict.HELD else ()
         for ref in (*live, *claimed):
-            frozen.setdefault(ref, Freeze(item.bundle.name, why))
+            found = frozen.setdefault(ref, [])
+            if all(f.holder != item.bundle.name for f in found):
+                found.append(Freeze(item.bundle.name, why))
     return frozen
 
 
+def _other(freezes: list[Freeze] | None, name: str) -> Freeze | None:
+    """The first freeze of an object held for a bundle other than `name`."""
+    return next((f for f in freezes or () if f.holder != name), None)
+
+
 def _refused(item: BundlePlan, record: LiveRecord | None,
-             frozen: Mapping[ObjectRef, Freeze]) -> BundlePlan:
+             frozen: Mapping[ObjectRef, list[Freeze]]) -> BundlePlan:
     """An open bundle that would write or prune an object frozen for another bundle fails,
     and nothing of it is written this pass."""
     if not frozen or item.verdict.verdict not in (Verdict.APPLY, Verdict.SUSPENDED):
@@ -178,9 +186,9 @@ def _refused(item: BundlePlan, record: LiveRecord | None,
     wanted = set(item.bundle.object_refs)
     leftover = [ref for ref in record.by_ref() if ref not in wanted] if record else []
     clashes = [(ref, "write", f) for ref in item.bundle.object_refs
-               if (f := frozen.get(ref)) is not None and f.holder != name]
+               if (f := _other(frozen.get(ref), name)) is not None]
     clashes += [(ref, "delete", f) for ref in leftover
-                if (f := frozen.get(ref)) is not None and f.holder != name]
+                if (f := _other(frozen.get(ref), name)) is not None]
     if not clashes:
         return item
     reasons = tuple(HoldReason(
@@ -196,13 +204,13 @@ def _refused(item: BundlePlan, record: LiveRecord | None,
 
 
 def _claimed_elsewhere(name: str, record: LiveRecord, items: list[BundlePlan],
-                       frozen: Mapping[ObjectRef, Freeze]) -> list[HoldReason]:
+                       frozen: Mapping[ObjectRef, list[Freeze]]) -> list[HoldReason]:
     """Why a bundle that left Git keeps its objects: a held bundle claims some of them now
     (its freeze covers them), or a bundle that failed still has them in Git."""
     live = record.by_ref()
     for ref in live:
-        freeze = frozen.get(ref)
-        if freeze is not None and freeze.holder != name:
+        freeze = _other(frozen.get(ref), name)
+        if freeze is not None:
             return [replace(freeze.why, reason=f"{ref} is claimed now by bundle "
                             f"{freeze.holder}, which is held ({freeze.why.reason})")]
     for item in items:

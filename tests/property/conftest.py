@@ -4,13 +4,12 @@ from __future__ import annotations
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    from tests.property.test_freeze_histories import EXAMPLES, SEED, STEPS
-    from tests.support.freezehistories import FreezeHistories
+    from tests.support.freezehistories import EXAMPLES, SEED, STEPS, FreezeHistories
 
     counts = FreezeHistories.counts
     if counts["histories"]:
         terminalreporter.write_line(
-            f"freeze histories: seed {SEED} (GITGATE_PROPERTY_SEED), up to {EXAMPLES} "
+            f"freeze histories: seed {SEED or 'fixed'} (GITGATE_PROPERTY_SEED), up to {EXAMPLES} "
             f"histories of {STEPS} steps (GITGATE_PROPERTY_EXAMPLES, _STEPS): ran "
             f"{counts['histories']} histories, {counts['steps']} steps, {counts['passes']} "
             "passes")

@@ -8,13 +8,15 @@ emulator's request log and objects:
 - nothing a bundle of the commit still claims was deleted;
 - a bundle the model says is open runs its content, and gitgate did not fail it;
 - the cluster holds what the model says is live;
+- a bundle the model says is suspended has the suspension in its policy;
 - once nothing is frozen, two passes bring the cluster to exactly what the commit says."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
-from datetime import UTC, datetime
+from datetime import timedelta
 from pathlib import Path
 
 from hypothesis import strategies as st
@@ -22,9 +24,12 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from gitgate.apply.work import ApplyOptions
 from gitgate.passes.onepass import reconcile
-from tests.support.freezemodel import App, Model, Repo, bundles_of
+from tests.support.freezemodel import App, GateSpec, Model, Repo, bundles_of
 
-NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
+SEED = os.environ.get("GITGATE_PROPERTY_SEED")  # unset: the same histories every run
+EXAMPLES = int(os.environ.get("GITGATE_PROPERTY_EXAMPLES", "12"))
+STEPS = int(os.environ.get("GITGATE_PROPERTY_STEPS", "14"))
+ACTIONS = st.sampled_from(["hold", "suspend"])
 APPS = 3
 FOLDERS = ("apps/a{i}", "apps/a{i}/v2", "other/a{i}")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
@@ -72,11 +77,12 @@ class FreezeHistories(RuleBasedStateMachine):
                     files[f"{app.folder}/bundle.yaml"] = "\n".join(said) + "\n"
         for folder in self.repo.pauses:
             files[f"{folder}/PAUSE"] = "frozen by the history\n"
-        for name in self.repo.name_gates:
-            files[f"gates/n-{name}.yaml"] = self.gate(f"n-{name}", f"bundles: ['{name}']")
-        for team in self.repo.team_gates:
-            files[f"gates/t-{team}.yaml"] = self.gate(
-                f"t-{team}", f"selector: {{matchLabels: {{team: {team}}}}}")
+        for file, spec in self.repo.gates.items():
+            selector = (f"bundles: ['{spec.value}']" if spec.by == "name"
+                        else f"selector: {{matchLabels: {{team: {spec.value}}}}}")
+            until = f", until: '{spec.until.isoformat()}'" if spec.until else ""
+            files[f"gates/{file}.yaml"] = self.gate(
+                file, f"{selector}, action: {spec.action}{until}")
         if self.repo.swallowed:
             below = sorted(f"{a.folder.removeprefix('apps/')}/cm.yaml"
                            for a in self.repo.apps.values()
@@ -104,7 +110,7 @@ class FreezeHistories(RuleBasedStateMachine):
         before = self.live()
         start = len(state.requests)
         result = reconcile(self.root, self.tools, self.kube.cluster, ApplyOptions(
-            now=NOW, instance=self.instance, allow_mass_prune=True)).result
+            now=self.repo.now, instance=self.instance, allow_mass_prune=True)).result
         self.counts["passes"] += 1
         assert result is not None
         prefix = f"/api/v1/namespaces/{self.ns}/configmaps/"
@@ -123,6 +129,11 @@ class FreezeHistories(RuleBasedStateMachine):
             assert not done.failed, f"{b.identity.name} failed: {done.reason}: {done.message}"
             for obj, value in b.objects.items():
                 assert after.get(obj) == value, f"{obj} of open {b.identity.name} is not live"
+        for name in judged.suspended:
+            policy = self.kube.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy",
+                                           self.ns, f"gitgate-{name}")
+            assert policy is not None and (policy.get("spec") or {}).get("suspension"), (
+                f"{name} is suspended but its policy does not say so")
         for b in judged.blocked:
             done = outcome.get(b.identity.name)
             assert done is None or done.failed or done.verdict in ("held", "suspended"), (
@@ -182,24 +193,30 @@ class FreezeHistories(RuleBasedStateMachine):
         self.repo.pauses.symmetric_difference_update({folder})
         self.step()
 
-    @rule(i=st.integers(0, APPS - 1))
-    def gate_the_bundle(self, i: int) -> None:
+    @rule(i=st.integers(0, APPS - 1), action=ACTIONS, expires=st.booleans())
+    def gate_the_bundle(self, i: int, action: str, expires: bool) -> None:
         names = [b.identity.name for b in bundles_of(self.repo)
                  if f"a{i}-" in "".join(b.objects) or b.identity.folder == self.repo.apps[i].folder]
         if names:
-            self.repo.name_gates.add(names[0])
+            until = self.repo.now + timedelta(hours=2) if expires else None
+            self.repo.gates[f"n-{names[0]}"] = GateSpec("name", names[0], action, until)
             self.step()
 
-    @rule(team=st.sampled_from(["shop", "pay"]))
-    def gate_the_team(self, team: str) -> None:
-        self.repo.team_gates.symmetric_difference_update({team})
+    @rule(team=st.sampled_from(["shop", "pay"]), action=ACTIONS)
+    def gate_the_team(self, team: str, action: str) -> None:
+        if self.repo.gates.pop(f"t-{team}", None) is None:
+            self.repo.gates[f"t-{team}"] = GateSpec("team", team, action)
         self.step()
 
-    @precondition(lambda self: bool(self.repo.name_gates))
+    @precondition(lambda self: bool(self.repo.gates))
     @rule(data=st.data())
     def lift_a_gate(self, data) -> None:
-        name = data.draw(st.sampled_from(sorted(self.repo.name_gates)))
-        self.repo.name_gates.discard(name)
+        del self.repo.gates[data.draw(st.sampled_from(sorted(self.repo.gates)))]
+        self.step()
+
+    @rule()
+    def time_passes(self) -> None:
+        self.repo.now += timedelta(hours=3)
         self.step()
 
     @rule()
@@ -207,20 +224,18 @@ class FreezeHistories(RuleBasedStateMachine):
         self.repo.swallowed = not self.repo.swallowed
         self.step()
 
-    @precondition(lambda self: bool(self.repo.pauses or self.repo.name_gates
-                                    or self.repo.team_gates))
+    @precondition(lambda self: bool(self.repo.pauses or self.repo.gates))
     @rule()
     def lift_every_freeze(self) -> None:
         self.repo.pauses.clear()
-        self.repo.name_gates.clear()
-        self.repo.team_gates.clear()
+        self.repo.gates.clear()
         self.step()
         self.settles()
 
     def settles(self) -> None:
         """With nothing frozen, two passes bring the cluster to what the commit says."""
         judged = self.model.judge(self.repo)
-        if judged.frozen or judged.blocked:
+        if judged.frozen or judged.blocked or judged.suspended:
             return
         self.write_repo()
         self.run_pass()

@@ -4,12 +4,14 @@ them a freeze holds as the commit names them and as they are live, which objects
 write, and what the cluster holds once nothing is frozen.
 
 The repo: apps, each a folder of ConfigMaps with an optional bundle.yaml (a name, a `team`
-label); a `PAUSE` file in a folder; gates holding a bundle by name or by label; a parent
-kustomization (`apps/kustomization.yaml`) that takes in every app folder below `apps/`."""
+label); a `PAUSE` file in a folder; gates holding or suspending bundles by name or by label,
+some until a time; a parent kustomization (`apps/kustomization.yaml`) that takes in every app
+folder below `apps/`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 
 @dataclass(frozen=True)
@@ -34,15 +36,31 @@ class Record:
     objects: set[str]
 
 
+@dataclass(frozen=True)
+class GateSpec:
+    """A gate file: it selects a bundle `name`, or the bundles labelled `team`."""
+
+    by: str  # "name" or "team"
+    value: str
+    action: str = "hold"  # or "suspend" (every cluster)
+    until: datetime | None = None
+
+    def active(self, now: datetime) -> bool:
+        return self.until is None or now < self.until
+
+    def selects(self, identity: Identity) -> bool:
+        return identity.name == self.value if self.by == "name" else identity.team == self.value
+
+
 @dataclass
 class Repo:
     """What a commit holds, as the model reads it."""
 
     apps: dict[int, App] = field(default_factory=dict)
     pauses: set[str] = field(default_factory=set)  # folders with a PAUSE file
-    name_gates: set[str] = field(default_factory=set)  # bundle names held by a gate
-    team_gates: set[str] = field(default_factory=set)  # `team` labels held by a gate
+    gates: dict[str, GateSpec] = field(default_factory=dict)  # by file name
     swallowed: bool = False  # apps/kustomization.yaml takes in the folders below apps/
+    now: datetime = datetime(2026, 11, 18, 12, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -73,9 +91,13 @@ def bundles_of(repo: Repo) -> list[Bundle]:
     return out
 
 
-def covered(identity: Identity, repo: Repo) -> bool:
-    return (identity.folder in repo.pauses or identity.name in repo.name_gates
-            or (identity.team is not None and identity.team in repo.team_gates))
+def covered(identity: Identity, repo: Repo, action: str | None = None) -> bool:
+    """Whether a freeze covers `identity` (with `action`: a gate of that action, or for
+    "hold" a `PAUSE` file too)."""
+    if identity.folder in repo.pauses and action in (None, "hold"):
+        return True
+    return any(g.active(repo.now) and g.selects(identity) and action in (None, g.action)
+               for g in repo.gates.values())
 
 
 @dataclass
@@ -83,9 +105,11 @@ class Judgement:
     """What one pass over a commit may do, by the model."""
 
     open: list[Bundle]  # bundles whose objects are written
+    suspended: set[str]  # of those, the ones whose policy carries a suspension
     blocked: list[Bundle]  # held or refused: nothing of them is written
-    frozen: set[str]  # objects no write or delete may touch
+    frozen: set[str]  # objects no write or delete may touch (but their own suspended bundle's)
     gone: list[str]  # records whose bundle left Git and nothing keeps
+    claimed: set[str]  # every object a bundle of the commit has: never deleted
 
 
 class Model:
@@ -101,35 +125,52 @@ class Model:
         names = {b.identity.name for b in bundles}
         frozen_records = {name for name, record in self.records.items()
                           if covered(record.identity, repo)}
-        held_now = {b.identity.name for b in bundles
-                    if covered(b.identity, repo) or b.identity.name in frozen_records}
-        frozen: dict[str, str] = {}
+
+        def holding(identity: Identity) -> bool:
+            record = self.records.get(identity.name)
+            return covered(identity, repo, "hold") or (
+                record is not None and covered(record.identity, repo, "hold"))
+
+        def suspending(identity: Identity) -> bool:
+            record = self.records.get(identity.name)
+            return covered(identity, repo, "suspend") or (
+                record is not None and covered(record.identity, repo, "suspend"))
+
+        held_now = {b.identity.name for b in bundles if holding(b.identity)}
+        suspended_now = {b.identity.name for b in bundles
+                         if b.identity.name not in held_now and suspending(b.identity)}
+        frozen: dict[str, set[str]] = {}  # object -> the bundles it is frozen for
         for name in frozen_records:
             for obj in self.records[name].objects:
-                frozen.setdefault(obj, name)
+                frozen.setdefault(obj, set()).add(name)
         for b in bundles:
             if b.identity.name in held_now:
                 for obj in b.objects:
-                    frozen.setdefault(obj, b.identity.name)
-                if b.identity.name in self.records:
-                    for obj in self.records[b.identity.name].objects:
-                        frozen.setdefault(obj, b.identity.name)
+                    frozen.setdefault(obj, set()).add(b.identity.name)
+            if b.identity.name in held_now | suspended_now and b.identity.name in self.records:
+                for obj in self.records[b.identity.name].objects:
+                    frozen.setdefault(obj, set()).add(b.identity.name)
         open_, blocked = [], []
         for b in bundles:
             name = b.identity.name
             record = self.records.get(name)
             leftovers = (record.objects - set(b.objects)) if record else set()
             touched = set(b.objects) | leftovers
-            if name in held_now or any(frozen.get(o, name) != name for o in touched):
+            if name in held_now or any(frozen.get(o, set()) - {name} for o in touched):
                 blocked.append(b)
             else:
                 open_.append(b)
         claimed_blocked = {o for b in blocked for o in b.objects}
         gone = [name for name, record in self.records.items()
                 if name not in names and name not in frozen_records
-                and not any(frozen.get(o, name) != name for o in record.objects)
+                and not any(frozen.get(o, set()) - {name} for o in record.objects)
                 and not record.objects & claimed_blocked]
-        return Judgement(open_, blocked, set(frozen), gone)
+        # a suspended bundle writes its own templates (the suspension in its policy first)
+        own = {o for b in open_ for o in (set(b.objects) | (
+            self.records[b.identity.name].objects if b.identity.name in self.records else set()))
+            if frozen.get(o) == {b.identity.name}}
+        return Judgement(open_, {b.identity.name for b in open_} & suspended_now, blocked,
+                         set(frozen) - own, gone, {o for b in bundles for o in b.objects})
 
     def after_pass(self, judgement: Judgement) -> None:
         """The records and live objects once a pass did what the model allows."""
@@ -137,14 +178,13 @@ class Model:
             for record in self.records.values():
                 record.objects -= set(b.objects)
         for name in judgement.gone:
-            for obj in self.records.pop(name).objects:
-                if not any(obj in b.objects for b in judgement.open):
-                    self.live.pop(obj, None)
+            for obj in self.records.pop(name).objects - judgement.claimed:
+                self.live.pop(obj, None)
         for b in judgement.open:
             name = b.identity.name
             previous = self.records.get(name)
             if previous is not None:
-                for obj in previous.objects - set(b.objects):
+                for obj in previous.objects - judgement.claimed:
                     self.live.pop(obj, None)
             self.records[name] = Record(b.identity, set(b.objects))
             self.live.update(b.objects)
