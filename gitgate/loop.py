@@ -45,7 +45,7 @@ from gitgate.passes.recorded import (
 from gitgate.passes.requests import ReconcileRequests, Watching
 from gitgate.passes.shards import Membership, Turn
 from gitgate.plan import Plan
-from gitgate.progression.livefreeze import NewerFreezes, read_freezes
+from gitgate.progression.livefreeze import NewerFreezes, merged, read_freezes
 from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
@@ -693,22 +693,26 @@ class Reconciler:
         Returns whether a newer head was read. A failed look is logged; the pass goes on."""
         with self._peek_lock:
             writing, seen = self._writing, self._peeked
-            if writing is None or not isinstance(self.source, GitSource):
-                return False
-            try:
-                found = self.source.peek(seen, self.settings.path)
-            except GitgateError as exc:
-                log.warning("cannot look for a newer commit while writing: %s", exc.message,
-                            extra={"event": "peek-failed"})
-                return False
-            if found is None:
-                return False
-            head, tree = found
-            self._peeked = head
-            self.newer = read_freezes(head, tree)
-            log.info("a newer commit %s while writing %s: its freezes stop what they cover now",
-                     head[:12], writing[:12], extra={"event": "newer-head", "revision": head})
-            return True
+        if writing is None or not isinstance(self.source, GitSource):
+            return False
+        try:  # the network is asked with no lock held: the pass never waits for it
+            found = [read_freezes(sha, tree)
+                     for sha, tree in self.source.peek(seen, self.settings.path)]
+        except GitgateError as exc:
+            log.warning("cannot look for a newer commit while writing: %s", exc.message,
+                        extra={"event": "peek-failed"})
+            return False
+        if not found:
+            return False
+        with self._peek_lock:
+            if self._writing != writing:
+                return False  # that pass ended; the next one reads the head itself
+            newer = merged([*([self.newer] if self.newer is not None else []), *found])
+            self._peeked, self.newer = newer.revision, newer
+        log.info("a newer commit %s while writing %s: its freezes stop what they cover now",
+                 newer.revision[:12], writing[:12],
+                 extra={"event": "newer-head", "revision": newer.revision})
+        return True
 
     def watch_newer(self) -> threading.Thread:
         """Look for a newer head while a pass writes: every `freeze_check`, and at once on a
@@ -719,8 +723,13 @@ class Reconciler:
             while not self.stop.is_set():
                 self.peek_wake.wait(every if every > 0 else None)
                 self.peek_wake.clear()
-                if not self.stop.is_set():
+                if self.stop.is_set():
+                    break
+                try:
                     self.peek_newer()
+                except Exception as exc:  # the watcher outlives any one look
+                    log.exception("looking for a newer commit failed: %s", exc,
+                                  extra={"event": "peek-failed"})
 
         thread = threading.Thread(target=watch, name="gitgate-newer", daemon=True)
         thread.start()

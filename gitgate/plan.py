@@ -90,6 +90,9 @@ class Plan:
     pauses: Mapping[str, str] = field(default_factory=dict)
     # bundles that left Git but whose objects a freeze keeps live (`progression.livefreeze`)
     live_holds: Mapping[str, tuple[HoldReason, ...]] = field(default_factory=dict)
+    # the held and suspended bundles `elsewhere`: what they claim and use stays frozen for
+    # this plan's bundles too
+    outside: tuple[BundlePlan, ...] = ()
 
 
 def awaited_by(needs: dict[str, tuple[str, ...]], elsewhere: Collection[str],

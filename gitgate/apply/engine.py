@@ -24,8 +24,11 @@ from gitgate.apply.writes import (
     staged_writes,
 )
 from gitgate.errors import Reason
+from gitgate.model import Verdict
 from gitgate.plan import Plan
 from gitgate.timespec import rfc3339
+
+SUSPENDING = (Verdict.SUSPENDED, Verdict.HALTED)  # a bundle whose templates stay where they are
 
 
 def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
@@ -64,6 +67,11 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
             if interrupted:
                 unit.result.reason = Reason.INTERRUPTED
                 unit.result.message = "stopping: pruning left for the next pass"
+            elif unit.plan is not None and unit.plan.verdict.verdict in SUSPENDING:
+                # a deleted template is deleted on every member, the suspended ones too
+                unit.result.held += [f"{e.ref}: left Git, deleted once the bundle's "
+                                     "suspension lifts" for e in unit.diff.to_prune]
+                unit.result.message = unit.result.message or "; ".join(unit.result.held)
             elif mass:
                 unit.result.reason = Reason.PRUNE_BLOCKED
                 unit.result.message = decision.brake_message(len(unit.diff.to_prune))

@@ -58,12 +58,14 @@ def overrides_written(work: dict[str, BundleWork]) -> dict[str, tuple[str, ...]]
 
 
 def _identity(unit: BundleWork, state: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """The folder and labels a bundle is live under: the commit's once it is open and did
-    not fail; while it is held or failed, those it was last open under (a freeze that
+    """The folder and labels a bundle is live under: the commit's once it is written (applied,
+    or suspended by a freeze of its current identity); while it is held or failed, or a
+    freeze covers it only as it is live, those it was last written under (a freeze that
     covers them keeps covering it: `progression.livefreeze`)."""
     assert unit.plan is not None
     previous = unit.previous
-    if previous is not None and previous.source and state in (Verdict.HELD, Verdict.FAILED):
+    if previous is not None and previous.source and (
+            state in (Verdict.HELD, Verdict.FAILED) or unit.plan.verdict.by_live_identity):
         return previous.source, previous.labels
     return unit.plan.bundle.source.path, tuple(sorted(unit.plan.bundle.labels.items()))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import posixpath
 import signal
 import socket
 import tempfile
@@ -178,6 +179,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, signers: Path) -> int:
+    # one spelling of the folder for every consumer (`./sub`, `sub/` and `sub` are one
+    # folder: the gate guard and the newer-head check compare Git's paths with it)
+    args.path = posixpath.normpath(args.path.strip().strip("/") or ".")
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     limit_arenas()  # before any thread: freed memory is not spread over 16 arenas (`heap`)
     keep_records_parsed()  # a pass every interval: read again only the records that changed

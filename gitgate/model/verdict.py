@@ -78,3 +78,6 @@ class BundleVerdict:
     next_change: datetime | None = None
     held_objects: tuple[ObjectRef, ...] = ()  # objects of an open bundle held by a dependency
     suspend_clusters: tuple[str, ...] | None = None  # None: all clusters (when suspended)
+    # a freeze covers the bundle through the identity it is live under (its record), not
+    # the one the commit gives it: its record keeps that identity (`progression.livefreeze`)
+    by_live_identity: bool = False

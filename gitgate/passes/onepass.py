@@ -27,7 +27,7 @@ from gitgate.bundle.summary import summarize
 from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
-from gitgate.model import Action, ReasonKind
+from gitgate.model import Action, ReasonKind, Verdict
 from gitgate.model.nearby import closest_hint
 from gitgate.model.ownership import SYSTEM_NAMESPACE
 from gitgate.model.rolloutspec import Members
@@ -41,6 +41,7 @@ from gitgate.progression.livefreeze import (
     NewerFreezes,
     identities,
     late_freezes,
+    stopped_with,
     with_live_freezes,
 )
 from gitgate.progression.rollouts import hold_for, with_rollouts
@@ -142,9 +143,12 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
         plan = replace(plan, bundles=tuple(b for b in plan.bundles if shard(b.bundle.name)))
     kept = {b.bundle.name for b in plan.bundles}
     elsewhere = frozenset(everything - kept)
+    outside = tuple(b for b in whole.bundles if b.bundle.name in elsewhere
+                    and b.verdict.verdict in (Verdict.HELD, Verdict.SUSPENDED))
     needs = {b.bundle.name: b.bundle.source.options.depends_on for b in whole.bundles}
     awaited = awaited_by(needs, elsewhere, kept) if shard is not None else frozenset()
-    return Checkout(rendered, replace(plan, elsewhere=elsewhere, awaited=awaited), members)
+    return Checkout(rendered, replace(plan, elsewhere=elsewhere, awaited=awaited,
+                                      outside=outside), members)
 
 
 def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
@@ -239,10 +243,11 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
 def stopped_by(late: Callable[[], NewerFreezes | None], plan: Plan, now: datetime,
                who: Mapping[str, Identity]) -> Callable[[str], str | None]:
     """The pass's check before each write: whether the freezes of the newer commit `late`
-    reports now (beyond those `plan` has) cover a bundle; worked out once per newer commit
-    and once per bundle."""
+    reports now (beyond those `plan` has) cover a bundle, or a bundle it acts on or whose
+    workloads use its objects; worked out once per newer commit and once per bundle."""
     known: dict[tuple[str, str], str | None] = {}
     worked: dict[str, LateFreezes] = {}
+    related: dict[str, tuple[str, ...]] = {}
 
     def check(name: str) -> str | None:
         newer = late()
@@ -253,9 +258,17 @@ def stopped_by(late: Callable[[], NewerFreezes | None], plan: Plan, now: datetim
             freezes = worked.get(newer.revision)
             if freezes is None:
                 freezes = worked[newer.revision] = late_freezes(newer, plan, now)
-            why = freezes.stops(who[name])
-            known[key] = None if why is None else (
-                f"{why.where()}: {why.reason}, in {newer.revision[:12]}")
+                if not related:
+                    related.update(stopped_with(plan))
+            found = None
+            for other in (name, *related.get(name, ())):
+                why = freezes.stops(who[other]) if other in who else None
+                if why is not None:
+                    found = f"{why.where()}: {why.reason}" + (
+                        "" if other == name else f" (it covers {other}, which this bundle "
+                        "acts on or whose workloads use it)") + f", in {newer.revision[:12]}"
+                    break
+            known[key] = found
         return known[key]
 
     return check

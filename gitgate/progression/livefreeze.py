@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
+from gitgate.bundle.deps import dependency_refs, is_workload
 from gitgate.errors import GitgateError, Reason
 from gitgate.gate.evaluate import GateState, covers_name, gate_states, holds_bundle_at
 from gitgate.gate.spec import parse_gates
@@ -103,20 +104,103 @@ def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
     """The plan with every freeze bound to what is live (see the module's doc)."""
     holds = {name: found for name, record in records.items()
              if (found := record_holds(record, plan.gates, plan.invalid_gates, pauses))}
-    if not holds and not any(b.verdict.verdict is Verdict.HELD for b in plan.bundles):
+    outside = list(plan.outside)  # out of this pass's scope, but in Git and frozen
+    if not holds and not outside and not any(
+            b.verdict.verdict in FROZEN_VERDICTS for b in plan.bundles):
         return plan
     items = [_same_bundle(item, holds.get(item.bundle.name, ())) for item in plan.bundles]
-    frozen = _frozen_objects(items, records, holds)
+    frozen = _frozen_objects(items + outside, records, holds)
     items = [_refused(item, records.get(item.bundle.name), frozen) for item in items]
-    current = {item.bundle.name for item in items}
+    around, containers = _around(items + outside, records, frozen)
+    items = [_kept_around(item, records.get(item.bundle.name), around, containers)
+             for item in items]
+    current = {item.bundle.name for item in items + outside} | set(plan.elsewhere)
     live_holds = {name: tuple(found) for name, found in holds.items() if name not in current}
     for name, record in records.items():
         if name in current:
             continue
-        claimed = _claimed_elsewhere(name, record, items, frozen)
+        claimed = _claimed_elsewhere(name, record, items, frozen) or [
+            replace(freeze.why, reason=f"{ref} {freeze.why.reason}")
+            for ref in record.by_ref()
+            if (freeze := _other(around.get(ref) or containers.get(ref), name))][:1]
         if claimed:
             live_holds[name] = (*live_holds.get(name, ()), *claimed)
     return replace(plan, bundles=tuple(items), live_holds=live_holds)
+
+
+Around = dict[ObjectRef, list[Freeze]]
+
+
+def _around(items: list[BundlePlan], records: Mapping[str, LiveRecord],
+            frozen: Mapping[ObjectRef, list[Freeze]]) -> tuple[Around, Around]:
+    """What must stay as it is around what is frozen, whichever bundle has it: what a held
+    workload uses (its ConfigMaps, Secrets, PVCs, ServiceAccounts) and an override acting on
+    a frozen bundle; and, not deleted, the Namespaces and CRDs frozen objects live in
+    (deleting one deletes them). Each with the bundle it stays for and why."""
+    out: Around = {}
+    containers: Around = {}
+    present = {ref for item in items for ref in item.bundle.object_refs}
+    present.update(ref for record in records.values() for ref in record.by_ref())
+    stopped = {item.bundle.name: item.verdict.reasons[0] for item in items
+               if item.verdict.verdict is Verdict.HELD or any(
+                   r.kind is ReasonKind.FROZEN for r in item.verdict.reasons)}
+    for item in items:
+        why = stopped.get(item.bundle.name)
+        if why is None:
+            continue
+        for workload in (o for o in item.bundle.objects if is_workload(o)):
+            for ref in dependency_refs(workload, present):
+                out.setdefault(ref, []).append(Freeze(item.bundle.name, replace(
+                    why, reason=f"is used by {ObjectRef.of(workload)} of frozen bundle "
+                                f"{item.bundle.name} ({why.reason})")))
+    for item in items:
+        for ref, targets in item.bundle.acts_on:
+            for target in targets:
+                if target in stopped and target != item.bundle.name:
+                    out.setdefault(ref, []).append(Freeze(target, replace(
+                        stopped[target], reason=f"acts on frozen bundle {target} "
+                                                f"({stopped[target].reason})")))
+    namespaces = {ref.namespace: found[0] for ref, found in frozen.items() if ref.namespace}
+    groups = {ref.group: found[0] for ref, found in frozen.items() if ref.group}
+    for ref in present:
+        if ref.kind == "Namespace" and not ref.group and ref.name in namespaces:
+            freeze = namespaces[ref.name]
+            what = f"holds frozen objects of bundle {freeze.holder}"
+        elif ref.kind == "CustomResourceDefinition" and (group := next(
+                (g for g in groups if ref.name.endswith("." + g)), None)) is not None:
+            freeze = groups[group]
+            what = f"defines frozen objects of bundle {freeze.holder}"
+        else:
+            continue
+        containers.setdefault(ref, []).append(Freeze(freeze.holder, replace(
+            freeze.why, reason=f"{what} ({freeze.why.reason})")))
+    return out, containers
+
+
+def _kept_around(item: BundlePlan, record: LiveRecord | None, around: Around,
+                 containers: Around) -> BundlePlan:
+    """An open bundle neither writes nor prunes what stays around what is frozen, nor
+    prunes a container of frozen objects (the rest of it goes out)."""
+    if not (around or containers) or item.verdict.verdict not in (Verdict.APPLY,
+                                                                   Verdict.SUSPENDED):
+        return item
+    name = item.bundle.name
+    recorded = tuple(record.by_ref()) if record is not None else ()
+    wanted = set(item.bundle.object_refs)
+    kept = {ref: freeze for ref in (*wanted, *recorded)
+            if (freeze := _other(around.get(ref), name))}
+    kept.update({ref: freeze for ref in recorded if ref not in wanted
+                 and (freeze := _other(containers.get(ref), name))})
+    new = {ref: f for ref, f in kept.items() if ref not in item.verdict.held_objects}
+    if not new:
+        return item
+    verdict = item.verdict
+    reasons = tuple(HoldReason(ReasonKind.DEPENDENCY, f.why.gate, f.why.file,
+                               f"{ref} {f.why.reason}", f.why.action, f.why.until, target=ref)
+                    for ref, f in sorted(new.items()))
+    return replace(item, verdict=replace(
+        verdict, reasons=verdict.reasons + reasons,
+        held_objects=tuple(sorted({*verdict.held_objects, *new}))))
 
 
 def _same_bundle(item: BundlePlan, holds: Iterable[HoldReason]) -> BundlePlan:
@@ -138,12 +222,14 @@ def _same_bundle(item: BundlePlan, holds: Iterable[HoldReason]) -> BundlePlan:
     if holding:
         outcome = BundleVerdict(verdict.bundle, Verdict.HELD, verdict.digest,
                                 tuple(holding) + tuple(r for r in reasons if r not in holding),
-                                verdict.next_change, verdict.held_objects)
+                                verdict.next_change, verdict.held_objects,
+                                by_live_identity=True)
     else:
         clusters = (tuple(sorted({c for r in suspending for c in r.clusters}))
                     if all(r.clusters for r in suspending) else None)
         outcome = BundleVerdict(verdict.bundle, Verdict.SUSPENDED, verdict.digest, reasons,
-                                verdict.next_change, verdict.held_objects, clusters)
+                                verdict.next_change, verdict.held_objects, clusters,
+                                by_live_identity=True)
     return replace(bundle_plan(item.bundle, outcome), rollout=item.rollout, hooks=item.hooks,
                    kept=item.kept)
 
@@ -310,6 +396,20 @@ def read_freezes(revision: str, tree: RepoTree) -> NewerFreezes:
     return NewerFreezes(revision, tuple(gates), tuple(invalid), pause_files(tree))
 
 
+def merged(commits: list[NewerFreezes]) -> NewerFreezes:
+    """The freezes of several newer commits as one, named after the newest: every gate,
+    unreadable gate file and `PAUSE` any of them has (a freeze only narrows what a pass
+    still writes, so none is dropped because a later commit lifted it)."""
+    gates: list[Gate] = []
+    invalid: list[InvalidGate] = []
+    pauses: dict[str, str] = {}
+    for commit in commits:
+        gates += [g for g in commit.gates if g not in gates]
+        invalid += [bad for bad in commit.invalid if bad not in invalid]
+        pauses.update(commit.pauses)
+    return NewerFreezes(commits[-1].revision, tuple(gates), tuple(invalid), pauses)
+
+
 def late_freezes(newer: NewerFreezes, plan: Plan, now: datetime) -> LateFreezes:
     """What a newer commit freezes beyond what `plan` already holds, at `now`."""
     known = [state.gate for state in plan.gates]
@@ -318,3 +418,20 @@ def late_freezes(newer: NewerFreezes, plan: Plan, now: datetime) -> LateFreezes:
     unread = tuple(bad for bad in newer.invalid if bad not in plan.invalid_gates)
     added = {folder: why for folder, why in newer.pauses.items() if folder not in plan.pauses}
     return LateFreezes(newer.revision, fresh, unread, added)
+
+
+def stopped_with(plan: Plan) -> dict[str, tuple[str, ...]]:
+    """For each bundle, the other bundles whose freeze stops it too: those its overrides act
+    on, and those whose workloads use its objects (as the next pass would hold them)."""
+    owner = {ref: item.bundle.name for item in plan.bundles for ref in item.bundle.object_refs}
+    present = set(owner)
+    out: dict[str, set[str]] = {}
+    for item in plan.bundles:
+        name = item.bundle.name
+        for _, targets in item.bundle.acts_on:
+            out.setdefault(name, set()).update(t for t in targets if t != name)
+        for workload in (o for o in item.bundle.objects if is_workload(o)):
+            for ref in dependency_refs(workload, present):
+                if owner[ref] != name:
+                    out.setdefault(owner[ref], set()).add(name)
+    return {name: tuple(sorted(names)) for name, names in out.items()}

@@ -69,7 +69,7 @@ class GateGuard:
     def __init__(self, trust: Trust | None = None, folder: str = ".",
                  repo_trust: RepoTrust | None = None):
         self.trust = trust
-        self.folder = folder.strip("/") or "."
+        self.folder = posixpath.normpath(folder.strip().strip("/") or ".")  # `./sub`, `sub/`: `sub`
         self.repo_trust = repo_trust
 
     def signers(self, repo: git.Repo, revision: str) -> tuple[Trust, tuple[str, ...]] | None:

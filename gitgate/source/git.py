@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+import posixpath
 import re
 import shutil
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from gitgate.source.signatures import Signature, Trust
 from gitgate.source.tree import RepoTree
 
 NEWER_REF = "refs/gitgate/newer"  # a head looked at while a pass writes (`GitSource.peek`)
+PEEK_TIMEOUT = 30  # seconds a look at the remote may take before git is stopped
+PEEK_COMMITS = 32  # the newest commits a look reads the freeze files of
 _URL_CREDENTIALS = re.compile(r"(://)[^/@\s]+@")
 
 
@@ -187,22 +190,30 @@ class GitSource:
         repo.git.clean("-ffdx", env=env)
         return kept
 
-    def peek(self, known: str, path: str = ".") -> tuple[str, RepoTree] | None:
-        """The remote branch's head when it is not `known`, with its files under `path` as a
-        tree read from Git's objects (`git ls-remote`, then a fetch into a ref of its own):
-        the checkout a pass is reading is not touched. A link is never followed: every
-        symlink is listed as leaving the repo (fail closed). None when the head is `known`.
-        Raises SourceError."""
+    def peek(self, known: str, path: str = ".") -> list[tuple[str, RepoTree]]:
+        """The commits of the remote branch after `known` up to its head (at most
+        `PEEK_COMMITS`, the newest; the head alone when `known` is not in the history), oldest
+        first, each with its files under `path` as a tree read from Git's objects (`git
+        ls-remote`, then a fetch into a ref of its own): the checkout a pass is reading is not
+        touched. Every commit, not only the head: a freeze pushed and lifted again before
+        the look still counts. A link is never followed: every symlink is listed as leaving
+        the repo (fail closed). Empty when the head is `known`. Raises SourceError."""
         env = {**os.environ, **self.auth.env()}
         try:
             repo = self._open_or_clone(env)
-            said = str(repo.git.ls_remote("origin", f"refs/heads/{self.branch}", env=env))
+            said = str(repo.git.ls_remote("origin", f"refs/heads/{self.branch}", env=env,
+                                          kill_after_timeout=PEEK_TIMEOUT))
             head = said.split()[0] if said.strip() else ""
             if not head or head == known:
-                return None
+                return []
             repo.git.fetch("origin", f"+refs/heads/{self.branch}:{NEWER_REF}", "--force",
-                           env=env)
-            return head, _tree_at(repo, head, path)
+                           env=env, kill_after_timeout=PEEK_TIMEOUT)
+            try:
+                listed = str(repo.git.rev_list(f"--max-count={PEEK_COMMITS}", head,
+                                               f"^{known}", "--")).split()
+            except git.GitCommandError:  # `known` is not here (a shallow or rewritten past)
+                listed = [head]
+            return [(sha, _tree_at(repo, sha, path)) for sha in reversed(listed or [head])]
         except (git.GitCommandError, ValueError) as exc:
             raise self._fail("looking for a newer commit of", exc) from None
 
@@ -240,7 +251,8 @@ class GitSource:
 
 def _tree_at(repo: git.Repo, commit: str, path: str) -> RepoTree:
     """The files of `commit` under `path`, as a RepoTree read from Git's objects."""
-    prefix = "" if path in (".", "") else path.strip("/") + "/"
+    folder = posixpath.normpath(path.strip().strip("/") or ".")  # `./sub`, `sub/`: `sub`
+    prefix = "" if folder == "." else folder + "/"
     listed = str(repo.git.ls_tree("-r", "-z", "--full-tree", commit, "--", prefix or "."))
     files: set[str] = set()
     links: set[str] = set()
@@ -249,12 +261,18 @@ def _tree_at(repo: git.Repo, commit: str, path: str) -> RepoTree:
         if not name.startswith(prefix):
             continue
         rel = name[len(prefix):]
-        (links if meta.startswith("120000") else files).add(rel)
+        # a file is a blob of mode 100644 or 100755; a link (120000) or a gitlink (160000,
+        # another repository's commit) is never followed: listed as leaving the repo
+        (files if meta.split(" ")[0] in ("100644", "100755") else links).add(rel)
 
     def read(rel: str) -> str | None:
         if rel not in files:
             return None
-        return str(repo.git.show(f"{commit}:{prefix}{rel}"))
+        try:
+            return str(repo.git.show(f"{commit}:{prefix}{rel}"))
+        except git.GitCommandError as exc:
+            raise SourceError(f"cannot read {rel} of {commit[:12]}: "
+                              f"{git_said(str(exc.stderr or exc))}", file=rel) from None
 
     return RepoTree(frozenset(files), frozenset(links), read)
 

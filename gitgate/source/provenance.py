@@ -25,7 +25,7 @@ class RepoTrust:
 
     def __init__(self, home: Path, folder: str = "."):
         self.home = Path(home)
-        self.folder = folder.strip("/") or "."
+        self.folder = posixpath.normpath(folder.strip().strip("/") or ".")  # `./sub`, `sub/`: `sub`
         self._made: dict[str, Trust] = {}
 
     def _rel(self, name: str) -> str:
