@@ -106,6 +106,9 @@ class Request:
     user_agent: str = ""
     impersonated: str = ""  # the Impersonate-User header ("": the caller's own identity)
     accept: str = ""  # the Accept header
+    # when it came (time.monotonic(): one clock for every process of the machine, so a
+    # benchmark can place it against its own events); not part of what a request is
+    at: float = field(default_factory=time.monotonic, compare=False)
 
     @property
     def wants_metadata(self) -> bool:
