@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.gitgate-setup
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test e2e lint bench bench-shards clean
+.PHONY: setup demo test e2e lint bench bench-shards bench-freeze clean
 
 setup: $(STAMP)
 
@@ -43,6 +43,12 @@ bench: setup
 # each replica's share and peak RSS, and the takeover after a SIGKILL
 bench-shards: setup
 	$(BIN)/python bench/shards.py $(BENCH_ARGS)
+
+# A hold gate pushed while `gitgate run` writes its cold pass (bench/freeze_mid_pass.py): how
+# soon the covered writes stop, and that the others go on (1,000 and 5,000 bundles)
+bench-freeze: setup
+	$(BIN)/python bench/freeze_mid_pass.py --json bench/results/freeze-mid-pass-emulator.json \
+		$(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)
