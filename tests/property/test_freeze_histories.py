@@ -18,10 +18,9 @@ pytestmark = pytest.mark.integration
 
 
 def test_no_history_writes_a_frozen_object(kube, tools, tmp_path):
-    if kube.emulator is None:
-        pytest.skip("reads the emulator's request log and objects: a real API server has "
-                    "neither (the e2e variant runs against the harness)")
-    FreezeHistories.kube, FreezeHistories.tools, FreezeHistories.tmp = kube, tools, tmp_path
+    FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
+        kube.cluster, tools, tmp_path)
+    FreezeHistories.members = None
     FreezeHistories.TestCase.settings = settings(
         max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, database=None,
         suppress_health_check=list(HealthCheck), print_blob=True, derandomize=SEED is None)

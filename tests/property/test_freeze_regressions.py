@@ -13,9 +13,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def history(kube, tools, tmp_path):
-    if kube.emulator is None:
-        pytest.skip("reads the emulator's request log and objects")
-    FreezeHistories.kube, FreezeHistories.tools, FreezeHistories.tmp = kube, tools, tmp_path
+    FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
+        kube.cluster, tools, tmp_path)
+    FreezeHistories.members = None
     machine = FreezeHistories()
     yield machine
     machine.teardown()

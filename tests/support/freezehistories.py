@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -36,11 +37,15 @@ WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 
 class FreezeHistories(RuleBasedStateMachine):
-    """One history: a repo folder, a model, one instance and namespace on the emulator."""
+    """One history: a repo folder, a model, one instance and namespace on the API server
+    (the emulator, or Karmada: the requests gitgate sent are read from its own client)."""
 
-    kube = None  # set by the test: the emulator and its client
+    cluster = None  # set by the test: a RecordingKube
     tools = None
     tmp: Path | None = None
+    # with a real Karmada: its member clusters, each read after every step
+    members: dict | None = None
+    member_timeout = 60.0
     counts = {"histories": 0, "steps": 0, "passes": 0}
 
     def __init__(self) -> None:
@@ -63,6 +68,7 @@ class FreezeHistories(RuleBasedStateMachine):
             shutil.rmtree(self.root)
         files = {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
                                  "{clusterNames: [member1]}}}\n",
+                 "ns/bundle.yaml": f"name: {self.instance}-ns\n",
                  "ns/ns.yaml": "apiVersion: v1\nkind: Namespace\n"
                                f"metadata: {{name: {self.ns}}}\n"}
         for app in self.repo.apps.values():
@@ -98,25 +104,23 @@ class FreezeHistories(RuleBasedStateMachine):
                 f"spec: {{{selector}, reason: a freeze of the history}}\n")
 
     # ------------------------------------------------------------------ a pass
-    def live(self) -> dict[str, str]:
-        state = self.kube.emulator.state
-        with state.lock:
-            return {key[3]: state.objects[key].obj["data"]["value"]
-                    for key in state.objects.in_collection("", "configmaps", self.ns)}
+    def live(self, cluster=None) -> dict[str, str]:
+        """The ConfigMaps of the history's namespace: the templates, or a member's."""
+        return {o["metadata"]["name"]: (o.get("data") or {}).get("value", "")
+                for o in (cluster or self.cluster).list_objects("v1", "ConfigMap", self.ns)
+                if o["metadata"]["name"] != "kube-root-ca.crt"}
 
     def run_pass(self) -> None:
-        state = self.kube.emulator.state
         judged = self.model.judge(self.repo)
         before = self.live()
-        start = len(state.requests)
-        result = reconcile(self.root, self.tools, self.kube.cluster, ApplyOptions(
+        start = len(self.cluster.sent)
+        result = reconcile(self.root, self.tools, self.cluster, ApplyOptions(
             now=self.repo.now, instance=self.instance, allow_mass_prune=True)).result
         self.counts["passes"] += 1
         assert result is not None
         prefix = f"/api/v1/namespaces/{self.ns}/configmaps/"
-        touched = {r.path.removeprefix(prefix) for r in state.requests[start:]
-                   if r.method in WRITES and r.path.startswith(prefix)
-                   and r.query.get("dryRun") != "All"}
+        touched = {path.removeprefix(prefix) for method, path, _, dry in self.cluster.sent[start:]
+                   if method in WRITES and path.startswith(prefix) and not dry}
         after = self.live()
         assert not touched & judged.frozen, (
             f"frozen objects written: {sorted(touched & judged.frozen)}; repo {self.repo}")
@@ -130,8 +134,8 @@ class FreezeHistories(RuleBasedStateMachine):
             for obj, value in b.objects.items():
                 assert after.get(obj) == value, f"{obj} of open {b.identity.name} is not live"
         for name in judged.suspended:
-            policy = self.kube.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy",
-                                           self.ns, f"gitgate-{name}")
+            policy = self.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy",
+                                      self.ns, f"gitgate-{name}")
             assert policy is not None and (policy.get("spec") or {}).get("suspension"), (
                 f"{name} is suspended but its policy does not say so")
         for b in judged.blocked:
@@ -139,6 +143,32 @@ class FreezeHistories(RuleBasedStateMachine):
             assert done is None or done.failed or done.verdict in ("held", "suspended"), (
                 f"{b.identity.name} should be held or refused, got {done}")
         self.model.after_pass(judged)
+        if self.members:
+            self.members_run_what_the_model_says()
+
+    def members_run_what_the_model_says(self) -> None:
+        """Each member comes to run what the model says (Karmada propagates in seconds; a
+        suspended bundle's member keeps what it had)."""
+        deadline = time.monotonic() + self.member_timeout
+        for name, member in (self.members or {}).items():
+            while (seen := self.live(member)) != self.model.member:
+                assert time.monotonic() < deadline, (
+                    f"{name} runs {seen}, the model says {self.model.member}")
+                time.sleep(0.5)
+
+    def teardown(self) -> None:
+        """The history's namespace, records and cluster-wide policy go (a real server is
+        shared by every history)."""
+        for api, kind, ns, name in (
+                ("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy", "",
+                 f"gitgate-{self.instance}-ns"),
+                ("v1", "Namespace", "", self.ns)):
+            self.cluster.delete(api, kind, ns, name)
+        for record in self.cluster.list_objects("gitgate.io/v1alpha1", "Bundle",
+                                                "gitgate-system"):
+            if record["metadata"]["name"].startswith(self.instance + "."):
+                self.cluster.delete("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                                    record["metadata"]["name"])
 
     # ------------------------------------------------------------------ the history's steps
     def step(self) -> None:

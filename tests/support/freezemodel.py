@@ -110,6 +110,7 @@ class Judgement:
     frozen: set[str]  # objects no write or delete may touch (but their own suspended bundle's)
     gone: list[str]  # records whose bundle left Git and nothing keeps
     claimed: set[str]  # every object a bundle of the commit has: never deleted
+    by_record: set[str] = field(default_factory=set)  # suspended as live, not as committed
 
 
 class Model:
@@ -118,7 +119,8 @@ class Model:
 
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
-        self.live: dict[str, str] = {}
+        self.live: dict[str, str] = {}  # the templates on the control plane
+        self.member: dict[str, str] = {}  # what the member cluster runs (no suspension there)
 
     def judge(self, repo: Repo) -> Judgement:
         bundles = bundles_of(repo)
@@ -169,8 +171,14 @@ class Model:
         own = {o for b in open_ for o in (set(b.objects) | (
             self.records[b.identity.name].objects if b.identity.name in self.records else set()))
             if frozen.get(o) == {b.identity.name}}
-        return Judgement(open_, {b.identity.name for b in open_} & suspended_now, blocked,
-                         set(frozen) - own, gone, {o for b in bundles for o in b.objects})
+        suspended = {b.identity.name for b in open_} & suspended_now
+        # suspended through the identity it is live under alone: its record keeps it
+        by_record = {b.identity.name for b in open_ if b.identity.name in suspended
+                     and b.identity.name in self.records and any(
+                         g.active(repo.now) and g.selects(self.records[b.identity.name].identity)
+                         and not g.selects(b.identity) for g in repo.gates.values())}
+        return Judgement(open_, suspended, blocked, set(frozen) - own, gone,
+                         {o for b in bundles for o in b.objects}, by_record)
 
     def after_pass(self, judgement: Judgement) -> None:
         """The records and live objects once a pass did what the model allows."""
@@ -180,13 +188,25 @@ class Model:
         for name in judgement.gone:
             for obj in self.records.pop(name).objects - judgement.claimed:
                 self.live.pop(obj, None)
+                self.member.pop(obj, None)
         for b in judgement.open:
             name = b.identity.name
             previous = self.records.get(name)
+            suspended = name in judgement.suspended
+            identity = (previous.identity if previous is not None and name in judgement.by_record
+                        else b.identity)
+            objects = set(b.objects)
             if previous is not None:
-                for obj in previous.objects - judgement.claimed:
-                    self.live.pop(obj, None)
-            self.records[name] = Record(b.identity, set(b.objects))
+                leftovers = previous.objects - judgement.claimed
+                if suspended:  # a suspended bundle deletes no template until it lifts
+                    objects |= leftovers
+                else:
+                    for obj in leftovers:
+                        self.live.pop(obj, None)
+                        self.member.pop(obj, None)
+            self.records[name] = Record(identity, objects)
             self.live.update(b.objects)
+            if not suspended:
+                self.member.update(b.objects)
         for name in [n for n, r in self.records.items() if not r.objects]:
             del self.records[name]

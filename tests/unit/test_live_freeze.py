@@ -6,10 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from gitgate.model import Action, ObjectRef, ReasonKind, Verdict
+from gitgate.gate.spec import parse_gates
+from gitgate.model import Action, InvalidGate, ObjectRef, ReasonKind, Verdict
 from gitgate.plan import make_plan
-from gitgate.progression.livefreeze import with_live_freezes
-from tests.support.objects import bundle, cm, source
+from gitgate.progression.livefreeze import (
+    Identity,
+    NewerFreezes,
+    late_freezes,
+    merged,
+    stopped_with,
+    with_live_freezes,
+)
+from tests.support.objects import bundle, cm, deployment, source
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 
@@ -128,3 +136,56 @@ def test_an_approval_of_the_current_content_still_lets_it_through():
         "g", f"bundles: [web], approve: [{{bundle: web, digest: '{digest}'}}]")})
     assert verdicts(plan)["web"].verdict is Verdict.APPLY
     assert verdicts(with_live_freezes(plan, {"web": WEB}, {}))["web"].verdict is Verdict.APPLY
+
+
+# ------------------------------------------------------------------ freezes of a newer commit
+def gates_of(**texts):
+    gates, invalid = parse_gates({f"gates/{k}.yaml": v for k, v in texts.items()})
+    assert not invalid, invalid
+    return tuple(gates)
+
+
+WEB_NOW = Identity(("web2",), ({"team": "none"}, {"team": "shop"}), ("apps/web2", "apps/web"))
+
+
+def test_a_newer_gate_stops_a_bundle_by_the_labels_it_is_live_under():
+    plan = plan_of([bundle("web2", cm("web"))])
+    newer = NewerFreezes("c2", gates_of(g=gate_text("g", "selector: {matchLabels: {team: shop}}")))
+    why = late_freezes(newer, plan, NOW).stops(WEB_NOW)
+    assert why is not None and why.file == "gates/g.yaml"
+
+
+def test_a_gate_the_pass_already_has_stops_nothing_mid_pass():
+    text = gate_text("g", "bundles: [web2]")
+    plan = plan_of([bundle("web2", cm("web"))], {"g": text})
+    assert late_freezes(NewerFreezes("c2", gates_of(g=text)), plan, NOW).stops(WEB_NOW) is None
+
+
+def test_a_new_pause_file_or_an_unreadable_gate_file_stops_it():
+    plan = plan_of([bundle("web2", cm("web"))])
+    assert late_freezes(NewerFreezes("c2", pauses={"apps/web": "x"}), plan, NOW).stops(WEB_NOW)
+    bad = NewerFreezes("c2", invalid=(InvalidGate("gates/bad.yaml", "unknown field"),))
+    assert late_freezes(bad, plan, NOW).stops(WEB_NOW).file == "gates/bad.yaml"
+
+
+def test_an_approval_of_the_bundles_content_lets_it_through_mid_pass():
+    plan = plan_of([bundle("web2", cm("web"))])
+    who = Identity(("web2",), ({},), ("apps/web2",), digest="d" * 64)
+    newer = NewerFreezes("c2", gates_of(g=gate_text(
+        "g", f"bundles: [web2], approve: [{{bundle: web2, digest: '{'d' * 64}'}}]")))
+    assert late_freezes(newer, plan, NOW).stops(who) is None
+
+
+def test_freezes_of_several_newer_commits_add_up_and_a_later_lift_drops_none():
+    first = NewerFreezes("c2", gates_of(g=gate_text("g", "bundles: [web2]")), (),
+                         {"apps/a": "x"})
+    lifted = NewerFreezes("c3", (), (), {})
+    both = merged([first, lifted])
+    assert both.revision == "c3" and [g.name for g in both.gates] == ["g"]
+    assert both.pauses == {"apps/a": "x"}
+
+
+def test_a_freeze_of_a_bundle_also_stops_what_acts_on_it_and_what_its_workload_uses():
+    web = bundle("web", deployment("web", configmaps=["settings"]))
+    config = bundle("config", cm("settings"), cm("other"))
+    assert stopped_with(plan_of([web, config])) == {"config": ("web",)}

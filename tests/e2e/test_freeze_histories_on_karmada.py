@@ -1,0 +1,37 @@
+"""The property suite's histories (`tests/support/freezehistories.py`) against a real
+Karmada: the same checks after every pass, and after every step each member cluster is read
+until it runs what the reference model says (a suspended bundle's member keeps what it had).
+A smaller run than `make test`'s: `GITGATE_E2E_HISTORIES` and `GITGATE_E2E_HISTORY_STEPS`
+run more."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from gitgate.apiserver.transport import load_client
+from tests.support.freezehistories import FreezeHistories
+from tests.support.kubetarget import RecordingKube
+
+pytestmark = pytest.mark.e2e
+
+HISTORIES = int(os.environ.get("GITGATE_E2E_HISTORIES", "4"))
+STEPS = int(os.environ.get("GITGATE_E2E_HISTORY_STEPS", "8"))
+
+
+class OnKarmada(FreezeHistories):
+    def teardown(self) -> None:
+        super().teardown()
+        for member in (self.members or {}).values():
+            member.delete("v1", "Namespace", "", self.ns)
+
+
+def test_members_run_what_the_model_says_over_generated_histories(karmada, tools, tmp_path):
+    OnKarmada.cluster = RecordingKube(load_client(str(karmada.kubeconfig)))
+    OnKarmada.tools, OnKarmada.tmp, OnKarmada.members = tools, tmp_path, karmada.members
+    OnKarmada.TestCase.settings = settings(
+        max_examples=HISTORIES, stateful_step_count=STEPS, deadline=None, database=None,
+        suppress_health_check=list(HealthCheck), print_blob=True, derandomize=True)
+    OnKarmada.TestCase().runTest()
