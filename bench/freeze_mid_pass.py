@@ -69,7 +69,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.run import PER_NAMESPACE, machine, summarized_runs, table  # noqa: E402
+from bench.run import PER_NAMESPACE, machine, repo_base, summarized_runs, table  # noqa: E402
 from bench.shards import free_port, git, wait  # noqa: E402
 
 SECRET = "bench-freeze-webhook-secret"
@@ -169,14 +169,7 @@ class Emulator:
 def write_bundles(root: Path, bundles: int, prefix: str) -> int:
     """N raw bundles of CONFIGMAPS ConfigMaps each, PER_NAMESPACE to a namespace, each
     depending on the bundle of the namespaces. Returns the ConfigMaps in all."""
-    namespaces = [f"{prefix}-{n}" for n in range((bundles - 1) // PER_NAMESPACE + 1)]
-    files = {
-        "gitgate.yaml": "paths: [ns, apps]\ndefaults:\n  placement: {clusterAffinity: "
-                        "{clusterNames: [gitgate-bench-nowhere]}}\n",
-        "ns/bundle.yaml": "name: namespaces\n",
-        "ns/namespaces.yaml": "".join(f"---\napiVersion: v1\nkind: Namespace\nmetadata: "
-                                      f"{{name: {n}}}\n" for n in namespaces),
-    }
+    namespaces, files = repo_base(bundles, prefix)
     for i in range(bundles):
         name = f"b{i:04d}"
         files[f"apps/{name}/bundle.yaml"] = (f"name: {name}\nnamespace: "

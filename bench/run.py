@@ -106,15 +106,23 @@ data: {{{{index: "{i}", value: "{{value}}"}}}}
 
 
 # ------------------------------------------------------------------------------ the repo
-def write_repo(root: Path, bundles: int, prefix: str) -> list[tuple[str, Path]]:
-    """The generated repo; returns each tool-rendered source (kind, folder)."""
+def repo_base(bundles: int, prefix: str) -> tuple[list[str], dict[str, str]]:
+    """The namespaces of N bundles (PER_NAMESPACE to each) and the files every generated repo
+    starts with: gitgate.yaml (placed nowhere) and the bundle of the namespaces."""
     namespaces = [f"{prefix}-{n}" for n in range((bundles - 1) // PER_NAMESPACE + 1)]
-    files = {
+    return namespaces, {
         "gitgate.yaml": "paths: [ns, apps]\ndefaults:\n  placement: {clusterAffinity: "
                         "{clusterNames: [gitgate-bench-nowhere]}}\n",
         "ns/bundle.yaml": "name: namespaces\n",
         "ns/namespaces.yaml": "".join(f"---\napiVersion: v1\nkind: Namespace\nmetadata: "
                                       f"{{name: {n}}}\n" for n in namespaces),
+    }
+
+
+def write_repo(root: Path, bundles: int, prefix: str) -> list[tuple[str, Path]]:
+    """The generated repo; returns each tool-rendered source (kind, folder)."""
+    namespaces, files = repo_base(bundles, prefix)
+    files |= {
         "lib/base/kustomization.yaml": "resources: [objects.yaml]\n",
         "lib/base/objects.yaml": OBJECTS.format(name="app", version="1.25", value="base"),
     }
