@@ -61,6 +61,8 @@ class LoopEndpoints:
 REQUEST_DEADLINE = 10.0
 MAX_CONNECTIONS = 512
 PER_CLIENT = 64
+LINGER_SECONDS = 1.0  # how long a refused connection's request is read before the close
+LINGER_BYTES = 65536
 MAX_HEADER_BYTES = 16 << 10
 TEXT = "text/plain; charset=utf-8"
 
@@ -203,12 +205,23 @@ async def _write(writer: asyncio.StreamWriter, answer: Answer) -> None:
         await asyncio.wait_for(writer.drain(), REQUEST_DEADLINE)
 
 
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """An answer sent before its request was read: the sending side is shut, and what the
+    client still sends is read for a moment before the close. Closed with its request
+    unread, the socket would answer the client with a reset, which can overtake the answer."""
+    with contextlib.suppress(OSError, asyncio.TimeoutError, RuntimeError):
+        if writer.can_write_eof():
+            writer.write_eof()
+        await asyncio.wait_for(reader.read(LINGER_BYTES), LINGER_SECONDS)
+
+
 async def _serve(endpoints: LoopEndpoints, connections: _Connections,
                  reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     peer = writer.get_extra_info("peername")
     client = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
     if not connections.admit(client):
         await _write(writer, Answer(503, b"too many connections\n"))
+        await _linger(reader, writer)
         writer.close()
         return
     try:
