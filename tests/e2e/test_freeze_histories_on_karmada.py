@@ -35,3 +35,5 @@ def test_members_run_what_the_model_says_over_generated_histories(karmada, tools
         max_examples=HISTORIES, stateful_step_count=STEPS, deadline=None, database=None,
         suppress_health_check=list(HealthCheck), print_blob=True, derandomize=True)
     OnKarmada.TestCase().runTest()
+    counts = OnKarmada.counts
+    assert counts["steps"] > 0, "no history took a step"
