@@ -92,8 +92,9 @@ def record_holds(record: LiveRecord, gates: Iterable[GateState],
     return reasons
 
 
-def _identity(gate: object, name: str, labels: dict[str, str]) -> str:
-    matched = getattr(gate, "match_labels", {}) or {}
+def _identity(gate: Gate, name: str, labels: dict[str, str]) -> str:
+    """What of a bundle's live identity a gate selects, in a few words."""
+    matched = gate.match_labels
     if matched and all(labels.get(k) == v for k, v in matched.items()):
         return "labels " + ",".join(f"{k}={v}" for k, v in sorted(matched.items()))
     return f"name {name}"
