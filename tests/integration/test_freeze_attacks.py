@@ -19,6 +19,14 @@ from tests.support.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
 
+
+@pytest.fixture(autouse=True)
+def emulated(kube):
+    """What gitgate sent is read from the emulator's request log (the CLI talks to the API
+    server with a client of its own); a real API server keeps no such log."""
+    if kube.emulator is None:
+        pytest.skip("reads the API emulator's request log (GITGATE_TEST_KUBECONFIG is set)")
+
 PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
 POLICY_API = "policy.karmada.io/v1alpha1"
 
