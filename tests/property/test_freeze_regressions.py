@@ -80,3 +80,19 @@ def test_a_parent_taking_apps_in_again_does_not_prune_what_paused_apps_have(hist
     history.empty_or_restore(i=0)
     history.empty_or_restore(i=2)
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_an_object_moved_out_of_a_suspended_bundle_stays_frozen_in_its_record(history):
+    """A model slip the suite found: a suspended bundle keeps in its record what it no longer
+    has in Git (its deletes wait for the suspension to lift), so an object moved out of it
+    into an open bundle stays frozen for that bundle."""
+    history.swallow_or_release()
+    history.gate_the_team(action="hold", team="shop")
+    history.gate_the_bundle(action="hold", expires=False, i=0)
+    history.swallow_or_release()
+    history.gate_the_bundle(action="suspend", expires=False, i=0)
+    del history.repo.gates["n-apps"]
+    history.step()
+    history.move_object(dst=2, src=0)
+    history.move(i=0, pause_moves=False, where="apps/a{i}")
+    history.the_cluster_holds_what_the_model_says_is_live()

@@ -197,11 +197,10 @@ class Model:
                         else b.identity)
             objects = set(b.objects)
             if previous is not None:
-                leftovers = previous.objects - judgement.claimed
-                if suspended:  # a suspended bundle deletes no template until it lifts
-                    objects |= leftovers
+                if suspended:  # a suspended bundle deletes no template until it lifts, and
+                    objects |= previous.objects  # keeps what no open bundle took over
                 else:
-                    for obj in leftovers:
+                    for obj in previous.objects - judgement.claimed:
                         self.live.pop(obj, None)
                         self.member.pop(obj, None)
             self.records[name] = Record(identity, objects)
