@@ -15,7 +15,7 @@ import pytest
 
 from gitgate.cli import main
 from tests.conftest import write_files
-from tests.support.manifests import cm, deployment
+from tests.support.manifests import cm, db_image_override, deployment
 
 pytestmark = pytest.mark.integration
 
@@ -64,19 +64,7 @@ def gate(name: str, spec: str) -> dict[str, str]:
 
 
 def override(ns: str, image: str) -> str:
-    return textwrap.dedent(f"""\
-        apiVersion: {POLICY_API}
-        kind: OverridePolicy
-        metadata: {{name: db-image, namespace: {ns}}}
-        spec:
-          resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: db}}]
-          overrideRules:
-            - targetCluster: {{clusterNames: [member2]}}
-              overriders:
-                plaintext:
-                  - {{path: /spec/template/spec/containers/0/image, operator: replace,
-                      value: "{image}"}}
-        """)
+    return db_image_override(ns, image)
 
 
 def live_override_image(kube, ns: str) -> str | None:

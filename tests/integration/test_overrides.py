@@ -14,7 +14,7 @@ import pytest
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import observe
 from tests.support.applyrepo import NOW, Repo, result_of
-from tests.support.manifests import cm, deployment
+from tests.support.manifests import cm, db_image_override, deployment
 
 pytestmark = pytest.mark.integration
 OVERRIDES = "/overridepolicies/"
@@ -36,19 +36,7 @@ def repo(tmp_path, kube) -> Repo:
 
 
 def override(repo: Repo, image: str) -> dict[str, str]:
-    return {"platform/override.yaml": textwrap.dedent(f"""\
-        apiVersion: {API}
-        kind: OverridePolicy
-        metadata: {{name: db-image, namespace: {repo.db_ns}}}
-        spec:
-          resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: db}}]
-          overrideRules:
-            - targetCluster: {{clusterNames: [member2]}}
-              overriders:
-                plaintext:
-                  - {{path: /spec/template/spec/containers/0/image, operator: replace,
-                      value: "{image}"}}
-        """)}
+    return {"platform/override.yaml": db_image_override(repo.db_ns, image)}
 
 
 def gate(repo: Repo, action: str, clusters: str = "") -> dict[str, str]:

@@ -132,3 +132,20 @@ def crd_yaml(group: str, kind: str) -> str:
               schema:
                 openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
         """)
+
+
+def db_image_override(ns: str, image: str) -> str:
+    """An OverridePolicy `db-image` that sets Deployment `db`'s image on member2."""
+    return textwrap.dedent(f"""\
+        apiVersion: policy.karmada.io/v1alpha1
+        kind: OverridePolicy
+        metadata: {{name: db-image, namespace: {ns}}}
+        spec:
+          resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: db}}]
+          overrideRules:
+            - targetCluster: {{clusterNames: [member2]}}
+              overriders:
+                plaintext:
+                  - {{path: /spec/template/spec/containers/0/image, operator: replace,
+                      value: "{image}"}}
+        """)
