@@ -70,7 +70,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.run import PER_NAMESPACE, machine, repo_base, summarized_runs, table  # noqa: E402
-from bench.shards import free_port, git, wait  # noqa: E402
+from bench.shards import free_port, git, terminate, wait  # noqa: E402
 
 SECRET = "bench-freeze-webhook-secret"
 LATE_S = 2.0  # a covered write later than this after the push misses the target
@@ -230,13 +230,7 @@ def webhook(port: int) -> None:
 
 def stop_process(process: subprocess.Popen) -> None:
     """SIGTERM (gitgate's shutdown), then SIGKILL; and any process left in its group."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+    terminate(process)
     for pid in left_in_group(process.pid):
         os.kill(pid, 9)
 

@@ -79,6 +79,16 @@ FIELDS = ("bundles", "replicas", "cold_s", "change_s", "first_noop_s", "noop_pas
 NOOP_PASSES = 3  # no-op passes asked of each replica alone, and of all together
 
 
+def terminate(process: subprocess.Popen) -> None:
+    """SIGTERM (gitgate's shutdown), then SIGKILL after 30 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -310,12 +320,7 @@ def measure(bundles: int, replicas: int, kubeconfig: str, lease: int,
                 failover = time.monotonic() - killed
         finally:
             for process in processes:
-                if process.poll() is None:
-                    process.terminate()
-                    try:
-                        process.wait(30)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
+                terminate(process)
             if logs is not None:  # each replica's log, kept for reading the phases' timelines
                 logs.mkdir(parents=True, exist_ok=True)
                 for index in range(replicas):
