@@ -29,7 +29,7 @@ from gitgate.apply.ledger import (
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
-from gitgate.errors import GitgateError, Reason
+from gitgate.errors import GitgateError, Reason, SourceError
 from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.heap import give_back
 from gitgate.model import Verdict
@@ -93,6 +93,7 @@ class LoopState:
     rollout_retry: bool = False  # `gitgate resume` asked a halted rollout to retry its wave
     passes: int = 0  # ticks that ran a pass or failed to fetch
     leading: bool = False
+    lease_problem: str | None = None  # why the leader Lease cannot be read or written
     last_reason: str = ""
     last_error: str = ""
     failure: GitgateError | None = None  # why the last pass could not run (None: it ran)
@@ -111,12 +112,19 @@ class LoopState:
 
     @property
     def ready(self) -> bool:
-        """Can serve: Git and the API server answer (leader and standby alike)."""
-        return self.git_reachable and self.api_reachable
+        """Can serve: Git and the API server answer and the Lease can be used (leader and
+        standby alike)."""
+        return self.git_reachable and self.api_reachable and self.lease_problem is None
 
 
 def backoff(failures: int, base: timedelta, cap: timedelta) -> timedelta:
-    grown: timedelta = base * (2 ** max(0, failures - 1))
+    """`base` doubled for each failure after the first, never more than `cap`, for any number
+    of failures (the doubling stops once it reaches the cap, so it cannot overflow)."""
+    grown = base
+    for _ in range(max(0, failures - 1)):
+        if grown >= cap:
+            break
+        grown *= 2
     return min(cap, grown)
 
 
@@ -185,6 +193,17 @@ def next_transition(plan: Plan, now: datetime) -> datetime | None:
     return min(changes) if changes else None
 
 
+def fetched(source: GitSource | LocalCheckout) -> str:
+    """The source's head after a fetch. What the checkout on disk cannot take (a commit that
+    turns a folder gitgate writes into into a file, a full disk) is a failed fetch like any
+    other: the revision in force stays, and the loop tries again."""
+    try:
+        return source.sync()
+    except OSError as exc:
+        raise SourceError(f"cannot update the checkout: {exc.strerror or exc}"
+                          + (f" ({exc.filename})" if exc.filename else "")) from exc
+
+
 class Reconciler:
     def __init__(self, source: GitSource | LocalCheckout, cluster: ClusterPort, tools: Tools,
                  settings: LoopSettings, *, clock: Callable[[], datetime] | None = None,
@@ -247,7 +266,7 @@ class Reconciler:
         with self._lock:
             now = self.clock()
             try:
-                revision = self.source.sync()
+                revision = fetched(self.source)
                 self._note_signature(revision)
                 self._note_gates()
                 self.metrics.record_fetch(True, now.timestamp())
@@ -749,7 +768,7 @@ class Reconciler:
         with self._lock:
             now = self.clock()
             try:
-                self.source.sync()
+                fetched(self.source)
                 self.state.git_reachable = True
                 self.metrics.record_fetch(True, now.timestamp())
             except GitgateError as exc:
@@ -767,43 +786,76 @@ class Reconciler:
             self.state.last_probe = self.clock()
 
     def run(self, is_leader: Callable[[], bool] = lambda: True,
-            until: Callable[[], bool] | None = None) -> None:
+            until: Callable[[], bool] | None = None,
+            lease_problem: Callable[[], str | None] = lambda: None) -> None:
         """Reconcile while leading, stand by otherwise, until stopped or until `until` says
         the loop is done (`apply --wait`: settled)."""
         was_leader: bool | None = None
         while not self.stop.is_set():
-            leading = self.state.leading = is_leader()
-            self.metrics.leader.set(1 if leading else 0)
-            if leading != was_leader:
-                log.info("became leader" if leading else "standing by",
-                         extra={"event": "leader" if leading else "standby"})
-                was_leader = leading
-            if leading and self.shards is not None and not self._take_turn():
-                self.wake.wait(self.shards.retry_period)
+            try:
+                was_leader = self._round(is_leader, lease_problem, until, was_leader)
+            except _Settled:
+                break
+            except Exception as exc:  # only a stop ends the loop; the error is said and retried
+                if until is not None:
+                    raise  # run until settled (`apply --wait`): a bug surfaces, as in apply
+                log.exception("unexpected error in the loop: %s", exc)
+                self._failed(self.clock(), Reason.INTERNAL_ERROR, str(exc))
+                self.wake.wait(backoff(self.state.failures, self.settings.backoff_base,
+                                       self.settings.backoff_cap).total_seconds())
                 self.wake.clear()
-                continue
-            if leading:
-                try:
-                    passed = self.tick() is not None
-                    if passed:
-                        give_back()  # what the pass freed, before a read of Karmada
-                    self.after_tick(passed)
-                except Exception as exc:  # keep the loop alive; the error is logged once
-                    if until is not None:
-                        raise  # run until settled (`apply --wait`): a bug surfaces, as in apply
-                    log.exception("unexpected error in a pass: %s", exc)
-                    self._failed(self.clock(), Reason.INTERNAL_ERROR, str(exc))
-                if until is not None and until():
-                    break
-            elif (self.state.last_probe is None
-                  or self.clock() - self.state.last_probe >= self.settings.interval):
-                self.probe()
-            now = self.clock()
-            wake_at = next_wake(self.state, now, self.settings.interval,
-                                self.settings.status_interval if leading else None)
-            self.wake.wait(wait_seconds(wake_at, now, leading, is_leader()))
-            self.wake.clear()
         log.info("shutting down", extra={"event": "shutdown"})
+
+    def _round(self, is_leader: Callable[[], bool], lease_problem: Callable[[], str | None],
+               until: Callable[[], bool] | None, was_leader: bool | None) -> bool:
+        """One turn of `run`: a pass or a standby's probe, then the wait for the next."""
+        self._note_lease(lease_problem())
+        leading = self.state.leading = is_leader()
+        self.metrics.leader.set(1 if leading else 0)
+        if leading != was_leader:
+            log.info("became leader" if leading else "standing by",
+                     extra={"event": "leader" if leading else "standby"})
+            was_leader = leading
+        if leading and self.shards is not None and not self._take_turn():
+            self.wake.wait(self.shards.retry_period)
+            self.wake.clear()
+            return leading
+        if leading:
+            try:
+                passed = self.tick() is not None
+                if passed:
+                    give_back()  # what the pass freed, before a read of Karmada
+                self.after_tick(passed)
+            except Exception as exc:  # keep the loop alive; the error is logged once
+                if until is not None:
+                    raise  # run until settled (`apply --wait`): a bug surfaces, as in apply
+                log.exception("unexpected error in a pass: %s", exc)
+                self._failed(self.clock(), Reason.INTERNAL_ERROR, str(exc))
+            if until is not None and until():
+                raise _Settled
+        elif (self.state.last_probe is None
+              or self.clock() - self.state.last_probe >= self.settings.interval):
+            self.probe()
+        now = self.clock()
+        wake_at = next_wake(self.state, now, self.settings.interval,
+                            self.settings.status_interval if leading else None)
+        self.wake.wait(wait_seconds(wake_at, now, leading, is_leader()))
+        self.wake.clear()
+        return leading
+
+    def _note_lease(self, problem: str | None) -> None:
+        """A Lease that cannot be read or written makes the replica unready; said once per
+        change."""
+        if problem != self.state.lease_problem:
+            if problem is None:
+                log.info("the Lease can be used again", extra={"event": "lease"})
+            else:
+                log.warning("not ready: %s", problem, extra={"event": "lease"})
+        self.state.lease_problem = problem
+
+
+class _Settled(Exception):
+    """`run`'s `until` says the loop is done."""
 
 
 def cache_dir_default() -> Path:

@@ -20,23 +20,57 @@ class _StoppableLeaseLock(LeaseLock):
     so the lease runs out and a standby takes over."""
 
     def __init__(self, name: str, namespace: str, identity: str, api: k8s.ApiClient,
-                 stopped: threading.Event):
+                 stopped: threading.Event, said: Callable[[str | None], None]):
         super().__init__(name, namespace, identity)
         self.api_instance = k8s.CoordinationV1Api(api)
         self.stopped = stopped
+        self.said = said  # why the Lease cannot be used (None: it can)
 
     def get(self, name: str, namespace: str) -> Any:
         if self.stopped.is_set():
             return False, ApiException(status=503, reason="stopping")
-        return super().get(name, namespace)
+        found, record = super().get(name, namespace)
+        if found or getattr(record, "status", None) == 404:
+            self.said(None)  # read, or not there yet (created next)
+        else:
+            self.said(lease_problem("read", namespace, name, record))
+        return found, record
 
     def create(self, name: str, namespace: str, election_record: Any) -> Any:
-        return False if self.stopped.is_set() else super().create(name, namespace,
-                                                                   election_record)
+        return False if self.stopped.is_set() else self._written(
+            "create", namespace, name, lambda: self.api_instance.create_namespaced_lease(
+                namespace, k8s.V1Lease(metadata=k8s.V1ObjectMeta(name=name),
+                                       spec=self.get_lease_spec(election_record))))
 
     def update(self, name: str, namespace: str, updated_record: Any) -> Any:
-        return False if self.stopped.is_set() else super().update(name, namespace,
-                                                                   updated_record)
+        if self.stopped.is_set() or self.lease_reference is None:
+            return False
+        reference = self.lease_reference
+        reference.spec = self.get_lease_spec(updated_record, reference.spec)
+        return self._written("update", namespace, name,
+                             lambda: self.api_instance.replace_namespaced_lease(
+                                 name=name, namespace=namespace, body=reference))
+
+    def _written(self, verb: str, namespace: str, name: str, write: Callable[[], Any]) -> bool:
+        """A create or a replace; a conflict (another replica got there first) is the
+        election working, any other refusal is a Lease that cannot be written."""
+        try:
+            self.lease_reference = write()
+        except ApiException as exc:
+            self.said(None if exc.status == 409 else lease_problem(verb, namespace, name, exc))
+            return False
+        self.said(None)
+        return True
+
+
+def lease_problem(verb: str, namespace: str, name: str, error: Any) -> str:
+    """Why the Lease cannot be used, for the log, /status and /readyz."""
+    status = getattr(error, "status", None)
+    reason = getattr(error, "reason", None) or type(error).__name__
+    return (f"cannot {verb} Lease {namespace}/{name}: {status or ''} {reason}".rstrip()
+            + (" (a redirect: point the kubeconfig at the API server itself)"
+               if status in (301, 302, 303, 307, 308) else "")
+            + (" (RBAC: grant get, create and update on leases)" if status == 403 else ""))
 
 
 class LeaseElector:
@@ -46,7 +80,8 @@ class LeaseElector:
 
     def __init__(self, api: k8s.ApiClient, namespace: str, name: str, identity: str, *,
                  lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2,
-                 on_leading: Callable[[], None] = lambda: None):
+                 on_leading: Callable[[], None] = lambda: None,
+                 on_problem: Callable[[], None] = lambda: None):
         if not (lease_duration > renew_deadline > 1.2 * retry_period and retry_period >= 1):
             raise GitgateError("leader election needs lease > renew deadline > 1.2 x retry "
                                "period >= 1 second")
@@ -55,6 +90,8 @@ class LeaseElector:
         self.on_leading = on_leading  # called once this replica holds the Lease (wakes the loop)
         self.leading = threading.Event()
         self.stopped = threading.Event()
+        self.problem: str | None = None  # why the Lease cannot be read or written (None: fine)
+        self.on_problem = on_problem  # called when `problem` changes (wakes the loop)
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"lease-{identity}")
 
@@ -92,14 +129,24 @@ class LeaseElector:
     def is_leader(self) -> bool:
         return self.leading.is_set() and not self.stopped.is_set()
 
+    def _said(self, problem: str | None) -> None:
+        changed, self.problem = problem != self.problem, problem
+        if changed:
+            self.on_problem()
+
     def _run(self) -> None:
         while not self.stopped.is_set():
             lock = _StoppableLeaseLock(self.name, self.namespace, self.identity, self.api,
-                                       self.stopped)
+                                       self.stopped, self._said)
             lease_duration, renew_deadline, retry_period = self.timings
             config = electionconfig.Config(lock, lease_duration, renew_deadline, retry_period,
                                            self._started, self.leading.clear)
-            leaderelection.LeaderElection(config).run()
+            try:
+                leaderelection.LeaderElection(config).run()
+            except Exception as exc:  # a transport error: stand by, say why, try again
+                self._said(lease_problem("reach", self.namespace, self.name, exc))
+                self.leading.clear()
+                self.stopped.wait(retry_period)
             self.leading.clear()
 
     def _started(self) -> None:

@@ -271,9 +271,11 @@ def _run(args: argparse.Namespace, signers: Path) -> int:
         elector = LeaseElector(api, SYSTEM_NAMESPACE, f"gitgate-{args.instance}", identity,
                                lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
                                retry_period=max(1, lease // 7),
-                               on_leading=reconciler.trigger).start()
+                               on_leading=reconciler.trigger,
+                               on_problem=reconciler.wake.set).start()
     try:
-        reconciler.run(elector.is_leader if elector else (lambda: True))
+        reconciler.run(elector.is_leader if elector else (lambda: True),
+                       lease_problem=lambda: elector.problem if elector else None)
     finally:
         if elector is not None:
             elector.stop()  # hands the Lease over when this replica held it

@@ -215,6 +215,8 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
         "lastPass": rfc3339(state.last_pass), "lastReason": state.last_reason,
         "lastError": state.last_error, "nextTransition": rfc3339(state.next_transition),
         "repo": reconciler.source.display_url, "branch": reconciler.source.branch})
+    if state.lease_problem is not None:
+        doc["leaseProblem"] = state.lease_problem
     doc.update(provenance_document(state.signature, state.gate_report, state.revision))
     if state.turn is not None:  # --shard: this replica's share
         turn = state.turn
