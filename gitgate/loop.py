@@ -363,6 +363,18 @@ class Reconciler:
                                                 known.get("changes") or {})
         self._keep("overview", self.state.overview, "`gitgate ui`", part)
 
+    def _writer(self) -> ClusterPort | None:
+        """Where the loop's writes outside a pass go (Bundle status, its documents, the
+        overview's parts): with --shard, through the fence of the term this replica acts in,
+        so a replica whose Lease lapsed writes nothing for its former share (None: it may not
+        write now)."""
+        if self.shards is None:
+            return self.cluster
+        turn = self.state.turn
+        if turn is None or turn.term is None or not turn.acting:
+            return None
+        return FencedCluster(self.cluster, self.shards.fence, turn.term)
+
     def _owns(self, key: str) -> bool:
         """Whether this replica writes what `key` names (always, without --shard)."""
         turn = self.state.turn
@@ -376,11 +388,14 @@ class Reconciler:
         if doc == self._recorded.get(what) or (part is None
                                                and not self._owns(f"gitgate.{what}")):
             return
+        writer = self._writer()
+        if writer is None:
+            return
         try:
             if part is None:
-                record_document(self.cluster, self.settings.apply.instance, what, doc)
+                record_document(writer, self.settings.apply.instance, what, doc)
             else:
-                record_part(self.cluster, self.settings.apply.instance, what, part, doc)
+                record_part(writer, self.settings.apply.instance, what, part, doc)
         except GitgateError as exc:
             log.warning("cannot record the %s for %s: %s", what, reader, exc.message,
                         extra={"event": f"{what}-unrecorded"})
@@ -647,6 +662,9 @@ class Reconciler:
                          observation: Observation) -> None:
         """What Karmada reports of each bundle, into its Bundle's status (for `kubectl get`'s
         CLUSTERS column), when it changed; a failed write is said once and tried again."""
+        writer = self._writer()
+        if writer is None:
+            return
         for name, dispatch in observation.bundles.items():
             inventory = inventories.get(name)
             if inventory is None or not self._owns(name):
@@ -655,7 +673,7 @@ class Reconciler:
             if self._clusters_recorded.get(name) == written:
                 continue
             try:
-                remember_written(self.cluster.apply(written, manager=OBSERVER,
+                remember_written(writer.apply(written, manager=OBSERVER,
                                                     subresource="status").obj)
             except GitgateError as exc:
                 if name not in self._clusters_unrecorded:
@@ -695,7 +713,7 @@ class Reconciler:
         instance = self.settings.apply.instance
         for part in sorted(set(read_parts(self.cluster, instance, "overview")) - set(members)):
             try:
-                delete_part(self.cluster, instance, "overview", part)
+                delete_part(self._writer() or self.cluster, instance, "overview", part)
             except GitgateError as exc:
                 log.warning("cannot delete the overview part of departed replica %s: %s",
                             part, exc.message, extra={"event": "overview-unrecorded"})

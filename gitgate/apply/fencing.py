@@ -4,7 +4,9 @@ after a gap longer than the renew deadline (the process was paused, the API serv
 reach) starts a new *term*. A pass takes the term it starts in, and every write of that pass
 checks, just before it is sent, that the Lease is still fresh and the term unchanged. The
 renew deadline is shorter than the Lease's duration, so a replica stops writing before the
-others may take its bundles over. Pure but for the clock, which is the caller's."""
+others may take its bundles over. A renewal that writes another Lease object than the last
+(its uid changed: someone deleted the Lease) starts a new term too. Pure but for the clock,
+which is the caller's."""
 
 from __future__ import annotations
 
@@ -24,19 +26,26 @@ class Fence:
         self.clock = clock
         self._renewed_at: float | None = None
         self._term = 0
+        self._lease: str | None = None  # the uid of the Lease object last renewed
         self._lock = threading.Lock()
 
     def _fresh(self, now: float) -> bool:
         return self._renewed_at is not None and now - self._renewed_at < self.renew_deadline
 
-    def renewed(self, at: float | None = None) -> None:
-        """The Lease was renewed (at `at`, when the request was sent; else now). After a gap
-        longer than the renew deadline, this is a new term."""
+    def renewed(self, at: float | None = None, lease: str | None = None) -> bool:
+        """The Lease was renewed (at `at`, when the request was sent; else now; `lease`: the
+        uid of the Lease object the renewal wrote). After a gap longer than the renew deadline,
+        or when the renewal wrote another Lease object than the last one (someone deleted it),
+        this is a new term. Returns False for the latter."""
         with self._lock:
             moment = self.clock() if at is None else at
-            if not self._fresh(moment):
+            same = lease is None or self._lease is None or lease == self._lease
+            if not self._fresh(moment) or not same:
                 self._term += 1
             self._renewed_at = moment
+            if lease is not None:
+                self._lease = lease
+            return same
 
     def lapse(self) -> None:
         """The Lease is gone (deleted on shutdown, or taken): no write from now on."""

@@ -12,6 +12,16 @@ acknowledges a new assignment has finished every pass under the old one, so no t
 ever act on different assignments at once. A replica whose Lease ran out is not waited for:
 its fence (`apply.fencing`) stopped its writes before the Lease expired.
 
+What a replica takes as live rests on what it observed itself, on its own monotonic clock,
+never on what a Lease claims: a peer is live while the renewals it saw keep coming (one
+configured lease duration after it first saw the peer's last renewal time; a Lease's own
+duration only shortens that), and a peer whose Lease vanished (deleted by someone) counts as
+live for one configured lease duration after the vanishing was seen. Only a Lease its holder
+released on a clean stop ends at once. The peer's side of it: a renewal that finds its Lease
+object replaced (another uid: it was deleted and the renewal made a new one) starts a new term,
+so a pass begun under the old Lease writes nothing more. No third party can keep two replicas
+writing one bundle by deleting, recreating or lengthening a Lease.
+
 Two processes given the same identity (`--identity`) would renew one Lease and both act on one
 share. Each process writes a random incarnation beside its identity; one that reads another
 incarnation on its own Lease steps back for good: it stops renewing, writes nothing and says
@@ -43,6 +53,7 @@ log = logging.getLogger("gitgate")
 REPLICA_LABEL = "gitgate.io/replica"  # on each replica's Lease: "true"
 ACKNOWLEDGED = "gitgate.io/acknowledged"  # on each replica's Lease: the assignment it acts on
 INCARNATION = "gitgate.io/incarnation"  # on each replica's Lease: the process that renewed it
+RELEASED = "gitgate.io/released"  # on a replica's Lease as it stops: its holder writes no more
 MANAGER = "gitgate-shards"
 LEASE_API = "coordination.k8s.io/v1"
 
@@ -65,9 +76,13 @@ class Replica:
     duration: timedelta
     acknowledged: str
     incarnation: str = ""
+    released: bool = False  # its holder stopped cleanly and writes no more
 
-    def live(self, now: datetime) -> bool:
-        return self.renewed is not None and now < self.renewed + self.duration
+    def fresh(self, now: datetime, longest: timedelta) -> bool:
+        """Renewed within its duration (never longer than `longest`, the configured one), by
+        the wall clock; the caller's own observation decides the rest."""
+        return (not self.released and self.renewed is not None
+                and now < self.renewed + min(self.duration, longest))
 
 
 def replica_of(lease: dict[str, object]) -> Replica | None:
@@ -90,7 +105,48 @@ def replica_of(lease: dict[str, object]) -> Replica | None:
     return Replica(identity, renewed,
                    timedelta(seconds=seconds if isinstance(seconds, int) else 0),
                    str(annotations.get(ACKNOWLEDGED) or ""),
-                   str(annotations.get(INCARNATION) or ""))
+                   str(annotations.get(INCARNATION) or ""),
+                   annotations.get(RELEASED) == "true")
+
+
+class Sightings:
+    """When this replica saw each peer's Lease last change (renewed, vanished or released),
+    on its own monotonic clock: the part of liveness no Lease can claim. Pure but for the
+    times, which the caller passes."""
+
+    RELEASED = "\x00released"
+    VANISHED = "\x00vanished"
+
+    def __init__(self, longest: float):
+        self.longest = longest  # the configured lease duration, in seconds
+        self._seen: dict[str, tuple[str, float]] = {}  # identity -> (what was seen, since)
+
+    def live(self, replicas: list[Replica], expected: tuple[str, ...], now: datetime,
+             monotonic: float) -> tuple[str, ...]:
+        """The identities to take as live: each Lease renewed within its (capped) duration
+        whose renewal time this replica saw change within the configured duration, and each
+        replica that was live or `expected` (in the agreed assignment) whose Lease vanished
+        less than the configured duration ago."""
+        present = {r.identity for r in replicas}
+        for replica in replicas:
+            mark = self.RELEASED if replica.released else str(replica.renewed)
+            self._note(replica.identity, mark, monotonic)
+        for identity in (set(self._seen) | set(expected)) - present:
+            if self._seen.get(identity, ("",))[0] != self.RELEASED:
+                self._note(identity, self.VANISHED, monotonic)
+        longest = timedelta(seconds=self.longest)
+        live = {r.identity for r in replicas if r.fresh(now, longest)
+                and monotonic - self._seen[r.identity][1] < self.longest}
+        live |= {identity for identity, (mark, since) in self._seen.items()
+                 if mark == self.VANISHED and monotonic - since < self.longest}
+        for identity in [i for i, (mark, since) in self._seen.items()
+                         if i not in present and monotonic - since >= self.longest]:
+            del self._seen[identity]  # long gone: forgotten
+        return tuple(sorted(live))
+
+    def _note(self, identity: str, mark: str, monotonic: float) -> None:
+        if self._seen.get(identity, ("",))[0] != mark:
+            self._seen[identity] = (mark, monotonic)
 
 
 @dataclass(frozen=True)
@@ -148,6 +204,8 @@ class Membership:
         self.lease_duration, self.retry_period = lease_duration, retry_period
         self.wall_clock, self.monotonic = wall_clock, monotonic
         self.fence = Fence(renew_deadline, monotonic)
+        self.sightings = Sightings(float(lease_duration))
+        self._acknowledged: dict[str, str] = {}  # each peer's acknowledgement, as last read
         self.on_change = on_change  # wakes the loop when the agreement moved
         self.acknowledged = ""
         self.incarnation = uuid.uuid4().hex[:12]  # this process, among any sharing the identity
@@ -169,19 +227,23 @@ class Membership:
         return lease_name(self.instance, self.identity)
 
     # ------------------------------------------------------------------ the Lease
-    def renew(self) -> bool:
-        """Renew this replica's Lease (with the assignment it acknowledges)."""
+    def renew(self, *, released: bool = False) -> bool:
+        """Renew this replica's Lease (with the assignment it acknowledges). A renewal that
+        finds another Lease object than the one it renewed before (the old one was deleted)
+        starts a new term: a pass begun under the old one writes nothing more."""
         if self.stepped_back:
             return False
         sent = self.monotonic()
         now = self.wall_clock()
+        annotations = {ACKNOWLEDGED: self.acknowledged, INCARNATION: self.incarnation}
+        if released:
+            annotations[RELEASED] = "true"
         try:
-            self.cluster.apply({
+            written = self.cluster.apply({
                 "apiVersion": LEASE_API, "kind": "Lease",
                 "metadata": {"name": self.name, "namespace": NAMESPACE,
                              "labels": {INSTANCE_LABEL: self.instance, REPLICA_LABEL: "true"},
-                             "annotations": {ACKNOWLEDGED: self.acknowledged,
-                                             INCARNATION: self.incarnation}},
+                             "annotations": annotations},
                 "spec": {"holderIdentity": self.identity,
                          "leaseDurationSeconds": self.lease_duration,
                          "renewTime": micro_time(now)}}, manager=MANAGER, force=True)
@@ -189,7 +251,15 @@ class Membership:
             log.warning("cannot renew this replica's Lease %s: %s", self.name, exc.message,
                         extra={"event": "shard-lease"})
             return False
-        self.fence.renewed(at=sent)
+        if released:
+            return True
+        obj = getattr(written, "obj", None)
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        uid = meta.get("uid") if isinstance(meta, dict) else None
+        if not self.fence.renewed(at=sent, lease=uid if isinstance(uid, str) else None):
+            log.warning("this replica's Lease %s was deleted and made anew: the pass in flight "
+                        "writes nothing more; the next one starts a new term", self.name,
+                        extra={"event": "shard-lease"})
         self._renewed_once = True
         return True
 
@@ -220,13 +290,18 @@ class Membership:
     def agreed(self) -> ShardMap | None:
         return ShardMap.from_dict(read_document(self.cluster, self.instance, "shards"))
 
+    def live(self, replicas: list[Replica], shards: ShardMap | None) -> tuple[str, ...]:
+        """The replicas to take as live, from this replica's own sightings (`Sightings`)."""
+        return self.sightings.live(replicas, shards.members if shards else (),
+                                   self.wall_clock(), self.monotonic())
+
     def settle(self) -> tuple[ShardMap | None, list[Replica]]:
         """Read the replicas and the assignment; write the assignment anew when the live set
         differs from it (a replica joined, or one's Lease expired)."""
-        now = self.wall_clock()
         replicas = self.replicas()
-        live = ShardMap.of([r.identity for r in replicas if r.live(now)])
         shards = self.agreed()
+        live = ShardMap.of(list(self.live(replicas, shards)))
+        self._sweep(replicas)
         if live.members and not self.stepped_back \
                 and (shards is None or shards.members != live.members):
             try:
@@ -239,6 +314,17 @@ class Membership:
                 log.warning("cannot record the shard assignment: %s", exc.message,
                             extra={"event": "shards"})
         return shards, replicas
+
+    def _sweep(self, replicas: list[Replica]) -> None:
+        """Delete the Leases of replicas that stopped cleanly one lease duration ago or more
+        (their holders released them: nobody writes under them)."""
+        now, longest = self.wall_clock(), timedelta(seconds=self.lease_duration)
+        for replica in replicas:
+            if replica.released and replica.identity != self.identity and (
+                    replica.renewed is None or now >= replica.renewed + longest):
+                with contextlib.suppress(GitgateError):
+                    self.cluster.delete(LEASE_API, "Lease", NAMESPACE,
+                                        lease_name(self.instance, replica.identity))
 
     def turn(self) -> Turn:
         """At the start of a tick (no pass in flight): acknowledge the agreed assignment, and
@@ -257,13 +343,16 @@ class Membership:
             self.renew()  # others see the acknowledgement at once
             replicas = [r if r.identity != self.identity else Replica(
                 r.identity, r.renewed, r.duration, self.acknowledged) for r in replicas]
-        now = self.wall_clock()
-        live = [r for r in replicas if r.live(now)]
-        waiting = tuple(sorted(r.identity for r in live if shards is not None
-                               and r.acknowledged != shards.digest
-                               and r.identity != self.identity))
-        return Turn(shards, self.identity, self.fence.term(), waiting,
-                    tuple(sorted(r.identity for r in live)), self._gathering(len(live)))
+        live = self.live(replicas, shards)
+        # a live peer whose Lease vanished acts on what it acknowledged last
+        self._acknowledged = {identity: acknowledged for identity, acknowledged in
+                              self._acknowledged.items() if identity in live}
+        self._acknowledged.update((r.identity, r.acknowledged) for r in replicas)
+        waiting = tuple(sorted(identity for identity in live if shards is not None
+                               and self._acknowledged.get(identity) != shards.digest
+                               and identity != self.identity))
+        return Turn(shards, self.identity, self.fence.term(), waiting, live,
+                    self._gathering(len(live)))
 
     def _gathering(self, live: int) -> int:
         """Replicas still awaited before the first pass: none once they all came, once one
@@ -296,9 +385,10 @@ class Membership:
             shards, replicas = self.settle()
         except GitgateError:
             return
+        live = set(self.live(replicas, shards))
         seen = (shards.digest if shards else "",
                 tuple(sorted(f"{r.identity}={r.acknowledged}" for r in replicas
-                             if r.live(self.wall_clock()))))
+                             if r.identity in live)))
         with self._lock:
             changed, self._seen = seen != self._seen, seen
         if changed:
@@ -317,5 +407,7 @@ class Membership:
         self.fence.lapse()
         if self.stepped_back:
             return  # the Lease is the other process's now
-        with contextlib.suppress(GitgateError):  # else the Lease simply runs out
-            self.cluster.delete(LEASE_API, "Lease", NAMESPACE, self.name)
+        # released, not deleted: the others see it released and take the bundles at once (a
+        # Lease that only vanished is waited out for a lease duration: someone may have
+        # deleted it under a live holder); a released Lease is swept once it is old
+        self.renew(released=True)

@@ -92,6 +92,77 @@ def test_replicas_agree_take_over_and_come_back(kube):
     assert turn.acting and turn.shards.members == ("a",)
 
 
+def test_a_deleted_lease_hands_nothing_over_and_stops_its_holders_pass(kube):
+    """Someone deletes replica a's Lease while a's pass writes. b does not take a's bundles
+    while a may still write (a vanished Lease counts as live for a lease duration from when b
+    saw it vanish), and a's next renewal, which has to make the Lease anew, starts a new term:
+    the pass begun under the old Lease writes nothing more. Only after a lease duration with
+    no renewal from a does b take a's bundles."""
+    from gitgate.apply.fencing import FencedCluster
+    from gitgate.errors import KubeError, Reason
+    from tests.support.objects import cm
+
+    kube.cluster.apply(system_namespace())
+    ns = kube.ns("fenced")
+    kube.cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    clocks = Clocks()
+    a, b = (member(kube.cluster, kube.run_id, name, clocks) for name in ("a", "b"))
+    a.renew()
+    b.renew()
+    a.turn()
+    assert b.turn().acting and a.turn().acting
+    in_flight = FencedCluster(kube.cluster, a.fence, a.turn().term)  # a's pass, writing
+    in_flight.apply(cm("written", ns))
+
+    kube.cluster.delete(LEASE_API, "Lease", NAMESPACE, a.name)
+    clocks.advance(1)
+    b.renew()
+    turn = b.turn()
+    assert turn.shards.members == ("a", "b") and turn.acting  # nothing handed over yet
+    assert "a" in turn.live
+
+    clocks.advance(1)
+    a.renew()  # the renewal makes the Lease anew: another object, a new term
+    with pytest.raises(KubeError) as refused:
+        in_flight.apply(cm("late", ns))
+    assert refused.value.reason == Reason.FENCED
+    assert kube.cluster.get("v1", "ConfigMap", ns, "late") is None
+
+    for _ in range(9):  # a is gone for good now: nothing renews its Lease
+        clocks.advance(2)
+        b.renew()
+        b.turn()
+    turn = b.turn()
+    assert turn.acting and turn.shards.members == ("b",)
+
+
+def test_a_lease_that_claims_an_hour_counts_for_the_configured_duration_only(kube):
+    """A Lease with the replica labels that nobody renews, claiming 3600 s, holds the others
+    back for one configured lease duration at most (each replica trusts what it saw renew,
+    never a Lease's own duration)."""
+    from gitgate.model.ownership import INSTANCE_LABEL
+    from gitgate.passes.shards import REPLICA_LABEL, micro_time
+
+    kube.cluster.apply(system_namespace())
+    clocks = Clocks()
+    a = member(kube.cluster, kube.run_id, "a", clocks)
+    kube.cluster.apply({
+        "apiVersion": LEASE_API, "kind": "Lease",
+        "metadata": {"name": f"gitgate-{kube.run_id}-replica-ghost", "namespace": NAMESPACE,
+                     "labels": {INSTANCE_LABEL: kube.run_id, REPLICA_LABEL: "true"}},
+        "spec": {"holderIdentity": "ghost", "leaseDurationSeconds": 3600,
+                 "renewTime": micro_time(clocks.wall)}})
+    a.renew()
+    turn = a.turn()
+    assert "ghost" in turn.live and not turn.acting  # it may be a replica that just started
+    for _ in range(8):
+        clocks.advance(2)
+        a.renew()
+        a.turn()
+    turn = a.turn()
+    assert turn.live == ("a",) and turn.acting and turn.shards.members == ("a",)
+
+
 def test_two_processes_given_one_identity_never_act_together(kube):
     kube.cluster.apply(system_namespace())
     clocks = Clocks()
@@ -244,6 +315,21 @@ def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
         live = emulator.state.object("", "configmaps", NS, name)
         assert live["data"]["value"] == "two", name
         assert "a" in writers(emulator, name)
+
+
+def test_a_replica_whose_lease_lapsed_writes_no_status_for_its_former_share(
+        tmp_path, emulator, tools):
+    """The Bundle status a replica writes after a pass (what Karmada reports) goes through the
+    same fence as the pass: once its Lease lapsed, nothing of it is written."""
+    a, b = two_replicas(tmp_path, emulator, tools)
+    turns(a, b)
+    a.shards.fence.lapse()  # paused past its renew deadline, or its Lease taken
+    seen = len(emulator.state.writes())
+    a._clusters_recorded.clear()  # as after a restart: every bundle's status is due
+    a.refresh_status()
+    late = [r.path for r in emulator.state.writes()[seen:]
+            if r.user_agent.rpartition("(")[2].rstrip(")") == "a"]
+    assert late == []
 
 
 def test_a_share_that_moved_is_read_from_etcd_first(tmp_path, emulator, tools, monkeypatch):
