@@ -513,7 +513,7 @@ def identity_of(port: int) -> str:
     return json.loads(get(f"http://127.0.0.1:{port}/status")[1])["shard"]["identity"]
 
 
-def check_fencing(writes, stopped_at: int, paused: str) -> None:
+def check_fencing(writes, stopped_at: int, paused: str | None) -> None:
     """From the API server's log, in order:
     (a) every write of a bundle's object is made by the replica that owns the bundle under
         the assignment it last acknowledged (its Lease's annotation, written before it acts);
@@ -545,7 +545,7 @@ def check_fencing(writes, stopped_at: int, paused: str) -> None:
             assert owner(name, members[digest]) == agent, (index, name, agent, digest)
             assert made[digest] >= newest.get(name, -1), (index, name, "older assignment")
             newest[name] = made[digest]
-            if agent == paused and index > stopped_at:
+            if paused is not None and agent == paused and index > stopped_at:
                 assert rejoined, (index, name, "a stale write after the pause")
 
 
@@ -635,6 +635,65 @@ def test_two_processes_share_the_bundles_and_one_paused_writes_nothing_stale(tmp
     finally:
         for process in replicas:
             process.send_signal(signal.SIGCONT)
+            process.terminate()
+        codes = [process.wait(20) for process in replicas]
+    assert codes == [0, 0]
+    for log in logs:
+        assert "Traceback" not in log.read_text()
+
+
+def test_a_lease_deleted_mid_pass_never_has_two_processes_write_one_bundle(tmp_path,
+                                                                         emulator):
+    """Two `gitgate run --shard` processes; an admin deletes one's Lease while its pass
+    writes (the API server slowed, so the pass is long). From the API server's log: every
+    bundle object is written by its owner under the assignment it acknowledged, and never
+    under an older assignment after a newer one (no two replicas write one bundle at once)."""
+    from gitgate.passes.shards import lease_name
+
+    upstream = Upstream(tmp_path)
+    identities = sharing_identities(APPS)
+    kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    ports = [free_port(), free_port()]
+    replicas = [subprocess.Popen(
+        [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", upstream.url,
+         "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{ports[index]}",
+         "--interval", "1s", "--status-interval", "1s", "--lease-duration", "6",
+         "--identity", identities[index], "--cache-dir", str(tmp_path / f"cache-{index}")],
+        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}) for index in range(2)]
+    cluster = KubeCluster(load_client(str(kubeconfig)))
+    try:
+        until(lambda: set(values(emulator).values()) == {"one"}, 60, "every bundle applied")
+        until(lambda: all(acting(port) for port in ports), 30, "both replicas act")
+        first = identities[0]
+        mine = [app for app in APPS if owner(app, tuple(sorted(identities))) == first]
+        shared_from = len(emulator.state.writes())  # (the first one up started alone)
+        for value in ("two", "three"):
+            emulator.state.stall = 0.15  # a slow API server: the pass writes for seconds
+            seen = len(emulator.state.writes())
+            upstream.set_value(tmp_path, value)
+            until(lambda s=seen: any(writers(emulator, app, since=s) for app in mine), 30,
+                  "the first replica's pass writes")
+            cluster.delete(LEASE_API, "Lease", NAMESPACE, lease_name("default", first))
+            # the slow server keeps the first replica's pass writing while the other could
+            # act (its Lease thread looks every second); the check below is on the log only
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline and not any(
+                    identities[1] in writers(emulator, app, since=seen) for app in mine):
+                time.sleep(0.1)
+            emulator.state.stall = 0.0
+            until(lambda v=value: set(values(emulator).values()) == {v}, 60,
+                  f"{value} applied everywhere")
+        check_fencing(emulator.state.writes(), 0, None)
+        # a Lease deleted under a live holder hands nothing over: each bundle has had one
+        # writer since both shared them, its owner among the two
+        both = tuple(sorted(identities))
+        assert {app: writers(emulator, app, since=shared_from) for app in APPS} == {
+            app: {owner(app, both)} for app in APPS}
+    finally:
+        emulator.state.stall = 0.0
+        for process in replicas:
             process.terminate()
         codes = [process.wait(20) for process in replicas]
     assert codes == [0, 0]
