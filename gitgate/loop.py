@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from gitgate.apply.bundlerecord import OBSERVER, clusters_status
@@ -115,6 +116,24 @@ class LoopState:
         """Can serve: Git and the API server answer and the Lease can be used (leader and
         standby alike)."""
         return self.git_reachable and self.api_reachable and self.lease_problem is None
+
+
+@dataclass(frozen=True)
+class Published:
+    """What the loop knew at the end of one turn of `run` (a pass and the read of Karmada
+    after it, or a standby's probe), published whole for readers on other threads: the web
+    page renders one of these, never the state a pass is changing."""
+
+    at: datetime | None = None  # None: nothing published yet
+    leading: bool = False
+    revision: str | None = None
+    last_error: str = ""
+    observation: Observation | None = None
+    inventories: Mapping[str, Inventory] = field(default_factory=lambda: MappingProxyType({}))
+    overview: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    signature: Signature | None = None
+    gate_report: GateReport | None = None
+    failed: frozenset[str] = frozenset()  # bundles the last pass failed
 
 
 def backoff(failures: int, base: timedelta, cap: timedelta) -> timedelta:
@@ -222,6 +241,7 @@ class Reconciler:
         self.metrics = metrics or LoopMetrics(tool_versions={
             "helm": tools.helm_version, "kustomize": tools.kustomize_version})
         self.state = LoopState()
+        self.published = Published()  # replaced whole by `publish`, once per turn of `run`
         self.render_cache = RenderCache()
         self.wake = threading.Event()
         self.stop = threading.Event()
@@ -772,6 +792,17 @@ class Reconciler:
         thread.start()
         return thread
 
+    def publish(self) -> None:
+        """Publish what this turn of `run` left (`Published`), in one assignment."""
+        state, result = self.state, self.state.last_result
+        self.published = Published(
+            at=self.clock(), leading=state.leading, revision=state.revision,
+            last_error=state.last_error, observation=state.observation,
+            inventories=MappingProxyType(dict(state.inventories or {})),
+            overview=MappingProxyType(dict(state.overview or {})), signature=state.signature,
+            gate_report=state.gate_report,
+            failed=frozenset(b.bundle for b in (result.bundles if result else ()) if b.failed))
+
     def request_pass(self) -> int:
         """`gitgate reconcile`: a pass now, due or not. Returns the passes run before it, so
         a caller can wait for the next one."""
@@ -854,6 +885,7 @@ class Reconciler:
         elif (self.state.last_probe is None
               or self.clock() - self.state.last_probe >= self.settings.interval):
             self.probe()
+        self.publish()
         now = self.clock()
         wake_at = next_wake(self.state, now, self.settings.interval,
                             self.settings.status_interval if leading else None)

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from gitgate.cli import completers
+from gitgate.endpoints.signin import TokenFile
 from gitgate.errors import ConfigError
 from gitgate.passes.onepass import MAX_CONCURRENCY
 from gitgate.source.signatures import Trust
@@ -168,11 +169,17 @@ def ui_flags(parser: argparse.ArgumentParser) -> None:
                              "whoever reaches the address")
     parser.add_argument("--ui-refresh", default="5s",
                         help="how often an open page refreshes itself")
+    parser.add_argument("--ui-secure-cookies", action="store_true",
+                        help="mark the sign-in cookie Secure (browsers send it over HTTPS "
+                             "only): set it when the page is reached through a TLS proxy")
 
 
-def ui_settings(args: argparse.Namespace) -> tuple[bytes | None, int]:
-    """The token (None: no token) and the refresh in whole seconds, from ui_flags."""
-    token = (read_secret_file(args.ui_token_file, "--ui-token-file")
-             if args.ui_token_file else None)
+def ui_settings(args: argparse.Namespace) -> tuple[TokenFile | None, int]:
+    """The token file (None: no token; read again when it changes, and checked once here)
+    and the refresh in whole seconds, from ui_flags."""
+    token = None
+    if args.ui_token_file:
+        read_secret_file(args.ui_token_file, "--ui-token-file")
+        token = TokenFile(Path(args.ui_token_file))
     refresh = duration_flag(args.ui_refresh, "--ui-refresh").total_seconds()
     return token, max(1, int(refresh))

@@ -29,9 +29,10 @@ from gitgate.cli.flags import (
     write_flags,
 )
 from gitgate.cli.kube import timeouts_from
+from gitgate.endpoints.routes import LoopEndpoints
+from gitgate.endpoints.server import EndpointServer, parse_listen
 from gitgate.errors import GitgateError
 from gitgate.heap import limit_arenas
-from gitgate.httpserver import EndpointServer, LoopEndpoints, parse_listen
 from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
 from gitgate.output.statusviews import loop_document
@@ -242,7 +243,8 @@ def _run(args: argparse.Namespace, signers: Path) -> int:
         else None,
         webhook_secret=secret, request_pass=reconciler.request_pass,
         leading=lambda: elector is None or elector.is_leader(),
-        pages=WebUi(loop_source(reconciler, ui_refresh), ui_token))).start()
+        pages=WebUi(loop_source(reconciler, ui_refresh), ui_token,
+                    secure_cookies=args.ui_secure_cookies).routes())).start()
 
     def stop(*_: object) -> None:
         reconciler.stop.set()

@@ -9,7 +9,8 @@ import threading
 
 from gitgate.cli.flags import kube_flags, ui_flags, ui_settings
 from gitgate.cli.kube import cluster_from
-from gitgate.httpserver import EndpointServer, LoopEndpoints, parse_listen
+from gitgate.endpoints.routes import LoopEndpoints
+from gitgate.endpoints.server import EndpointServer, parse_listen
 from gitgate.output import console
 from gitgate.output.webui import ApiSource, WebUi
 
@@ -35,7 +36,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     source = ApiSource(cluster, args.instance, args.now, origin, refresh)
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: True, status=lambda: {}, metrics=lambda: b"", trigger=lambda: None,
-        webhook_secret=None, pages=WebUi(source.as_source(), token))).start()
+        webhook_secret=None, pages=WebUi(source.as_source(), token,
+                                         secure_cookies=args.ui_secure_cookies).routes())).start()
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())

@@ -392,3 +392,17 @@ def missing_page(snap: Snapshot, name: str) -> str:
 
 def _yes(value: bool) -> str:
     return "yes" if value else "no"
+
+
+def login_page(said: str = "") -> str:
+    """The sign-in form (the page's token, `--ui-token-file`)."""
+    alert = f'<p class="alert" role="alert">{e(said)}</p>' if said else ""
+    return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<title>Sign in · gitgate</title><link rel="stylesheet" href="/ui/app.css">'
+            '</head><body><header><strong>gitgate</strong></header><main><h1>Sign in</h1>'
+            f'{alert}<p>This page is protected by the token gitgate was started with '
+            '(<code>--ui-token-file</code>).</p><form class="login" method="post" '
+            'action="/ui/login"><label>Token <input type="password" name="token" '
+            'autocomplete="current-password" required></label>'
+            '<button type="submit">Sign in</button></form></main></body></html>')

@@ -1,15 +1,16 @@
-"""The web page's routes under `/ui/`, its optional bearer token, and where its state comes
-from: a running loop's memory (`gitgate run`) or the API server (`gitgate ui`).
+"""The web page's routes under `/ui/`, its optional token, and where its state comes from: a
+running loop's published snapshot (`gitgate run`) or the API server (`gitgate ui`).
 
 With a token, every page asks for it: `Authorization: Bearer <token>` (for scripts and
-proxies), or the sign-in form, which sets an HttpOnly, SameSite=Strict cookie holding an
-HMAC of the token (never the token itself). The style sheet and script carry no state and
-are served to anyone. Every HTML answer forbids inline script, framing and any origin but
-gitgate's own (Content-Security-Policy)."""
+proxies), or the sign-in form, which sets a signed, expiring session cookie (HttpOnly,
+SameSite=Strict, Secure with `--ui-secure-cookies`; `endpoints.signin`). Wrong tokens are
+counted per client address (`Throttle`); a right token always gets in. The style sheet and
+script carry no state and are served to anyone. Every HTML answer forbids inline script,
+framing and any origin but gitgate's own (Content-Security-Policy)."""
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import hmac
 import logging
 import threading
@@ -17,13 +18,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
-from urllib.parse import parse_qs, unquote
+from typing import Any, Protocol
+from urllib.parse import parse_qs
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
 
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ports import ClusterPort
+from gitgate.endpoints.signin import FixedToken, Sessions, Throttle
 from gitgate.errors import GitgateError
-from gitgate.httpserver import TEXT, Answer, Request
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.loop import Reconciler
 from gitgate.model import Verdict
@@ -36,6 +42,7 @@ from gitgate.output.webpages import (
     e,
     gates_page,
     layout,
+    login_page,
     missing_page,
     overview_page,
     rollouts_page,
@@ -52,25 +59,16 @@ from gitgate.status.overview import merged_overview
 HTML = "text/html; charset=utf-8"
 log = logging.getLogger("gitgate")
 COOKIE = "gitgate_ui"
-_SECURITY = (("Content-Security-Policy",
-              "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-              "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
-             ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-             ("Cache-Control", "no-store"))
+_SECURITY = {"Content-Security-Policy":
+             "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+             "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+             "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+             "Cache-Control": "no-store"}
+_ASSET = {"Cache-Control": "max-age=300"}
 
 
-def session_value(token: bytes) -> str:
-    """What the sign-in cookie holds: an HMAC of the token, so the cookie never carries it."""
-    return hmac.new(token, b"gitgate-ui-session", hashlib.sha256).hexdigest()
-
-
-def _cookies(header: str) -> dict[str, str]:
-    out = {}
-    for part in header.split(";"):
-        name, sep, value = part.strip().partition("=")
-        if sep:
-            out[name] = value
-    return out
+class TokenSource(Protocol):
+    def current(self) -> bytes | None: ...
 
 
 @dataclass(frozen=True)
@@ -81,115 +79,106 @@ class StateSource:
     events: Callable[[Inventory], list[dict[str, Any]]]
 
 
-class Attempts:
-    """Wrong tokens (sign-in form or bearer), counted per minute for everyone: past
-    `per_minute`, every further try is refused until the minute is over, so a token cannot be
-    guessed at line speed. The clock is the caller's (monotonic seconds)."""
-
-    def __init__(self, per_minute: int = 10, clock: Callable[[], float] = time.monotonic):
-        self.per_minute, self.clock = per_minute, clock
-        self._window, self._count = -1, 0
-        self._lock = threading.Lock()
-
-    def _minute(self) -> int:
-        minute = int(self.clock() // 60)
-        if minute != self._window:
-            self._window, self._count = minute, 0
-        return minute
-
-    def blocked(self) -> bool:
-        with self._lock:
-            self._minute()
-            return self._count >= self.per_minute
-
-    def failed(self) -> None:
-        with self._lock:
-            self._minute()
-            self._count += 1
+def _html(status: int, body: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(body, status, {**_SECURITY, **(headers or {})}, media_type=HTML)
 
 
 class WebUi:
-    def __init__(self, source: StateSource, token: bytes | None = None,
-                 attempts: Attempts | None = None):
+    """The page's routes (`routes`), guarded by `token` when one is given: bytes, or a
+    `TokenSource` such as `endpoints.signin.TokenFile`."""
+
+    def __init__(self, source: StateSource, token: bytes | TokenSource | None = None, *,
+                 throttle: Throttle | None = None, sessions: Sessions | None = None,
+                 secure_cookies: bool = False):
         self.source = source
-        self.token = token or None
-        self.attempts = attempts or Attempts()
+        self.token: TokenSource | None = (FixedToken(token) if isinstance(token, bytes)
+                                          else token) if token else None
+        self.throttle = throttle or Throttle()
+        self.sessions = sessions or Sessions()
+        self.secure_cookies = secure_cookies
 
-    # ------------------------------------------------------------------ auth
-    def _signed_in(self, request: Request) -> bool:
-        if self.token is None:
-            return True
-        bearer = request.headers.get("authorization", "")
-        if bearer.startswith("Bearer "):
-            if hmac.compare_digest(bearer.removeprefix("Bearer ").strip().encode(), self.token):
-                return True
-            self.attempts.failed()
-            return False
-        cookie = _cookies(request.headers.get("cookie", "")).get(COOKIE, "")
-        return bool(cookie) and hmac.compare_digest(cookie.encode(),
-                                                    session_value(self.token).encode())
+    def routes(self) -> list[BaseRoute]:
+        return [Route("/", self._home), Route("/ui", self._home),
+                Route("/ui/app.css", self._style), Route("/ui/app.js", self._script),
+                Route("/ui/login", self._login, methods=["GET", "POST"]),
+                Route("/ui/{rest:path}", self._page)]
 
-    def _sign_in(self, request: Request) -> Answer:
-        given = parse_qs(request.body.decode("utf-8", "replace")).get("token", [""])[0]
-        if self.token is None or not hmac.compare_digest(given.strip().encode(), self.token):
-            self.attempts.failed()
-            return self._login(401, "That token is not the one gitgate was given.")
-        return Answer(303, b"", HTML, (
-            ("Location", "/ui/"),
-            ("Set-Cookie", f"{COOKIE}={session_value(self.token)}; Path=/; HttpOnly; "
-                           "SameSite=Strict"), *_SECURITY))
+    # ------------------------------------------------------------------ plain answers
+    async def _home(self, request: Request) -> Response:
+        return RedirectResponse("/ui/", 302)
+
+    async def _style(self, request: Request) -> Response:
+        return Response(STYLE, 200, _ASSET, media_type="text/css; charset=utf-8")
+
+    async def _script(self, request: Request) -> Response:
+        return Response(SCRIPT, 200, _ASSET, media_type="text/javascript; charset=utf-8")
 
     @staticmethod
-    def _login(status: int, said: str = "") -> Answer:
-        body = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                "<title>Sign in · gitgate</title><link rel=\"stylesheet\" href=\"/ui/app.css\">"
-                "</head><body><header><strong>gitgate</strong></header><main><h1>Sign in</h1>"
-                + (f'<p class="alert" role="alert">{said}</p>' if said else "")
-                + "<p>This page is protected by the token gitgate was started with "
-                "(<code>--ui-token-file</code>).</p><form class=\"login\" method=\"post\" "
-                "action=\"/ui/login\"><label>Token <input type=\"password\" name=\"token\" "
-                "autocomplete=\"current-password\" required></label>"
-                "<button type=\"submit\">Sign in</button></form></main></body></html>")
-        return Answer(status, body.encode(), HTML,
-                      (("WWW-Authenticate", 'Bearer realm="gitgate"'), *_SECURITY))
+    def _sign_in_form(status: int, said: str = "") -> Response:
+        return _html(status, login_page(said), {"WWW-Authenticate": 'Bearer realm="gitgate"'})
 
-    # ------------------------------------------------------------------ routes
-    def __call__(self, request: Request) -> Answer:
+    # ------------------------------------------------------------------ auth
+    def _right(self, given: str) -> bool:
+        token = self.token.current() if self.token is not None else None
+        return token is not None and hmac.compare_digest(given.strip().encode(), token)
+
+    async def _wrong(self, request: Request, answer: Response) -> Response:
+        """A wrong token: `answer`, or past the address's share this minute a 429, late."""
+        if not self.throttle.failed(request.client.host if request.client else "?"):
+            return answer
+        await asyncio.sleep(self.throttle.delay)
+        return PlainTextResponse("too many wrong tokens from this address: try again in a "
+                                 "minute\n", 429, {"Retry-After": "60"})
+
+    async def _refused(self, request: Request) -> Response | None:
+        """None when the request may read the page, else the answer."""
+        if self.token is None:
+            return None
+        bearer = request.headers.get("authorization", "")
+        if bearer.startswith("Bearer "):
+            if self._right(bearer.removeprefix("Bearer ")):
+                return None
+            return await self._wrong(request, self._sign_in_form(401))
+        token = self.token.current()
+        cookie = request.cookies.get(COOKIE, "")
+        if cookie and token is not None and self.sessions.valid(cookie, token):
+            return None
+        return self._sign_in_form(401)
+
+    async def _login(self, request: Request) -> Response:
+        if request.method != "POST":
+            return self._sign_in_form(200)
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        given = form.get("token", [""])[0]
+        token = self.token.current() if self.token is not None else None
+        if token is None or not self._right(given):
+            return await self._wrong(request, self._sign_in_form(
+                401, "That token is not the one gitgate was given."))
+        cookie = (f"{COOKIE}={self.sessions.issue(token)}; Path=/ui; "
+                  f"Max-Age={self.sessions.max_age}; HttpOnly; SameSite=Strict"
+                  + ("; Secure" if self.secure_cookies else ""))
+        return _html(303, "", {"Location": "/ui/", "Set-Cookie": cookie})
+
+    # ------------------------------------------------------------------ pages
+    async def _page(self, request: Request) -> Response:
+        if request.method not in ("GET", "HEAD"):
+            return PlainTextResponse("method not allowed: the page only reads\n", 405)
+        refused = await self._refused(request)
+        if refused is not None:
+            return refused
+        return await run_in_threadpool(self._render, request.scope["path"],
+                                       request.scope["query_string"].decode("latin-1"))
+
+    def _render(self, path: str, query: str) -> Response:
         try:
-            return self._answer(request)
+            try:
+                snap = self.source.snapshot()
+            except GitgateError as exc:  # the API server cannot be read: said, tried again
+                return _html(503, _unreadable(exc.message))
+            return _html(200, self.page(snap, path, query))
         except Exception:  # a bug in a page: said in the log, never half a page
-            log.exception("the web page %s failed", request.path, extra={"event": "ui"})
-            return Answer(500, b"the page failed: see gitgate's log\n")
-
-    def _answer(self, request: Request) -> Answer:
-        path = request.path
-        if path in ("/", "/ui"):
-            return Answer(302, b"", HTML, (("Location", "/ui/"),))
-        if path == "/ui/app.css":
-            return Answer(200, STYLE.encode(), "text/css; charset=utf-8",
-                          (("Cache-Control", "max-age=300"),))
-        if path == "/ui/app.js":
-            return Answer(200, SCRIPT.encode(), "text/javascript; charset=utf-8",
-                          (("Cache-Control", "max-age=300"),))
-        if self.token is not None and self.attempts.blocked() and (
-                path == "/ui/login" and request.method == "POST"
-                or request.headers.get("authorization", "").startswith("Bearer ")):
-            return Answer(429, b"too many wrong tokens: try again in a minute\n", TEXT,
-                          (("Retry-After", "60"),))
-        if path == "/ui/login":
-            if request.method == "POST":
-                return self._sign_in(request)
-            return self._login(200)
-        if request.method != "GET":
-            return Answer(405, b"method not allowed: the page only reads\n")
-        if not self._signed_in(request):
-            return self._login(401)
-        try:
-            snap = self.source.snapshot()
-        except GitgateError as exc:  # the API server cannot be read: said, tried again
-            return Answer(503, _unreadable(exc.message).encode(), HTML, _SECURITY)
-        return Answer(200, self.page(snap, path, request.query).encode(), HTML, _SECURITY)
+            log.exception("the web page %s failed", path, extra={"event": "ui"})
+            return PlainTextResponse("the page failed: see gitgate's log\n", 500)
 
     def page(self, snap: Snapshot, path: str, query: str) -> str:
         if path == "/ui/":
@@ -199,12 +188,12 @@ class WebUi:
         if path == "/ui/rollouts":
             return rollouts_page(snap)
         if path.startswith("/ui/bundles/"):
-            name = unquote(path.removeprefix("/ui/bundles/"))
+            name = path.removeprefix("/ui/bundles/")
             found = next((i for i in snap.inventories if i.bundle == name), None)
             if found is None:
                 return missing_page(snap, name)
             return bundle_page(snap, found, self.source.events(found))
-        return missing_page(snap, unquote(path.removeprefix("/ui/")))
+        return missing_page(snap, path.removeprefix("/ui/"))
 
 
 def _unreadable(message: str) -> str:
@@ -216,7 +205,8 @@ def _unreadable(message: str) -> str:
 
 # ------------------------------------------------------------------ sources
 def loop_source(reconciler: Reconciler, refresh_seconds: int) -> StateSource:
-    """`gitgate run`: the leader shows what it last read and planned, with no request to
+    """`gitgate run`: the leader shows what its last turn published (`Reconciler.publish`:
+    one pass and the read of Karmada after it, never a pass half-way), with no request to
     anyone (a bundle's events are read when its page is asked for). A standby (a replica
     behind the Service that does not hold the Lease) has planned nothing: it shows the records
     the leader keeps on the API server, as `gitgate ui` does."""
@@ -225,26 +215,24 @@ def loop_source(reconciler: Reconciler, refresh_seconds: int) -> StateSource:
     origin = f"{reconciler.source.display_url} ({reconciler.source.branch})"
 
     def snapshot() -> Snapshot:
-        state = reconciler.state
-        if not state.leading:
+        seen = reconciler.published
+        if not seen.leading:
             return replace(standby.snapshot(), origin=f"{origin}; this replica stands by, "
                                                       "so this is what the leader recorded")
         if reconciler.shards is not None:  # this replica plans its share: show them all
             return replace(standby.snapshot(), origin=f"{origin}; what every replica "
                                                       "recorded (--shard)")
-        problems = [f"last pass: {state.last_error}"] if state.last_error else []
-        if state.observation is not None and state.observation.error:
-            problems.append(state.observation.error)
+        problems = [f"last pass: {seen.last_error}"] if seen.last_error else []
+        if seen.observation is not None and seen.observation.error:
+            problems.append(seen.observation.error)
         problems += provenance_lines(provenance_document(
-            state.signature, state.gate_report, state.revision))
-        failed = {b.bundle: str(Verdict.FAILED) for b in (
-            state.last_result.bundles if state.last_result else ()) if b.failed}
+            seen.signature, seen.gate_report, seen.revision))
         return Snapshot(
-            now=reconciler.clock(), inventories=tuple((state.inventories or {}).values()),
-            dispatch=state.observation.bundles if state.observation else {},
-            overview=state.overview or {}, origin=origin,
-            revision=state.revision or "", problems=tuple(problems),
-            refresh_seconds=refresh_seconds, verdicts=failed)
+            now=reconciler.clock(), inventories=tuple(seen.inventories.values()),
+            dispatch=seen.observation.bundles if seen.observation else {},
+            overview=seen.overview, origin=origin, revision=seen.revision or "",
+            problems=tuple(problems), refresh_seconds=refresh_seconds,
+            verdicts={bundle: str(Verdict.FAILED) for bundle in seen.failed})
 
     return StateSource(snapshot, lambda inv: bundle_events(reconciler.cluster, inv))
 

@@ -14,7 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import gitgate
-from gitgate.httpserver import EndpointServer, LoopEndpoints
+from gitgate.endpoints.routes import LoopEndpoints
+from gitgate.endpoints.server import EndpointServer
 from gitgate.output.statusviews import loop_document
 from tests.support.looping import T0, Clock, Upstream, reconciler, wait_for
 

@@ -8,7 +8,8 @@ import threading
 import pytest
 
 from gitgate.cli import main
-from gitgate.httpserver import EndpointServer, LoopEndpoints
+from gitgate.endpoints.routes import LoopEndpoints
+from gitgate.endpoints.server import EndpointServer
 from gitgate.output.statusviews import loop_document
 from tests.support.looping import Upstream, reconciler, wait_for
 

@@ -5,29 +5,26 @@ records on the API server; a token guards every page; a Secret's value never rea
 
 from __future__ import annotations
 
+import http.client
 import re
 import subprocess
 import sys
 import urllib.request
 from datetime import timedelta
+from email.message import Message
 
 import pytest
 
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
+from gitgate.endpoints.routes import LoopEndpoints
+from gitgate.endpoints.server import EndpointServer
+from gitgate.endpoints.signin import Sessions, Throttle, TokenFile
 from gitgate.errors import KubeError, Reason
-from gitgate.httpserver import EndpointServer, LoopEndpoints
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output.webpages import Snapshot
-from gitgate.output.webui import (
-    COOKIE,
-    Attempts,
-    StateSource,
-    WebUi,
-    loop_source,
-    session_value,
-)
+from gitgate.output.webui import COOKIE, StateSource, WebUi, loop_source
 from gitgate.source.git import LocalCheckout
 from tests.conftest import REPO_ROOT, write_files
 from tests.support.http import free_port, get, until
@@ -72,23 +69,24 @@ def halted_loop(root, flags, tools, clock: Clock | None = None) -> Reconciler:
         loop.tick()
     loop.refresh_status()
     loop.state.leading = True  # as `run` marks the replica that holds the Lease
+    loop.publish()  # as `run` does at the end of each turn
     return loop
 
 
 def serve(pages: WebUi) -> tuple[EndpointServer, str]:
     server = EndpointServer(("127.0.0.1", 0), LoopEndpoints(
         ready=lambda: True, status=lambda: {"ok": True}, metrics=lambda: b"# metrics\n",
-        trigger=lambda: None, webhook_secret=None, pages=pages)).start()
+        trigger=lambda: None, webhook_secret=None, pages=pages.routes())).start()
     return server, f"http://127.0.0.1:{server.port}"
 
 
-def page(url: str, **headers: str) -> tuple[int, str, dict[str, str]]:
+def page(url: str, **headers: str) -> tuple[int, str, Message]:
     request = urllib.request.Request(url, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=5) as answer:
-            return answer.status, answer.read().decode(), dict(answer.headers)
+            return answer.status, answer.read().decode(), answer.headers
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), dict(exc.headers)
+        return exc.code, exc.read().decode(), exc.headers
 
 
 def verdicts(html: str) -> dict[str, str]:
@@ -128,6 +126,8 @@ def test_the_loop_serves_bundles_gates_rollouts_and_a_bundle_page(tmp_path, emul
                                "web:1", "web:2")})
         loop.request_pass()  # the folder is taken as it is: its revision does not move
         assert loop.tick() is not None
+        loop.after_tick(True)
+        loop.publish()
         web = page(base + "/ui/bundles/web")[1]
         change = web.split("<h2>Last change</h2>")[1].split("<h2>")[0]
         assert "Secret shop/web-db</code>: <code>.stringData</code>" in change
@@ -138,6 +138,28 @@ def test_the_loop_serves_bundles_gates_rollouts_and_a_bundle_page(tmp_path, emul
                      "/ui/bundles/extra", "/ui/?name=web", "/ui/app.js"):
             body = page(base + path)[1]
             assert CANARY not in body, path
+    finally:
+        server.stop()
+
+
+def test_the_page_shows_one_published_turn_never_a_pass_half_way(tmp_path, emulator, tools):
+    """A pass changes the loop's state piece by piece (its plan and overview, then the read of
+    Karmada after it); the page shows what the last turn of `run` published, whole: until
+    the next one is published, the lifted gate is still listed beside the verdict it
+    held."""
+    root, flags = repo_with_everything(tmp_path, emulator)
+    loop = halted_loop(root, flags, tools)
+    server, base = serve(WebUi(loop_source(loop, 1)))
+    try:
+        (root / "gates/freeze.yaml").unlink()
+        loop.request_pass()
+        assert loop.tick() is not None  # the pass ran; Karmada is not read again yet
+        assert verdicts(page(base + "/ui/")[1])["extra"] == "held"
+        assert 'data-gate="freeze"' in page(base + "/ui/gates")[1]
+        loop.after_tick(True)
+        loop.publish()
+        assert verdicts(page(base + "/ui/")[1])["extra"] == "apply"
+        assert 'data-gate="freeze"' not in page(base + "/ui/gates")[1]
     finally:
         server.stop()
 
@@ -163,6 +185,36 @@ def fixed_source() -> StateSource:
     return StateSource(lambda: snap, lambda inv: [])
 
 
+def sign_in(base: str, token: str, source: str = "127.0.0.1") -> tuple[int, Message]:
+    """The sign-in form posted from the address `source` (any of 127/8 reaches loopback)."""
+    conn = http.client.HTTPConnection("127.0.0.1", int(base.rsplit(":", 1)[1]), timeout=5,
+                                      source_address=(source, 0))
+    try:
+        conn.request("POST", "/ui/login", f"token={token}",
+                     {"Content-Type": "application/x-www-form-urlencoded"})
+        answer = conn.getresponse()
+        answer.read()
+        return answer.status, answer.headers
+    finally:
+        conn.close()
+
+
+def bearer(base: str, token: str, source: str = "127.0.0.1") -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", int(base.rsplit(":", 1)[1]), timeout=5,
+                                      source_address=(source, 0))
+    try:
+        conn.request("GET", "/ui/", headers={"Authorization": f"Bearer {token}"})
+        answer = conn.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        conn.close()
+
+
+def cookie_of(headers: Message) -> str:
+    return headers["Set-Cookie"].split(";")[0]
+
+
 def test_a_token_guards_every_page_and_the_cookie_never_holds_it():
     server, base = serve(WebUi(fixed_source(), TOKEN.encode()))
     try:
@@ -174,48 +226,90 @@ def test_a_token_guards_every_page_and_the_cookie_never_holds_it():
         assert page(base + "/ui/", Authorization=f"Bearer {TOKEN}")[0] == 200
         assert page(base + "/ui/app.css")[0] == 200  # no state in the style sheet
 
-        def sign_in(token: str) -> tuple[int, dict[str, str]]:
-            request = urllib.request.Request(base + "/ui/login", data=f"token={token}".encode(),
-                                             method="POST")
-            opener = urllib.request.build_opener(NoRedirect)
-            try:
-                with opener.open(request, timeout=5) as answer:
-                    return answer.status, dict(answer.headers)
-            except urllib.error.HTTPError as exc:
-                return exc.code, dict(exc.headers)
-
-        assert sign_in("wrong")[0] == 401
-        status, headers = sign_in(TOKEN)
+        assert sign_in(base, "wrong")[0] == 401
+        status, headers = sign_in(base, TOKEN)
         assert status == 303 and headers["Location"] == "/ui/"
-        cookie = headers["Set-Cookie"].split(";")[0]
-        assert cookie == f"{COOKIE}={session_value(TOKEN.encode())}" and TOKEN not in cookie
-        assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
+        cookie = cookie_of(headers)
+        assert cookie.startswith(f"{COOKIE}=") and TOKEN not in cookie
+        flags = headers["Set-Cookie"].split("; ")[1:]
+        assert {"HttpOnly", "SameSite=Strict", "Path=/ui"} <= set(flags)
+        assert "Secure" not in flags  # not asked for (--ui-secure-cookies)
         assert page(base + "/ui/gates", Cookie=cookie)[0] == 200
         assert page(base + "/ui/gates", Cookie=f"{COOKIE}=forged")[0] == 401
+        # each sign-in is a session of its own: a new cookie every time
+        assert cookie_of(sign_in(base, TOKEN)[1]) != cookie
         # the machine endpoints are not the page's
         assert get(base + "/healthz")[0] == 200 and get(base + "/status")[0] == 200
     finally:
         server.stop()
 
 
-def test_wrong_tokens_are_refused_for_the_rest_of_the_minute_past_ten():
+def test_secure_cookies_when_asked():
+    server, base = serve(WebUi(fixed_source(), TOKEN.encode(), secure_cookies=True))
+    try:
+        assert "Secure" in sign_in(base, TOKEN)[1]["Set-Cookie"].split("; ")
+    finally:
+        server.stop()
+
+
+def test_a_cookie_expires():
+    now = [1_000_000.0]
+    server, base = serve(WebUi(fixed_source(), TOKEN.encode(),
+                               sessions=Sessions(max_age=3600, clock=lambda: now[0])))
+    try:
+        cookie = cookie_of(sign_in(base, TOKEN)[1])
+        now[0] += 3599
+        assert page(base + "/ui/", Cookie=cookie)[0] == 200
+        now[0] += 2
+        assert page(base + "/ui/", Cookie=cookie)[0] == 401
+    finally:
+        server.stop()
+
+
+def test_wrong_tokens_from_one_address_never_lock_out_the_right_one():
+    """Ten wrong tokens a minute from one address: that address's further wrong tokens are
+    answered 429; the right token gets in from every address, that one included (form and
+    Bearer), and other addresses' wrong tokens are not counted against them."""
     now = [0.0]
     server, base = serve(WebUi(fixed_source(), TOKEN.encode(),
-                               Attempts(per_minute=10, clock=lambda: now[0])))
-    cookie = f"{COOKIE}={session_value(TOKEN.encode())}"
+                               throttle=Throttle(per_minute=10, clock=lambda: now[0],
+                                                 delay=0)))
     try:
         for guess in range(10):
-            assert page(base + "/ui/", Authorization=f"Bearer guess-{guess}")[0] == 401
-        # the guesser learns nothing more this minute, not even from the right token
-        assert page(base + "/ui/", Authorization=f"Bearer {TOKEN}")[0] == 429
-        request = urllib.request.Request(base + "/ui/login", data=f"token={TOKEN}".encode(),
-                                         method="POST")
-        with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(request, timeout=5)
-        assert refused.value.code == 429 and refused.value.headers["Retry-After"] == "60"
-        assert page(base + "/ui/", Cookie=cookie)[0] == 200  # people signed in go on
+            assert bearer(base, f"guess-{guess}", "127.0.0.2") == 401
+        assert bearer(base, "guess-10", "127.0.0.2") == 429
+        status, headers = sign_in(base, "guess-11", "127.0.0.2")
+        assert status == 429 and headers["Retry-After"] == "60"
+        for source in ("127.0.0.1", "127.0.0.3", "127.0.0.2"):
+            assert bearer(base, TOKEN, source) == 200, source
+            assert sign_in(base, TOKEN, source)[0] == 303, source
+        assert bearer(base, "guess", "127.0.0.3") == 401  # its own count, not the other's
         now[0] = 61.0
-        assert page(base + "/ui/", Authorization=f"Bearer {TOKEN}")[0] == 200
+        assert bearer(base, "guess-12", "127.0.0.2") == 401  # a new minute
+    finally:
+        server.stop()
+
+
+def test_a_rotated_token_file_ends_the_old_token_and_its_cookies(tmp_path):
+    """The file is read again when it changes: the new token gets in at once; the old token
+    and every cookie issued under it are refused."""
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    server, base = serve(WebUi(fixed_source(), TokenFile(token_file)))
+    try:
+        old_cookie = cookie_of(sign_in(base, TOKEN)[1])
+        assert page(base + "/ui/", Cookie=old_cookie)[0] == 200
+        rotated = tmp_path / "token.new"
+        rotated.write_text("the-new-t0ken\n")
+        rotated.replace(token_file)  # as a Secret volume swaps its files
+        assert page(base + "/ui/", Cookie=old_cookie)[0] == 401
+        assert bearer(base, TOKEN) == 401 and sign_in(base, TOKEN)[0] == 401
+        assert bearer(base, "the-new-t0ken") == 200
+        new_cookie = cookie_of(sign_in(base, "the-new-t0ken")[1])
+        assert page(base + "/ui/", Cookie=new_cookie)[0] == 200
+        token_file.unlink()  # no token: nobody gets in, the page is never left open
+        assert page(base + "/ui/", Cookie=new_cookie)[0] == 401
+        assert bearer(base, "the-new-t0ken") == 401
     finally:
         server.stop()
 
@@ -239,11 +333,6 @@ def test_unreadable_records_are_a_503_that_says_why_and_a_bug_a_500():
         assert page(base + "/ui/app.css")[0] == 200
     finally:
         server.stop()
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
 
 
 def test_the_page_only_reads():
