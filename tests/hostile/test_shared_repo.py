@@ -623,6 +623,8 @@ def test_slow_clients_never_make_the_running_loop_look_dead(kube, tmp_path):
         for _ in range(5):
             assert get(f"http://127.0.0.1:{port}/healthz")[0] == 200
             assert get(f"http://127.0.0.1:{port}/readyz")[0] in (200, 503)
+        loop.send_signal(signal.SIGTERM)  # with the slow clients still connected
+        assert loop.wait(20) == 0
     finally:
         for conn in idle:
             conn.close()
