@@ -159,6 +159,9 @@ class BoundedProtocol(HttpToolsProtocol):
         self._deadline = None
         if self.transport.is_closing() or self._refused:
             return
+        if self.pipeline:  # a pipelined request waits, unread, for the one before it
+            self._arm()
+            return
         if self.cycle is not None and self.cycle.response_started:
             self.transport.close()  # answered already (say, 413): the rest is not waited for
             return

@@ -239,3 +239,11 @@ def test_stop_leaves_no_thread_and_closes_what_is_connected():
     while set(threading.enumerate()) - before and time.monotonic() < until_gone:
         time.sleep(0.05)
     assert set(threading.enumerate()) - before == set()
+
+
+def test_pipelined_requests_are_answered_in_order(server):
+    running, _ = server
+    answer = raw(running.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                               b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer.count(b"HTTP/1.1 200") == 2 and answer.index(b"ok\n") < answer.index(
+        b"ready\n")
