@@ -50,6 +50,7 @@ from gitgate.progression.livefreeze import NewerFreezes, merged, read_freezes
 from gitgate.progression.rollouts import retries_requested
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
+from gitgate.source.anchors import TrustAnchors
 from gitgate.source.gateguard import GateReport
 from gitgate.source.git import GitSource, LocalCheckout
 from gitgate.source.signatures import Signature
@@ -257,6 +258,7 @@ class Reconciler:
         self._acting_on = ""  # the assignment this replica's last pass acted on
         self._migrated = False  # records of an earlier release were looked for and moved
         self._unapplied: tuple[str, datetime] | None = None  # the head not reconciled, since
+        self._anchored = False  # the recorded trust anchors were handed to the source
         # while a pass writes: its revision, and the freeze files of a newer head of the
         # remote (`peek_newer`), which the pass checks before each write
         self._writing: str | None = None
@@ -286,6 +288,7 @@ class Reconciler:
         with self._lock:
             now = self.clock()
             try:
+                self._restore_anchors()
                 revision = fetched(self.source)
                 self._note_signature(revision)
                 self._note_gates()
@@ -316,8 +319,10 @@ class Reconciler:
         """Since when the branch's head is not reconciled without failure (an unverified
         head counts: the revision in force is another), for the alert on a head that does
         not go out."""
-        signature = self.state.signature
+        signature, gates = self.state.signature, self.state.gate_report
         head = signature.commit if signature is not None else in_force
+        if gates is not None and gates.head_refused:
+            head = gates.head
         result = self.state.last_result
         applied = (head == in_force == self.state.revision and self.state.failure is None
                    and result is not None and result.ok)
@@ -364,10 +369,42 @@ class Reconciler:
                 "event": "untrusted-gates", "commit": report.head,
                 "refused": [r.commit for r in report.refused]})
 
+    def _restore_anchors(self) -> None:
+        """Once per term as leader, before a head is judged: hand the source the trust anchors
+        recorded on the API server, so that a restart (or a new replica) judges against the
+        revisions the loop last trusted, not against the first head it sees. Raises
+        GitgateError while the record cannot be read (nothing is judged meanwhile)."""
+        source = self.source
+        if self._anchored or not isinstance(source, GitSource) or not source.judges:
+            return
+        try:
+            recorded = read_document(self.cluster, self.settings.apply.instance, "provenance",
+                                     strict=True)
+        except ValueError:
+            raise SourceError("the gitgate.provenance record is not JSON: nothing is judged "
+                              "until it is repaired or deleted") from None
+        except GitgateError as exc:
+            raise SourceError(f"cannot read the trust anchors recorded in gitgate.provenance: "
+                              f"{exc.message}") from None
+        anchors = TrustAnchors.from_dict((recorded or {}).get("anchors"))
+        if anchors is not None and anchors.source != source.anchor_source:
+            log.warning("the trust anchors recorded are of %s, not %s: this loop starts from "
+                        "the branch's head", anchors.source, source.anchor_source,
+                        extra={"event": "anchors-not-restored"})
+            anchors = None
+        source.restore(anchors)
+        self._anchored = True
+
     def _record_provenance(self, in_force: str) -> None:
-        """Keep what `status` shows of signatures and freeze files on the API server."""
-        self._keep("provenance", provenance_document(
-            self.state.signature, self.state.gate_report, in_force), "`status`")
+        """Keep what `status` shows of signatures and freeze files on the API server, with
+        the trust anchors they were judged against (`_restore_anchors` reads them back)."""
+        doc = provenance_document(self.state.signature, self.state.gate_report, in_force)
+        anchors = getattr(self.source, "anchors", None)
+        if doc and isinstance(anchors, TrustAnchors):
+            doc["anchors"] = replace(
+                anchors, verified=anchors.verified if self.state.signature else "",
+                gates=anchors.gates if self.state.gate_report else "").as_dict()
+        self._keep("provenance", doc, "`status`")
 
     def _note_overview(self, plan: Plan) -> None:
         """The page's gates, rollouts and last changes after this pass, kept on the API
@@ -862,6 +899,7 @@ class Reconciler:
         leading = self.state.leading = is_leader()
         self.metrics.leader.set(1 if leading else 0)
         if leading != was_leader:
+            self._anchored = self._anchored and leading  # read again when it leads again
             log.info("became leader" if leading else "standing by",
                      extra={"event": "leader" if leading else "standby"})
             was_leader = leading

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import tempfile
 from pathlib import Path
 
 from gitgate.cli import completers
@@ -148,17 +147,34 @@ def verify_flags(parser: argparse.ArgumentParser, what: str) -> None:
                              "--armor` writes them)")
 
 
-def trust_from(args: argparse.Namespace) -> Trust | None:
-    """The allowed signers of --verify-commits (their OpenPGP keys in a keyring of their own,
-    so that the machine's keys never count); None without the flag."""
+def gate_signer_flags(parser: argparse.ArgumentParser, what: str) -> None:
+    """--gate-signers and --gate-gpg-keys (`what` says what they do here)."""
+    parser.add_argument("--gate-signers", metavar="FILE",
+                        help="SSH keys (allowed-signers format) who may change a freeze: a "
+                             "change to a gate file, a PAUSE file or gitgate.yaml without one "
+                             "of their signatures " + what)
+    parser.add_argument("--gate-gpg-keys", metavar="FILE",
+                        help="OpenPGP public keys who may change a freeze (armored)")
+
+
+def trust_from(args: argparse.Namespace, home: Path) -> Trust | None:
+    """The allowed signers of --verify-commits (their OpenPGP keys in a keyring of their own
+    under `home`, so that the machine's keys never count); None without the flag."""
     if not args.verify_commits:
         if args.allowed_signers or args.allowed_gpg_keys:
             raise ConfigError("--allowed-signers and --allowed-gpg-keys take effect with "
                               "--verify-commits: add it")
         return None
-    home = Path(tempfile.mkdtemp(prefix="gitgate-signers-"))
     return Trust(Path(args.allowed_signers) if args.allowed_signers else None,
                  Path(args.allowed_gpg_keys) if args.allowed_gpg_keys else None, home)
+
+
+def gate_trust_from(args: argparse.Namespace, home: Path) -> Trust | None:
+    """The gate signers of --gate-signers / --gate-gpg-keys (None without them)."""
+    if not (args.gate_signers or args.gate_gpg_keys):
+        return None
+    return Trust(Path(args.gate_signers) if args.gate_signers else None,
+                 Path(args.gate_gpg_keys) if args.gate_gpg_keys else None, home)
 
 
 def ui_flags(parser: argparse.ArgumentParser) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import tempfile
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +15,8 @@ from gitgate.cli.flags import (
     at_flag,
     bundle_flag,
     completes,
+    gate_signer_flags,
+    gate_trust_from,
     kube_flags,
     output_flag,
     path_arg,
@@ -54,7 +54,7 @@ from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
 from gitgate.source.gateguard import review_checkout
-from gitgate.source.signatures import Trust, head_signature
+from gitgate.source.signatures import Trust, head_signature, keyring_folder
 from gitgate.timespec import parse_time
 
 
@@ -79,6 +79,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verify_flags(plan, "fail unless HEAD is signed by an allowed key, as a verifying loop "
                        "requires")
     since_flag(plan)
+    gate_signer_flags(plan, "since --since REV fails, as `run` with these flags judges it")
     bundle_flag(plan)
     at_flag(plan)
     cluster_flag(plan)
@@ -107,6 +108,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verify_flags(check, "one more case: HEAD must be signed by an allowed key, as a verifying "
                         "loop requires")
     since_flag(check)
+    gate_signer_flags(check, "since --since REV fails the commit case (`UntrustedGates`), as "
+                             "`run` with these flags judges it")
     tool_flags(check)
     check.set_defaults(func=cmd_check)
 
@@ -191,7 +194,12 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    trust = trust_from(args)
+    with keyring_folder("gitgate-review-") as keyrings:
+        return _plan(args, keyrings)
+
+
+def _plan(args: argparse.Namespace, keyrings: Path) -> int:
+    trust, gates = trusts_from(args, keyrings)
     cluster = cluster_from(args) if args.kubeconfig or args.context else None
     if cluster is None and os.environ.get("KUBECONFIG"):
         console.warn("plan reads the repo only: $KUBECONFIG is set but not read; pass "
@@ -230,7 +238,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             console.out("\n" + member_lines(view))
     failed = changes is not None and any(c.failed for c in changes)
     failed = failed or any(item.verdict.verdict is Verdict.FAILED for item in plan.bundles)
-    _head, failures, notes = provenance_review(args, trust)
+    _head, failures, notes = provenance_review(args, trust, gates, keyrings)
     for line in notes:
         console.warn(line)
     for failure in failures:
@@ -238,11 +246,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 1 if plan.problems or plan.invalid_gates or failed or failures else 0
 
 
-def provenance_review(args: argparse.Namespace,
-                      trust: Trust | None) -> tuple[str, list[Failure], list[str]]:
+def trusts_from(args: argparse.Namespace,
+                keyrings: Path) -> tuple[Trust | None, Trust | None]:
+    """The allowed signers and the gate signers the flags name, as `run` takes them."""
+    gates = gate_trust_from(args, keyrings / "gates")
+    if gates is not None and args.since is None:
+        raise ConfigError("--gate-signers judges the freeze-file changes since the revision a "
+                          "loop trusts: add --since REV (in CI: the branch this change merges "
+                          "into, e.g. origin/main)")
+    return trust_from(args, keyrings / "allowed"), gates
+
+
+def provenance_review(args: argparse.Namespace, trust: Trust | None, gate_trust: Trust | None,
+                      keyrings: Path) -> tuple[str, list[Failure], list[str]]:
     """The checkout's HEAD judged as a loop would judge it: by the --verify-commits flags,
-    and with --since REV by gitgate.yaml's `verify:` and `gates.signers` as REV has them (and
-    every freeze-file change after REV). Returns HEAD, the failures, and what passed."""
+    and with --since REV by gitgate.yaml's `verify:` and `gates.signers` as REV has them (or
+    the --gate-signers flags), and every freeze-file change after REV, by the loop's own rule.
+    Returns HEAD, the failures, and what passed."""
     if args.since is None:
         if trust is None:
             return "", [], []
@@ -250,11 +270,8 @@ def provenance_review(args: argparse.Namespace,
         return alone.commit, [] if alone.trusted else [Failure(
             Reason.UNVERIFIED, f"{alone.said()}: a `gitgate run --verify-commits` would not "
             "apply it")], [alone.said()] if alone.trusted else []
-    home = Path(tempfile.mkdtemp(prefix="gitgate-review-"))
-    try:
-        review = review_checkout(repo_folder(args), args.since, home, trust)
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    review = review_checkout(repo_folder(args), args.since, keyrings / "repo", trust,
+                             gate_trust)
     failures, notes = [], []
     signed, gates = review.signature, review.gates
     if signed is not None:
@@ -265,9 +282,10 @@ def provenance_review(args: argparse.Namespace,
                                     f"trusts {args.since} would not apply it"))
     if gates is not None:
         if gates.refused:
+            kept = (f"refuses {gates.head[:12]} and keeps {args.since} in force"
+                    if gates.head_refused else "keeps the freeze files as they were")
             failures.append(Failure(Reason.UNTRUSTED_GATES, f"{gates.said()}: a `gitgate run` "
-                                    f"that trusts {args.since} keeps the freeze files as "
-                                    "they were"))
+                                    f"that trusts {args.since} {kept}"))
         else:
             notes.append(f"{gates.said()}: every freeze-file change since {args.since} is "
                          "signed by a gate signer")
@@ -295,10 +313,15 @@ def cmd_gates(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    trust = trust_from(args)
+    with keyring_folder("gitgate-review-") as keyrings:
+        return _check(args, keyrings)
+
+
+def _check(args: argparse.Namespace, keyrings: Path) -> int:
+    trust, gates = trusts_from(args, keyrings)
     current = _checkout(args, args.now())
     report = check_report(current.rendered, current.plan)
-    head, failures, notes = provenance_review(args, trust)
+    head, failures, notes = provenance_review(args, trust, gates, keyrings)
     if head:  # one more case: the commit under test, signed and its freeze files trusted
         report = Report((Case("commit", head[:12], tuple(failures), note="; ".join(notes)),
                          *report.cases))

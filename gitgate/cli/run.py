@@ -9,7 +9,6 @@ import logging
 import posixpath
 import signal
 import socket
-import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -18,6 +17,8 @@ from gitgate import __version__
 from gitgate.apiserver.apierrors import display_url
 from gitgate.cli.flags import (
     HelpFormatter,
+    gate_signer_flags,
+    gate_trust_from,
     kube_flags,
     read_secret_file,
     replica_identity,
@@ -52,7 +53,7 @@ from gitgate.render.tools import find_tools
 from gitgate.source.gateguard import GateGuard
 from gitgate.source.git import GitAuth, GitSource
 from gitgate.source.provenance import RepoTrust
-from gitgate.source.signatures import Trust
+from gitgate.source.signatures import keyring_folder
 from gitgate.status.notify import Notifier, apprise_sender, read_urls
 from gitgate.timespec import duration_flag
 
@@ -113,12 +114,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--git-known-hosts", help="known_hosts file (required with an SSH key)")
     verify_flags(run, "apply only a branch head signed by an allowed key; otherwise the last "
                       "such commit stays in force")
-    run.add_argument("--gate-signers", metavar="FILE",
-                     help="SSH keys (allowed-signers format) who may change a freeze: a change "
-                          "to a gate file, a PAUSE file or gitgate.yaml without one of their "
-                          "signatures is put back as they left it")
-    run.add_argument("--gate-gpg-keys", metavar="FILE",
-                     help="OpenPGP public keys who may change a freeze (armored)")
+    gate_signer_flags(run, "is put back as they left it (a rewritten history with such a "
+                           "change is not taken at all)")
     run.add_argument("--notify-urls-file", metavar="FILE",
                      help="notification targets, one apprise URL per line (slack://, "
                           "msteams://, mailto://, json://host/path, ...; mount it from a "
@@ -173,13 +170,14 @@ COLLECTOR_THRESHOLDS = (20_000, 20, 10)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    # the keys of the signers gitgate.yaml names, removed when the loop ends (a process
-    # killed outright leaves the folder to the system's temporary files)
-    with tempfile.TemporaryDirectory(prefix="gitgate-repo-signers-") as signers:
-        return _run(args, Path(signers))
+    # the keyrings of the flags' signers and of those gitgate.yaml names: their gpg daemons
+    # stopped and the folder removed when the loop ends (a process killed outright leaves
+    # the folder to the system's temporary files)
+    with keyring_folder("gitgate-signers-") as keyrings:
+        return _run(args, keyrings)
 
 
-def _run(args: argparse.Namespace, signers: Path) -> int:
+def _run(args: argparse.Namespace, keyrings: Path) -> int:
     # one spelling of the folder for every consumer (`./sub`, `sub/` and `sub` are one
     # folder: the gate guard and the newer-head check compare Git's paths with it)
     args.path = posixpath.normpath(args.path.strip().strip("/") or ".")
@@ -201,9 +199,11 @@ def _run(args: argparse.Namespace, signers: Path) -> int:
     listen = parse_listen(args.listen)
     auth = GitAuth.from_settings(args.git_token_file, args.git_token_env, args.git_ssh_key,
                                  args.git_known_hosts, args.git_username)
-    trust = trust_from(args)
-    repo_trust = RepoTrust(signers, args.path)
-    guard = guard_from(args) or GateGuard(folder=args.path, repo_trust=repo_trust)
+    trust = trust_from(args, keyrings / "allowed")
+    repo_trust = RepoTrust(keyrings / "repo", args.path)
+    gate_trust = gate_trust_from(args, keyrings / "gates")
+    guard = (GateGuard(gate_trust, args.path) if gate_trust is not None
+             else GateGuard(folder=args.path, repo_trust=repo_trust))
     secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
               if args.webhook_secret_file else None)
     urls = read_urls(Path(args.notify_urls_file)) if args.notify_urls_file else []
@@ -288,13 +288,3 @@ def _run(args: argparse.Namespace, signers: Path) -> int:
             reconciler.notifier.drain(5)
             reconciler.notifier.close()
     return 0
-
-
-def guard_from(args: argparse.Namespace) -> GateGuard | None:
-    """The gate signers of --gate-signers / --gate-gpg-keys (None without them)."""
-    if not (args.gate_signers or args.gate_gpg_keys):
-        return None
-    home = Path(tempfile.mkdtemp(prefix="gitgate-gate-signers-"))
-    trust = Trust(Path(args.gate_signers) if args.gate_signers else None,
-                  Path(args.gate_gpg_keys) if args.gate_gpg_keys else None, home)
-    return GateGuard(trust, args.path)

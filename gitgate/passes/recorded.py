@@ -136,13 +136,17 @@ def delete_part(cluster: ClusterPort, instance: str, what: str, part: str) -> No
     cluster.delete("v1", "ConfigMap", NAMESPACE, _part_name(instance, what, part))
 
 
-def read_document(cluster: ClusterPort, instance: str, what: str) -> dict[str, Any] | None:
+def read_document(cluster: ClusterPort, instance: str, what: str, *,
+                  strict: bool = False) -> dict[str, Any] | None:
     """As `record_document` left it; None when none was written or it cannot be read (the
-    reader goes on without it)."""
+    reader goes on without it). `strict`: None only when none was written; KubeError or
+    ValueError when it cannot be read (the loop's trust anchors: never read as absent)."""
     try:
         found = cluster.get("v1", "ConfigMap", NAMESPACE, _record_name(instance, what))
         doc = json.loads(((found or {}).get("data") or {}).get(what) or "null")
     except (KubeError, ValueError):
+        if strict:
+            raise
         return None
     return doc if isinstance(doc, dict) and doc else None
 

@@ -2,19 +2,24 @@
 gitgate.yaml counts only when one of the gate signers signed it.
 
 The loop keeps the last revision whose freeze files were all changed by gate signers
-(`refs/gitgate/gates-trusted`). At each fetch, for every freeze file changed since then, the
-newest commit that touched it decides: signed by a gate signer, the file is taken as the head
-has it; otherwise it is put back as the newest gate signer's commit (or that revision) left it.
-So a forged removal or weakening leaves the freeze on. A file that did not exist there is kept
-as the head has it: a forged *added* gate holds more, which is safe. The checkout is changed
-on disk before any pass reads it, so every path that reads gates (the suspension written
-first, the plan) sees the same ones."""
+(`refs/gitgate/gates-trusted`, also recorded on the API server: see `source.anchors`). Each
+head is judged against it by one rule (`GateGuard.judge`, which `check --since` uses too): for
+every freeze file that differs between the two, the newest commit of the head's history that
+touched it (and that the trusted revision's history lacks) decides. Signed by a gate signer,
+the file is taken as the head has it; otherwise it is put back as the newest gate signer's
+commit (or the trusted revision) left it. So a forged removal or weakening leaves the freeze
+on. A file that did not exist there is kept as the head has it: a forged *added* gate holds
+more, which is safe. A head whose history does not contain the trusted revision (a rewritten
+history) is judged the same way, and when any of its freeze-file changes does not count, the
+head is refused whole: the trusted revision stays in force and stays the baseline. The
+checkout is changed on disk before any pass reads it, so every path that reads gates (the
+suspension written first, the plan) sees the same ones."""
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import git
@@ -46,17 +51,36 @@ class GateReport:
     trusted_from: str  # the last revision whose freeze files were all trusted
     refused: tuple[Refused, ...] = ()
     restored: tuple[str, ...] = field(default=())  # paths put back as a gate signer left them
+    rewritten: bool = False  # the head's history does not contain the trusted revision
+    # for each freeze file whose change does not count: the revision it is taken from
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def head_refused(self) -> bool:
+        """A rewritten history with a freeze-file change that does not count: the head is
+        not taken at all (the trusted revision stays in force)."""
+        return self.rewritten and bool(self.refused)
+
+    @property
+    def in_force(self) -> str:
+        return self.trusted_from if self.head_refused else self.head
 
     def said(self) -> str:
         if not self.refused:
             return f"gates from {self.head[:12]}"
+        why = f"{'; '.join(r.said() for r in self.refused)}, without a gate signer's signature"
+        if self.head_refused:
+            return (f"head {self.head[:12]} refused: its history does not contain the trusted "
+                    f"revision {self.trusted_from[:12]} and its freeze files differ from it "
+                    f"({why}); {self.trusted_from[:12]} stays in force")
         return (f"gates from {self.trusted_from[:12]} for {', '.join(self.restored) or 'none'} "
-                f"({'; '.join(r.said() for r in self.refused)}, without a gate signer's "
-                "signature)")
+                f"({why})")
 
     def as_dict(self) -> dict[str, object]:
         return {"head": self.head, "trustedFrom": self.trusted_from,
                 "restored": list(self.restored), "message": self.said(),
+                "rewritten": self.rewritten, "headRefused": self.head_refused,
+                "inForce": self.in_force,
                 "refused": [{"commit": r.commit, "paths": list(r.paths), "why": r.why}
                             for r in self.refused]}
 
@@ -107,43 +131,50 @@ class GateGuard:
 
     def enforce(self, repo: git.Repo, head: str,
                 deepen: Callable[[], None] | None = None) -> GateReport | None:
-        """Put the freeze files of the checkout (at `head`) back where a change lacks a gate
-        signer's signature; advance the trusted revision when none does. None when no gate
-        signers are named. `deepen` fetches the history in between (before it is walked: a
-        shallow clone would hide the trusted revision)."""
+        """Judge `head` (checked out) against the trusted revision (`judge`) and act on it:
+        put the freeze files whose change does not count back; refuse a rewritten head whose
+        changes do not all count (the trusted revision is checked out again: `in_force`);
+        advance the trusted revision when every change counts. The first head seen is the
+        starting point. None when no gate signers are named. `deepen` fetches the history in
+        between (before it is walked: a shallow clone would hide the trusted revision)."""
         try:
             base = str(repo.git.rev_parse("--verify", "--quiet", TRUSTED_REF)).strip()
         except git.GitCommandError:
             base = ""
-        signers = self.signers(repo, base or head)
-        if signers is None:
+        if self.signers(repo, base or head) is None:
             repo.git.update_ref(TRUSTED_REF, head)
             return None
-        trust, names = signers
         if deepen is not None:
             deepen()
-        if not base or not _is_ancestor(repo, base, head):
-            # the first head seen (or history rewritten past it) is the starting point
+        if not base:  # the first head this loop ever judged (none recorded either)
             repo.git.update_ref(TRUSTED_REF, head)
             return GateReport(head, head)
-        refused, put_back = self._review(repo, base, head, trust, names)
-        restored = tuple(sorted(path for revision, path in put_back
+        report = self.judge(repo, base, head)
+        assert report is not None  # the same signers as above
+        if report.head_refused:
+            repo.git.reset("--hard", base)
+            repo.git.clean("-ffdx")
+            return replace(report, restored=())
+        restored = tuple(sorted(path for revision, path in report.sources
                                 if self._put_back(repo, revision, path)))
-        if not refused:
+        if not report.refused:
             repo.git.update_ref(TRUSTED_REF, head)
-            return GateReport(head, head)
-        return GateReport(head, base, refused, restored)
+        return replace(report, restored=restored)
 
     def judge(self, repo: git.Repo, base: str, head: str) -> GateReport | None:
-        """What the loop would make of the freeze-file changes between `base` (the revision it
-        trusts: in CI, the branch a change merges into) and `head`, writing nothing; `restored`
-        lists what it would put back. None when `base` names no gate signers."""
+        """The one rule, for the loop (`enforce`) and for `check --since` in CI: what a loop
+        whose trusted revision is `base` makes of the freeze-file changes up to `head`,
+        writing nothing; `restored` lists what it would put back (none when it refuses the
+        head). None when `base` names no gate signers."""
         signers = self.signers(repo, base)
         if signers is None:
             return None
         refused, put_back = self._review(repo, base, head, *signers)
-        return GateReport(head, base if refused else head, refused,
-                          tuple(sorted(p for r, p in put_back if _has(repo, r, p))))
+        rewritten = not _is_ancestor(repo, base, head)
+        restored = () if rewritten and refused else tuple(
+            sorted(p for r, p in put_back if _has(repo, r, p)))
+        return GateReport(head, base if refused else head, refused, restored, rewritten,
+                          tuple(put_back))
 
     def _review(self, repo: git.Repo, base: str, head: str, trust: Trust,
                 names: tuple[str, ...]) -> tuple[tuple[Refused, ...], list[tuple[str, str]]]:
@@ -230,11 +261,14 @@ class Review:
     gates: GateReport | None
 
 
-def review_checkout(root: Path, since: str, home: Path, trust: Trust | None = None) -> Review:
+def review_checkout(root: Path, since: str, home: Path, trust: Trust | None = None,
+                    gates: Trust | None = None) -> Review:
     """Judge the checkout holding `root` as a loop whose last verified and trusted revision is
-    `since` would: gitgate.yaml's `verify:` and `gates.signers` (and the key files) read from
-    `since`, never from the change under review. `trust` (the --verify-commits flags) takes
-    precedence over `verify:`. Raises SourceError when `since` is unknown."""
+    `since` would (the loop's own rule: `GateGuard.judge`): gitgate.yaml's `verify:` and
+    `gates.signers` (and the key files) read from `since`, never from the change under
+    review. `trust` (the --verify-commits flags) takes precedence over `verify:`, and `gates`
+    (the --gate-signers flags) over `gates.signers`, as in `run`. Raises SourceError when
+    `since` is unknown."""
     try:
         repo = git.Repo(root, search_parent_directories=True)
         head = repo.head.commit.hexsha
@@ -252,5 +286,6 @@ def review_checkout(root: Path, since: str, home: Path, trust: Trust | None = No
     repo_trust = RepoTrust(home, folder)
     commits = trust or repo_trust.for_commits(repo, head, base)
     signature = commits.check(repo, head) if commits is not None else None
-    return Review(base, signature, GateGuard(folder=folder, repo_trust=repo_trust).judge(
-        repo, base, head))
+    guard = (GateGuard(gates, folder) if gates is not None
+             else GateGuard(folder=folder, repo_trust=repo_trust))
+    return Review(base, signature, guard.judge(repo, base, head))

@@ -5,6 +5,7 @@ environment and never appear in logs, errors or status."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import posixpath
 import re
@@ -15,7 +16,8 @@ from pathlib import Path
 import git
 
 from gitgate.errors import SourceError
-from gitgate.source.gateguard import GateGuard, GateReport
+from gitgate.source.anchors import TrustAnchors
+from gitgate.source.gateguard import TRUSTED_REF, GateGuard, GateReport
 from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Signature, Trust
 from gitgate.source.tree import RepoTree
@@ -120,6 +122,24 @@ class GitSource:
         self._deep = False  # the history was fetched whole once (gate signers need it)
         self.gate_report: GateReport | None = None
         self._repo: git.Repo | None = None
+        # the anchors the loop recorded, to be set before the next judgement (`restore`)
+        self._restoring: TrustAnchors | None = None
+        self.anchors = TrustAnchors(self.anchor_source)  # as the last sync left them
+
+    @property
+    def judges(self) -> bool:
+        """Whether heads are judged (signatures or freeze files): there are anchors."""
+        return self.trust is not None or self.guard is not None or self.repo_trust is not None
+
+    @property
+    def anchor_source(self) -> str:
+        return f"{self.display_url}#{self.branch}"
+
+    def restore(self, anchors: TrustAnchors | None) -> None:
+        """The trust anchors recorded by an earlier run (None: none recorded; the checkout's
+        own, if any, stay): set before the next head is judged, from the remote if the
+        checkout lacks them. A sync fails, and keeps trying, while one cannot be found."""
+        self._restoring = anchors
 
     @property
     def display_url(self) -> str:
@@ -142,6 +162,9 @@ class GitSource:
             repo.git.reset("--hard", f"origin/{self.branch}", env=env)
             repo.git.clean("-ffdx", env=env)
             head = repo.head.commit.hexsha
+            if self._restoring is not None:
+                self._anchor(repo, env, self._restoring)
+            self._restoring = None
             trust = self.trust
             if trust is None and self.repo_trust is not None:
                 trust = self.repo_trust.for_commits(repo, head, self._verified_ref(repo, env))
@@ -151,9 +174,39 @@ class GitSource:
             if self.guard is not None:
                 self.gate_report = self.guard.enforce(
                     repo, revision, deepen=lambda: self._deepen(repo, env))
+                if self.gate_report is not None:
+                    revision = self.gate_report.in_force  # a refused head: the trusted one
+            self.anchors = self._anchors_of(repo)
             return revision
         except (git.GitCommandError, git.InvalidGitRepositoryError, ValueError) as exc:
             raise self._fail("fetching", exc) from None
+
+    def _anchor(self, repo: git.Repo, env: dict[str, str], anchors: TrustAnchors) -> None:
+        """Point the checkout's anchor refs at the recorded revisions, fetching them when the
+        checkout lacks them (a new cache, or a history rewritten since). Raises SourceError
+        when the remote no longer has one: nothing is judged against anything else."""
+        for ref, sha, what in ((VERIFIED_REF, anchors.verified, "last verified"),
+                               (TRUSTED_REF, anchors.gates, "last trusted")):
+            if not sha:
+                continue
+            if not _has_commit(repo, sha):
+                self._deepen(repo, env)
+                with contextlib.suppress(git.GitCommandError):  # not there: said below
+                    repo.git.fetch("origin", sha, env=env)
+            if not _has_commit(repo, sha):
+                raise SourceError(
+                    f"the {what} revision {sha[:12]} (recorded on the API server in "
+                    f"gitgate.provenance) is not in {self.display_url} any more: nothing is "
+                    "judged against anything else, so nothing new is applied (delete that "
+                    "record to start over from the branch's head)")
+            repo.git.update_ref(ref, sha, env=env)
+
+    def _anchors_of(self, repo: git.Repo) -> TrustAnchors:
+        listed = str(repo.git.for_each_ref("--format=%(refname) %(objectname)",
+                                           "refs/gitgate/"))
+        refs = dict(line.split(" ", 1) for line in listed.splitlines() if " " in line)
+        return TrustAnchors(self.anchor_source, refs.get(VERIFIED_REF, ""),
+                            refs.get(TRUSTED_REF, ""))
 
     @staticmethod
     def _unshallow(repo: git.Repo) -> list[str]:
@@ -247,6 +300,14 @@ class GitSource:
                 raise self._fail("cloning", exc) from None
         self._repo = repo
         return repo
+
+
+def _has_commit(repo: git.Repo, sha: str) -> bool:
+    try:
+        repo.git.cat_file("-e", f"{sha}^{{commit}}")
+    except git.GitCommandError:
+        return False
+    return True
 
 
 def _tree_at(repo: git.Repo, commit: str, path: str) -> RepoTree:

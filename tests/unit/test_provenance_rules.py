@@ -7,12 +7,19 @@ import pytest
 
 from gitgate.errors import ConfigError
 from gitgate.source.config import Provenance, parse_repo_config
-from gitgate.source.signatures import Signature
+from gitgate.source.signatures import Signature, uid_address
 
-SSH = Signature("c" * 40, "G", "SHA256:abcdef", "alice@example.com", trusted=True)
+SSH = Signature("c" * 40, "G", "SHA256:abcdef", "alice@example.com", trusted=True,
+                principals=("alice@example.com",))
 PGP = Signature("c" * 40, "G", "1234567890ABCDEF", "Bob <bob@example.com>", trusted=True,
                 fingerprints=("0011223344556677889900AA1234567890ABCDEF",
-                              "FFEEDDCCBBAA99887766554433221100FFEEDDCC"))
+                              "FFEEDDCCBBAA99887766554433221100FFEEDDCC"),
+                emails=("bob@example.com",))
+# a user id's text names alice, but its one address is mallory's (as gpg shows it: %GS)
+MALLORY = Signature("c" * 40, "G", "AAAABBBBCCCCDDDD",
+                    "Mallory (<alice@example.com>) <mallory@example.com>", trusted=True,
+                    fingerprints=("A" * 24 + "AAAABBBBCCCCDDDD",),
+                    emails=("mallory@example.com",))
 
 
 @pytest.mark.parametrize(("signature", "names", "counts"), [
@@ -21,7 +28,12 @@ PGP = Signature("c" * 40, "G", "1234567890ABCDEF", "Bob <bob@example.com>", trus
     (SSH, ("bob@example.com",), False),
     (SSH, ("alice",), False),  # a principal is matched whole
     (PGP, ("bob@example.com",), True),
-    (PGP, ("Bob <bob@example.com>",), True),
+    (PGP, ("bob@EXAMPLE.com",), True),  # a domain in any case
+    (PGP, ("Bob@example.com",), False),  # a local part exactly
+    (PGP, ("Bob <bob@example.com>",), False),  # a user id's text is never matched
+    (MALLORY, ("alice@example.com",), False),
+    (MALLORY, ("mallory@example.com",), True),
+    (SSH, ("alice@example.com ",), True),
     (PGP, ("0x1234567890abcdef",), True),  # the key id, any case, 0x allowed
     (PGP, ("FFEEDDCCBBAA99887766554433221100FFEEDDCC",), True),  # the primary key's
     (PGP, ("90ABCDEF",), False),  # a short id is too easy to forge
@@ -31,6 +43,20 @@ PGP = Signature("c" * 40, "G", "1234567890ABCDEF", "Bob <bob@example.com>", trus
 ])
 def test_a_gate_signer_is_named_by_principal_email_or_long_key_id(signature, names, counts):
     assert signature.by_one_of(names) is counts
+
+
+@pytest.mark.parametrize(("uid", "address"), [
+    ("Bob <bob@example.com>", "bob@example.com"),
+    ("bob@example.com", "bob@example.com"),
+    ("Mallory (<alice@example.com>) <mallory@example.com>", "mallory@example.com"),
+    ('Mallory "<alice@example.com>" <mallory@example.com>', "mallory@example.com"),
+    ("Eve <eve@example.com>, alice@example.com", None),  # two addresses: none
+    ("<alice@example.com> Mallory <mallory@example.com>", None),  # not an address: none
+    ("Mallory <alice@example.com", None),
+    ("Just A Name", None),
+])
+def test_a_user_ids_address_is_parsed_not_searched(uid, address):
+    assert uid_address(uid) == address
 
 
 def test_verify_and_gates_parse_to_one_provenance():
