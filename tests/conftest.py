@@ -65,6 +65,21 @@ def records_read_afresh(monkeypatch):
     monkeypatch.setattr(ledger, "_PARSED", ledger._Parsed())
 
 
+@pytest.fixture(autouse=True)
+def no_gpg_daemon_left(monkeypatch):
+    """No test leaves a gpg-agent (or keyboxd, dirmngr) running: gitgate stops the daemons of
+    every keyring it makes, and so do the tests' own keys."""
+    import uuid
+
+    from tests.support.daemons import MARK, gpg_daemons_left
+
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv(MARK, mark)
+    yield
+    left = gpg_daemons_left(mark)
+    assert not left, f"gpg daemons left running: {left}"
+
+
 @pytest.fixture(scope="session")
 def tools() -> Tools:
     venv_bin = str(Path(os.sys.executable).parent)

@@ -34,6 +34,8 @@ from gitgate.errors import ConfigError
 _SAID = {"N": "is not signed", "B": "has a bad signature (the commit was changed after "
          "signing)", "R": "is signed by a revoked key", "X": "has an expired signature",
          "Y": "is signed by an expired key"}
+_NOT_NOW = ("is signed by a key whose allowed-signers entry is not valid now (valid-before, "
+            "valid-after)")
 _SSH_ARMOR = "-----BEGIN SSH SIGNATURE-----"
 _TIMEOUT = 60
 
@@ -48,6 +50,7 @@ class Signature:
     fingerprints: tuple[str, ...] = ()  # OpenPGP: the signing key's and its primary key's
     principals: tuple[str, ...] = ()  # SSH: the allowed-signers principals of the key
     emails: tuple[str, ...] = ()  # OpenPGP: the addresses of the key's valid user ids
+    note: str = ""  # why it is not trusted, when git's status does not say it
 
     def by_one_of(self, names: tuple[str, ...]) -> bool:
         """Trusted, and signed by one of `names`: an SSH principal, an OpenPGP user id's
@@ -74,7 +77,7 @@ class Signature:
         if self.status in ("U", "E", "G"):  # a good signature git would not accept from us
             return f"{head} is signed by key {self.key or 'unknown'}, which is not an allowed " \
                 "signer"
-        return f"{head} {_SAID.get(self.status, 'cannot be verified')}" + (
+        return f"{head} {self.note or _SAID.get(self.status, 'cannot be verified')}" + (
             f" (key {self.key})" if self.key else "")
 
     def as_dict(self) -> dict[str, object]:
@@ -195,7 +198,7 @@ class Trust:
             now = self._principals(signature, self.clock())
         principals = tuple(p for p in at_commit if p in now)
         if not principals:
-            return Signature(commit, "Y", key, signer)
+            return Signature(commit, "Y", key, signer, note=_NOT_NOW)
         return Signature(commit, "G", key, signer, trusted=True, principals=principals)
 
     def _principals(self, signature: Path, at: datetime) -> tuple[str, ...]:

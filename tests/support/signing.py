@@ -34,6 +34,20 @@ class Keys:
                         if line.startswith("fpr"))
         self.allowed_gpg = folder / "bob.asc"
         self.allowed_gpg.write_text(self.gpg("--armor", "--export", self.bob).stdout)
+        self.openpgp = {"bob": self.bob}  # name: fingerprint, of the keys that sign as name
+
+    def gpg_key(self, name: str, uid: str) -> str:
+        """One more OpenPGP key, signing as `name`, whose one user id is `uid`; its
+        fingerprint (`export` gives its public key)."""
+        self.gpg("--quick-gen-key", uid, "ed25519", "sign", "never")
+        listed = self.gpg("--list-keys", "--with-colons", f"={uid}").stdout
+        self.openpgp[name] = [line.split(":")[9] for line in listed.splitlines()
+                              if line.startswith("fpr")][-1]
+        return self.openpgp[name]
+
+    def export(self, *names: str) -> str:
+        """The armored public keys of the OpenPGP keys `names`."""
+        return self.gpg("--armor", "--export", *(self.openpgp[n] for n in names)).stdout
 
     def gpg(self, *argv: str) -> subprocess.CompletedProcess:
         return subprocess.run(["gpg", "--batch", "--passphrase", "", *argv], check=True,
@@ -44,8 +58,8 @@ class Keys:
         """git's options to sign a commit as `who` (None: unsigned)."""
         if who is None:
             return []
-        if who == "bob":
-            return ["-c", f"user.signingkey={self.bob}", "-c", "gpg.format=openpgp"]
+        if who in self.openpgp:
+            return ["-c", f"user.signingkey={self.openpgp[who]}", "-c", "gpg.format=openpgp"]
         return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={self.folder / who}"]
 
     def close(self) -> None:
@@ -53,12 +67,14 @@ class Keys:
                                                          "GNUPGHOME": str(self.gnupg)})
         shutil.rmtree(self.gnupg, ignore_errors=True)
 
-    def commit(self, cwd: Path, who: str | None, message: str) -> None:
-        """`git commit` of what is staged, signed as `who` (None: unsigned)."""
+    def commit(self, cwd: Path, who: str | None, message: str, date: str | None = None) -> None:
+        """`git commit` of what is staged, signed as `who` (None: unsigned), dated `date`
+        (an ISO 8601 time; None: now)."""
         signed = ["-S"] if who else []
+        dated = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}
         subprocess.run(["git", *self.signing(who), "commit", "-q", "--allow-empty", *signed,
                         "-m", message], cwd=cwd, check=True,
-                       env={**os.environ, "GNUPGHOME": str(self.gnupg)})
+                       env={**os.environ, "GNUPGHOME": str(self.gnupg), **dated})
 
 
 def allowed_signers(path: Path, folder: Path, *names: str) -> Path:
