@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,23 +18,42 @@ from gitgate.errors import GitgateError
 
 class _StoppableLeaseLock(LeaseLock):
     """The client's LeaseLock bound to our ApiClient; once stopped it neither reads nor renews,
-    so the lease runs out and a standby takes over."""
+    so the lease runs out and a standby takes over.
+
+    A Lease deleted under a live holder is not free: the holder may be writing. A standby that
+    saw another holder's record change less than one lease duration ago (on its own monotonic
+    clock) reads a vanished Lease as that last record, so the election waits it out as it
+    would a holder that stopped renewing; the holder's own renewal makes the Lease anew."""
 
     def __init__(self, name: str, namespace: str, identity: str, api: k8s.ApiClient,
-                 stopped: threading.Event, said: Callable[[str | None], None]):
+                 stopped: threading.Event, said: Callable[[str | None], None],
+                 lease_duration: float, monotonic: Callable[[], float] = time.monotonic):
         super().__init__(name, namespace, identity)
         self.api_instance = k8s.CoordinationV1Api(api)
         self.stopped = stopped
         self.said = said  # why the Lease cannot be used (None: it can)
+        self.lease_duration, self.monotonic = lease_duration, monotonic
+        self._seen: tuple[Any, tuple[Any, Any], float] | None = None  # record, key, since
 
     def get(self, name: str, namespace: str) -> Any:
         if self.stopped.is_set():
             return False, ApiException(status=503, reason="stopping")
         found, record = super().get(name, namespace)
-        if found or getattr(record, "status", None) == 404:
-            self.said(None)  # read, or not there yet (created next)
-        else:
+        if found:
+            self.said(None)
+            key = (record.holder_identity, record.renew_time)
+            if self._seen is None or self._seen[1] != key:
+                self._seen = (record, key, self.monotonic())
+            return found, record
+        if getattr(record, "status", None) != 404:
             self.said(lease_problem("read", namespace, name, record))
+            return found, record
+        self.said(None)  # not there: created next, unless a live holder's Lease vanished
+        self.lease_reference = None
+        seen = self._seen
+        if (seen is not None and seen[0].holder_identity not in (None, self.identity)
+                and self.monotonic() - seen[2] < self.lease_duration):
+            return True, seen[0]
         return found, record
 
     def create(self, name: str, namespace: str, election_record: Any) -> Any:
@@ -43,8 +63,10 @@ class _StoppableLeaseLock(LeaseLock):
                                        spec=self.get_lease_spec(election_record))))
 
     def update(self, name: str, namespace: str, updated_record: Any) -> Any:
-        if self.stopped.is_set() or self.lease_reference is None:
+        if self.stopped.is_set():
             return False
+        if self.lease_reference is None:  # it vanished (and was waited out): made anew
+            return self.create(name, namespace, updated_record)
         reference = self.lease_reference
         reference.spec = self.get_lease_spec(updated_record, reference.spec)
         return self._written("update", namespace, name,
@@ -57,7 +79,10 @@ class _StoppableLeaseLock(LeaseLock):
         try:
             self.lease_reference = write()
         except ApiException as exc:
-            self.said(None if exc.status == 409 else lease_problem(verb, namespace, name, exc))
+            if exc.status == 404:  # deleted under its holder: made anew at the next renewal
+                self.lease_reference = None
+            self.said(None if exc.status in (404, 409)
+                      else lease_problem(verb, namespace, name, exc))
             return False
         self.said(None)
         return True
@@ -136,9 +161,9 @@ class LeaseElector:
 
     def _run(self) -> None:
         while not self.stopped.is_set():
-            lock = _StoppableLeaseLock(self.name, self.namespace, self.identity, self.api,
-                                       self.stopped, self._said)
             lease_duration, renew_deadline, retry_period = self.timings
+            lock = _StoppableLeaseLock(self.name, self.namespace, self.identity, self.api,
+                                       self.stopped, self._said, lease_duration)
             config = electionconfig.Config(lock, lease_duration, renew_deadline, retry_period,
                                            self._started, self.leading.clear)
             try:

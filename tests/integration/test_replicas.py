@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -68,3 +69,49 @@ def test_both_replicas_ready_and_sigterm_hands_over_the_lease(kube, tmp_path):
             if process.poll() is None:
                 process.terminate()
                 process.wait(10)
+
+
+
+def test_a_deleted_leader_lease_makes_no_second_leader(kube):
+    """Someone deletes the leader's Lease. The standby does not take it at once (the holder
+    may be writing): it waits out one lease duration from the holder's last renewal it saw,
+    while the holder's next renewal makes the Lease anew. Each replica's election step is run
+    by hand, with the standby's clock injected."""
+    from kubernetes.leaderelection import electionconfig, leaderelection
+
+    from gitgate.apiserver.lease import _StoppableLeaseLock
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apply.inventory import NAMESPACE, system_namespace
+    from tests.support.kubetarget import RecordingKube
+
+    api = load_client(kube.kubeconfig)
+    cluster = RecordingKube(api)
+    if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
+        cluster.apply(system_namespace())
+    name = f"gitgate-deleted-{kube.run_id}"
+    clock = [1000.0]
+    stopped = threading.Event()
+
+    def election(identity: str) -> leaderelection.LeaderElection:
+        lock = _StoppableLeaseLock(name, NAMESPACE, identity, load_client(kube.kubeconfig),
+                                   stopped, lambda _: None, 6, lambda: clock[0])
+        return leaderelection.LeaderElection(electionconfig.Config(
+            lock, 6, 4, 1, lambda: None, lambda: None))
+
+    a, b = election("replica-a"), election("replica-b")
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()  # held by a
+
+    cluster.delete("coordination.k8s.io/v1", "Lease", NAMESPACE, name)
+    assert not b.try_acquire_or_renew()  # vanished under a live holder: not taken
+    assert cluster.get("coordination.k8s.io/v1", "Lease", NAMESPACE, name) is None
+    assert a.try_acquire_or_renew()  # the holder's renewal makes it anew
+    lease = cluster.get("coordination.k8s.io/v1", "Lease", NAMESPACE, name)
+    assert lease["spec"]["holderIdentity"] == "replica-a"
+
+    assert not b.try_acquire_or_renew()  # b sees a's new Lease
+    cluster.delete("coordination.k8s.io/v1", "Lease", NAMESPACE, name)
+    clock[0] += 7  # a renews no more (it died): after a lease duration b may take it
+    assert b.try_acquire_or_renew()
+    lease = cluster.get("coordination.k8s.io/v1", "Lease", NAMESPACE, name)
+    assert lease["spec"]["holderIdentity"] == "replica-b"
