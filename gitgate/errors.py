@@ -38,6 +38,9 @@ class Reason(StrEnum):
     DELETE_FAILED = "DeleteFailed"
     API_UNREACHABLE = "ApiUnreachable"
     API_TIMEOUT = "ApiTimeout"
+    API_REDIRECT = "ApiRedirect"  # the API server answered a redirect, which gitgate never follows
+    API_ANSWER_TOO_LARGE = "ApiAnswerTooLarge"  # an answer, watch event or header past its cap
+    API_ANSWER_REFUSED = "ApiAnswerRefused"  # an answer in an encoding gitgate did not ask for
     API_UNAUTHORIZED = "Unauthorized"
     API_FORBIDDEN = "Forbidden"
     DEPENDENCY_NOT_READY = "DependencyNotReady"

@@ -19,14 +19,80 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from gitgate.errors import KubeError, Reason
 from gitgate.model import ObjectRef
 
+MAX_ANSWER = 64 * 1024 * 1024  # bytes: a page of 500 large objects fits many times over
+
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Seconds to wait for a connection and for an answer (`--connect-timeout`,
-    `--request-timeout`)."""
+    """What one request to the API server may take: seconds to connect (`--connect-timeout`),
+    seconds for the whole request, from connecting to the answer's last byte
+    (`--request-timeout`; a watch: its own length plus that), and the bytes of one answer or
+    of one watch event (`--max-answer-size`)."""
 
     connect: float = 5.0
     read: float = 30.0
+    max_answer: int = MAX_ANSWER
+
+
+class RedirectRefused(KubeError):
+    """The API server answered a redirect: gitgate follows none (a redirect could send its
+    token, or its writes, to another server)."""
+
+    def __init__(self, what: str, server: str, status: int, location: str) -> None:
+        target = display_url(location) if location else "no Location"
+        super().__init__(f"{what}: {server} answered {status}, a redirect to {target}; "
+                         "gitgate follows no redirects: point the kubeconfig at the API "
+                         "server itself", status=status, reason=Reason.API_REDIRECT)
+        self.location = location
+
+
+class AnswerTooLarge(KubeError):
+    """An answer (or one watch event, or its headers) past what gitgate reads of one."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, reason=Reason.API_ANSWER_TOO_LARGE)
+
+
+class AnswerRefused(KubeError):
+    """An answer gitgate did not ask for: content encoded (gzip, ...) when it asked for
+    `identity` (refused, never decoded: a small gzip body can decode to gigabytes), a switch
+    of protocol, a length that is no length."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, reason=Reason.API_ANSWER_REFUSED)
+
+
+def encoding_refused(what: str, server: str, encoding: str) -> AnswerRefused:
+    return AnswerRefused(f"{what}: {server} answered in Content-Encoding {encoding!r}, which "
+                         "gitgate did not ask for (it asks for identity): refused, not decoded")
+
+
+def malformed_answer(what: str, server: str, detail: str) -> AnswerRefused:
+    return AnswerRefused(f"{what}: {server} answered what is no HTTP/1.1 answer to it "
+                         f"({detail})")
+
+
+def size_text(size: int) -> str:
+    """`67108864` -> '64 MiB'; what `--max-answer-size` was given, in its own words."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} bytes"
+
+
+def answer_too_large(what: str, server: str, limit: int) -> AnswerTooLarge:
+    return AnswerTooLarge(f"{what}: the answer from {server} is larger than "
+                          f"{size_text(limit)} (--max-answer-size); gitgate stopped reading it")
+
+
+def event_too_large(what: str, server: str, limit: int) -> AnswerTooLarge:
+    return AnswerTooLarge(f"{what}: one event from {server} is larger than {size_text(limit)} "
+                          "(--max-answer-size); gitgate stopped reading the watch")
+
+
+def deadline_passed(what: str, server: str, seconds: float) -> KubeError:
+    return KubeError(f"timed out after {seconds:g}s waiting for the whole answer to {what} "
+                     f"from {server} (--request-timeout)", reason=Reason.API_TIMEOUT)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """Leader election on a coordination.k8s.io/v1 Lease, with the official client's
-`kubernetes.leaderelection`."""
+`kubernetes.leaderelection`; its requests go through the bounded pool of the client it is
+given (`exchange`), so a refusal there (a redirect, a deadline, an answer too large or
+encoded) is a Lease that cannot be used, with that error's words."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
-from gitgate.errors import GitgateError
+from gitgate.errors import GitgateError, KubeError
 
 
 class _StoppableLeaseLock(LeaseLock):
@@ -38,7 +40,10 @@ class _StoppableLeaseLock(LeaseLock):
     def get(self, name: str, namespace: str) -> Any:
         if self.stopped.is_set():
             return False, ApiException(status=503, reason="stopping")
-        found, record = super().get(name, namespace)
+        try:
+            found, record = super().get(name, namespace)
+        except KubeError as exc:  # the bounded pool's refusal
+            found, record = False, exc
         if found:
             self.said(None)
             key = (record.holder_identity, record.renew_time)
@@ -78,7 +83,7 @@ class _StoppableLeaseLock(LeaseLock):
         election working, any other refusal is a Lease that cannot be written."""
         try:
             self.lease_reference = write()
-        except ApiException as exc:
+        except (ApiException, KubeError) as exc:
             if exc.status == 404:  # deleted under its holder: made anew at the next renewal
                 self.lease_reference = None
             self.said(None if exc.status in (404, 409)
@@ -90,6 +95,8 @@ class _StoppableLeaseLock(LeaseLock):
 
 def lease_problem(verb: str, namespace: str, name: str, error: Any) -> str:
     """Why the Lease cannot be used, for the log, /status and /readyz."""
+    if isinstance(error, KubeError):
+        return f"cannot {verb} Lease {namespace}/{name}: {error.message}"
     status = getattr(error, "status", None)
     reason = getattr(error, "reason", None) or type(error).__name__
     return (f"cannot {verb} Lease {namespace}/{name}: {status or ''} {reason}".rstrip()

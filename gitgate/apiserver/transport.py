@@ -1,8 +1,8 @@
 """The transport to the API server: the official client's ApiClient loads the kubeconfig
-(auth, TLS) and supplies the headers; requests go over `connections` (kept-alive
-`http.client` connections), or the client's own path where only it connects as the
-kubeconfig asks; bounded by timeouts, with the adapter's one retry policy; answers come back
-as (status, parsed body), credential refusals as KubeError."""
+(auth, TLS, proxies) and supplies the headers; every request goes through its pool manager,
+bounded (`exchange`: a deadline, a cap on the answer, no redirect, no encoding); with the
+adapter's one retry policy; answers come back as (status, parsed body), credential refusals
+as KubeError."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import os
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -20,9 +19,7 @@ import orjson
 import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
-from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
-from kubernetes.watch.watch import iter_resp_lines
 
 from gitgate.apiserver.apierrors import (
     RetryPolicy,
@@ -31,9 +28,9 @@ from gitgate.apiserver.apierrors import (
     display_url,
     transport_error,
 )
-from gitgate.apiserver.connections import Connections
+from gitgate.apiserver.exchange import BoundedPool, bounded_pool
 from gitgate.apply.fanout import MAX_CONCURRENCY
-from gitgate.errors import GitgateError, KubeError, Reason
+from gitgate.errors import GitgateError, KubeError
 
 
 def load_client(kubeconfig: str | None = None, context: str | None = None, *,
@@ -41,7 +38,8 @@ def load_client(kubeconfig: str | None = None, context: str | None = None, *,
     """A client from --kubeconfig/--context, $KUBECONFIG, ~/.kube/config, or in-cluster.
 
     urllib3 never retries on its own (the adapter's RetryPolicy is the only one) and never
-    warns per request; every request, the Lease's too, is bounded by `timeouts`."""
+    warns per request; every request, the Lease's too, is bounded by `timeouts` (its pool
+    manager is a `BoundedPool`)."""
     configuration = k8s.Configuration()
     try:
         if kubeconfig or context:
@@ -69,6 +67,7 @@ def load_client(kubeconfig: str | None = None, context: str | None = None, *,
     bounds = timeouts or Timeouts()
     api.rest_client.pool_manager.connection_pool_kw["timeout"] = urllib3.Timeout(
         connect=bounds.connect, read=bounds.read)
+    bounded_pool(api, bounds)
     if not configuration.verify_ssl:
         warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
     return api
@@ -128,20 +127,6 @@ def _json(api: k8s.ApiClient, body: Any) -> bytes:
         return json.dumps(api.sanitize_for_serialization(body)).encode()
 
 
-_KEPT: weakref.WeakKeyDictionary[Any, Connections | None] = weakref.WeakKeyDictionary()
-_KEPT_LOCK = threading.Lock()
-
-
-def kept_connections(api: k8s.ApiClient) -> Connections | None:
-    """The kept-alive connections of `api`'s connection settings, shared by every client
-    made from it (`impersonating` shares its rest client); None where only the official
-    client's path connects as the kubeconfig asks."""
-    with _KEPT_LOCK:
-        if api.rest_client not in _KEPT:
-            _KEPT[api.rest_client] = Connections.for_configuration(api.configuration)
-        return _KEPT[api.rest_client]
-
-
 def _encoded(body: dict[str, Any]) -> bytes | dict[str, Any]:
     """A JSON body (a create, a delete's options) or a server-side apply body (JSON is YAML)
     as JSON bytes, encoded by orjson: the client would walk the whole object to sanitize it,
@@ -185,33 +170,24 @@ class Transport:
         self.retry = retry or RetryPolicy()
         self.server = display_url(api.configuration.host)  # never its user:password
         self.observer = observer
-        self.connections = kept_connections(api)
+        self.pool: BoundedPool = bounded_pool(api, self.timeouts)
+        self.base = str(api.configuration.host).rstrip("/")  # a server behind a path too
 
-    def stream_lines(self, path: str, query: dict[str, str], seconds: float) -> Iterator[str]:
+    def stream_lines(self, path: str, query: dict[str, str], seconds: float) -> Iterator[bytes]:
         """The lines of a streamed GET (a watch), as they come, for at most `seconds` (plus
-        the read timeout). Raises KubeError when it cannot be opened or is refused."""
-        params = self.api.param_serialize(
-            method="GET", resource_path=path, query_params=list(query.items()),
-            header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+        the request timeout), none longer than the answer cap. Raises KubeError when it
+        cannot be opened, is refused, or breaks (the caller watches again)."""
+        headers = self._headers({"Accept": "application/json"})
+        lines = self.pool.stream_lines(f"{self.base}{path}?{urlencode(list(query.items()))}",
+                                       headers, seconds, self.timeouts)
         try:
-            response = self.api.call_api(*params, _request_timeout=(
-                self.timeouts.connect, seconds + self.timeouts.read))  # not read yet
-        except ApiException as exc:
-            raise KubeError(f"watch {path} refused ({exc.status}): {exc.reason}",
-                            status=exc.status or 0) from None
-        except Exception as exc:
-            raise transport_error(exc, self.server, self.timeouts)[0] from None
-        raw: Any = response.response  # the urllib3 response, streamed
-        if raw.status >= 300:
-            text = raw.read().decode("utf-8", "replace")
-            raise KubeError(f"watch {path} refused ({raw.status}): {text[:200]}",
-                            status=raw.status)
-        try:
-            yield from iter_resp_lines(raw)
-        except Exception as exc:  # the stream broke: the caller watches again
+            yield from lines
+        except KubeError:
+            raise
+        except Exception as exc:  # no answer, or the stream broke
             raise transport_error(exc, self.server, self.timeouts)[0] from None
         finally:
-            raw.release_conn()
+            lines.close()
 
     def request(self, method: str, path: str, *, query: dict[str, str] | None = None,
                 body: Any = None, content_type: str | None = None,
@@ -235,18 +211,14 @@ class Transport:
             headers["Content-Type"] = content_type
         if content_type in (APPLY_PATCH, JSON) and isinstance(body, dict):
             body = _encoded(body)
-        send = self._send_kept if self.connections is not None else self._send_official
         status = 0
-        raw: bytes | str = b""
+        raw: bytes = b""
         for attempt in range(self.retry.attempts):
             last = attempt + 1 == self.retry.attempts
             try:
-                status, raw = send(method, path, query, body, headers)
-            except ApiException as exc:
-                if not exc.status:  # the client's wrapping of a TLS failure
-                    raise KubeError(f"TLS with {self.server} failed: {exc.reason}",
-                                    reason=Reason.API_UNREACHABLE) from None
-                status, raw = exc.status, exc.body or b""
+                status, raw = self._send(method, path, query, body, headers)
+            except KubeError:
+                raise
             except Exception as exc:  # urllib3's or the socket's: the server and the cause
                 error, retryable = transport_error(exc, self.server, self.timeouts)
                 if retryable and not last:
@@ -260,29 +232,15 @@ class Transport:
         try:  # orjson: a list of 5,000 Bundles decodes in a third of json's time
             body = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError:
-            body = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            body = raw.decode("utf-8", "replace")
         refused = credential_error(status, body, method, path)
         if refused is not None:
             raise refused
         return status, body
 
-    def _send_official(self, method: str, path: str, query: dict[str, str] | None, body: Any,
-                       headers: dict[str, str]) -> tuple[int, bytes]:
-        """Through the official client's own request path (a configuration with a proxy)."""
-        params = self.api.param_serialize(
-            method=method, resource_path=path, query_params=list((query or {}).items()),
-            header_params=dict(headers), body=body, auth_settings=["BearerToken"])
-        response = self.api.call_api(*params, _request_timeout=(self.timeouts.connect,
-                                                                self.timeouts.read))
-        response.read()
-        return response.status, response.data or b""
-
-    def _send_kept(self, method: str, path: str, query: dict[str, str] | None, body: Any,
-                   headers: dict[str, str]) -> tuple[int, bytes]:
-        """Over a kept-alive connection (`connections`), with the official client's headers:
-        its defaults (an impersonated user's among them), and its token, refreshed by its hook
-        as on its own path."""
-        assert self.connections is not None
+    def _headers(self, headers: dict[str, str]) -> dict[str, str]:
+        """`headers` and the official client's: its defaults (an impersonated user's among
+        them), its cookie, and its token, refreshed by its hook as on its own path."""
         sent = dict(headers)
         sent.update(self.api.default_headers)
         if self.api.cookie:
@@ -290,10 +248,15 @@ class Transport:
         for setting in self.api.configuration.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
                 sent[setting["key"]] = setting["value"]
+        return sent
+
+    def _send(self, method: str, path: str, query: dict[str, str] | None, body: Any,
+              headers: dict[str, str]) -> tuple[int, bytes]:
+        sent = self._headers(headers)
         payload: bytes | None = None
         if body is not None:
             sent.setdefault("Content-Type", "application/json")
             payload = body if isinstance(body, bytes) else _json(self.api, body)
-        target = path + (f"?{urlencode(list(query.items()))}" if query else "")
-        return self.connections.send(method, target, payload, sent,
-                                     (self.timeouts.connect, self.timeouts.read))
+        url = self.base + path + (f"?{urlencode(list(query.items()))}" if query else "")
+        answer = self.pool.exchange(method, url, payload, sent, self.timeouts)
+        return answer.status, answer.data

@@ -6,6 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
+from gitgate.apiserver.apierrors import MAX_ANSWER
 from gitgate.cli import completers
 from gitgate.endpoints.signin import TokenFile
 from gitgate.errors import ConfigError
@@ -76,7 +77,13 @@ def connection_flags(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument("--connect-timeout", default="5s",
                         help="how long to wait for a connection to the API server")
     parser.add_argument("--request-timeout", default="30s",
-                        help="how long to wait for the API server to answer one request")
+                        help="how long one request to the API server may take, from "
+                             "connecting to the last byte of its answer (a watch: this "
+                             "beyond its own length)")
+    parser.add_argument("--max-answer-size", type=answer_size, default=MAX_ANSWER,
+                        metavar="SIZE", help="the largest answer (or watch event) gitgate "
+                        "reads from the API server, in bytes or with Ki, Mi, Gi (default: "
+                        "64Mi)")
 
 
 def write_flags(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +102,20 @@ def write_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply-concurrency", type=_concurrency, default=8,
                         help="API writes in flight at once inside each apply stage (stages, "
                              f"dependsOn and suspension-first still hold; 1 to {MAX_CONCURRENCY})")
+
+
+_SIZE = re.compile(r"([0-9]+)\s*(Ki|Mi|Gi)?")
+_SCALES = {None: 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+
+
+def answer_size(text: str) -> int:
+    """`--max-answer-size`: `65536`, `512Ki`, `64Mi`, `1Gi`; at least 64 KiB."""
+    matched = _SIZE.fullmatch(text.strip())
+    size = int(matched[1]) * _SCALES[matched[2]] if matched else 0
+    if size < 1 << 16:
+        raise argparse.ArgumentTypeError(f"must be a size of at least 64Ki (bytes, or with "
+                                         f"Ki, Mi or Gi), not {text!r}")
+    return size
 
 
 def _concurrency(text: str) -> int:

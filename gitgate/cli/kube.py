@@ -13,7 +13,8 @@ from gitgate.timespec import duration_flag
 def timeouts_from(args: argparse.Namespace) -> Timeouts:
     return Timeouts(
         connect=duration_flag(args.connect_timeout, "--connect-timeout").total_seconds(),
-        read=duration_flag(args.request_timeout, "--request-timeout").total_seconds())
+        read=duration_flag(args.request_timeout, "--request-timeout").total_seconds(),
+        max_answer=args.max_answer_size)
 
 
 def cluster_from(args: argparse.Namespace) -> ClusterPort:

@@ -50,8 +50,8 @@ def test_the_contracts_hold_for_gitgate():
      "Pure stages reach no process, Git, network or cluster, not even indirectly"),
     ("gitgate/cli/info.py", "from gitgate.apply import engine  # noqa",
      "The CLI runs passes through the pass module, never the apply internals"),
-    ("gitgate/apiserver/transport.py", "import httptools  # noqa",
-     "Only the adapter's connections speak HTTP on a socket (httptools)"),
+    ("gitgate/apiserver/verbs.py", "import urllib3  # noqa",
+     "Only the adapter's exchange and transport speak HTTP to the API server (urllib3)"),
 ])
 def test_a_bad_import_breaks_its_contract(tmp_path, module, line, broken):
     done = lint_imports(copy_with(tmp_path, module, line))

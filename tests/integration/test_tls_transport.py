@@ -1,4 +1,4 @@
-"""gitgate's requests over TLS and kept-alive connections (`apiserver.connections`), against
+"""gitgate's requests over TLS and kept-alive connections (`apiserver.exchange`), against
 the emulator served over https with certificates made for the test (trustme): the
 kubeconfig's certificate authority, client certificate, `tls-server-name` and
 `insecure-skip-tls-verify` are honoured as the official client honours them, a wrong
@@ -18,7 +18,8 @@ import pytest
 import trustme
 
 from gitgate.apiserver.apierrors import RetryPolicy
-from gitgate.apiserver.transport import kept_connections, load_client
+from gitgate.apiserver.exchange import bounded_pool
+from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.errors import KubeError
 from tests.conftest import REPO_ROOT
@@ -128,7 +129,6 @@ def test_connections_are_kept_and_reused_across_requests_and_threads(ca, tmp_pat
             "certificate-authority-data": api.pem_data(ca.cert_pem.bytes())})
         client = load_client(str(kubeconfig))
         cluster = KubeCluster(client)
-        assert kept_connections(client) is not None
         cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}})
 
         def write(index: int) -> None:
@@ -184,8 +184,7 @@ def test_a_request_the_server_closes_its_kept_connection_on_is_sent_again_once(c
             cluster.apply({"apiVersion": "v1", "kind": "Namespace",
                            "metadata": {"name": f"ns{index}"}})
         assert all(api.state.object("", "namespaces", "", f"ns{i}") for i in range(5))
-        pool = kept_connections(client)
-        assert pool is not None
+        pool = bounded_pool(client)
         assert api.state.requests_unanswered == 5 and pool.resent == 5
 
 
@@ -200,8 +199,8 @@ def test_a_create_is_not_sent_again_when_its_connection_closes_unanswered(ca, tm
         with pytest.raises(KubeError, match="closed before an answer"):
             cluster.request("POST", "/api/v1/namespaces", body={
                 "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "made"}})
-        pool = kept_connections(client)
-        assert pool is not None and pool.resent == 0
+        pool = bounded_pool(client)
+        assert pool.resent == 0
         assert api.state.object("", "namespaces", "", "made") is None
 
 
@@ -215,6 +214,6 @@ def test_a_request_failing_twice_unanswered_is_the_retry_policy_s(ca, tmp_path):
         api.state.close_every_request = True
         with pytest.raises(KubeError, match="closed before an answer"):
             cluster.request("GET", "/api/v1/namespaces")
-        pool = kept_connections(client)
-        assert pool is not None and pool.resent == 1
+        pool = bounded_pool(client)
+        assert pool.resent == 1
         assert api.state.requests_unanswered == 2

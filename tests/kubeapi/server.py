@@ -65,6 +65,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
+        for raw in list(state.raw_answers):
+            writer = raw(self.command, self.path, headers)
+            if writer is not None:
+                self.close_connection = True
+                writer(self._write_raw)
+                return
         status, payload = self.server.state.handle(self.command, self.path, headers, body)
         if isinstance(payload, Watcher):
             self._stream(payload)
@@ -77,6 +83,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(status, payload)
         if drop_after_answer:  # a server that closes an idle connection
             self.close_connection = True  # unannounced: no `Connection: close`
+
+    def _write_raw(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def _send_json(self, status: int, payload: object) -> None:
         self._send(status, orjson.dumps(payload), "application/json")

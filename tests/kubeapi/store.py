@@ -220,6 +220,10 @@ class ApiState:
         self.compacted = 0  # continue tokens of lists begun before this version are expired
         self.requests: list[Request] = []
         self.faults: list = []  # callables(Request) -> None | (status, body)
+        # callables(method, path, headers) -> None | a writer of raw bytes: the whole answer,
+        # sent as it is on the socket (`tests.support.hostile_answers`), then the connection
+        # closed
+        self.raw_answers: list = []
         self.watchers: list[Watcher] = []  # open watches
         # the last changes, as kube-apiserver's watch cache keeps them: a watch from a
         # resourceVersion replays those after it; one older than the oldest kept is 410
