@@ -51,7 +51,7 @@ def test_the_contracts_hold_for_gitgate():
     ("gitgate/cli/info.py", "from gitgate.apply import engine  # noqa",
      "The CLI runs passes through the pass module, never the apply internals"),
     ("gitgate/apiserver/verbs.py", "import urllib3  # noqa",
-     "Only the adapter's exchange and transport speak HTTP to the API server (urllib3)"),
+     "Only the adapter's exchange and transport speak HTTP (urllib3)"),
 ])
 def test_a_bad_import_breaks_its_contract(tmp_path, module, line, broken):
     done = lint_imports(copy_with(tmp_path, module, line))
