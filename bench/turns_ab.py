@@ -9,13 +9,10 @@ Variants: `kubectl` (the bench's kubectl file), `gitgate` (the pass as it is), `
 pass with N writes in flight), `status-ahead` (a new bundle's write-ahead record as a Bundle
 creation and a status write, as before 2026-11-27), `no-records` (no write-ahead, no final
 record, no event: a lower bound, not a pass gitgate would make), `warn` (applies without a
-fieldValidation directive, the server's default Warn, as before the seventh session of
-2026-11-27), `official` (every request through the official client's own request path, as
-before the eighth session of 2026-11-27, not over `apiserver.connections`), `ninth` (a new
-bundle's intent as a map per object, and events applied, not created, as before the tenth
-session of 2026-11-28), `tenth` (answers read by `http.client`, not httptools, as before
-the eleventh session of 2026-11-28). Rounds interleave the
-variants, so a drift of the machine spreads over all of them. One JSON row per turn.
+fieldValidation directive, the server's default Warn), `ninth` (a new bundle's intent as a
+map per object, and events applied, not created). Rounds interleave the variants, so a
+drift of the machine spreads over all of them. One JSON row per turn. To compare two trees
+(two HTTP stacks, say), `bench/trees_ab.py` runs this script in each, round by round.
 """
 
 from __future__ import annotations
@@ -43,66 +40,6 @@ from bench.run import (  # noqa: E402
     kubectl_apply,
     write_repo,
 )
-
-
-def http_client_connections(pool):
-    """`pool`'s settings, its requests sent and read by `http.client` (the `tenth` variant)."""
-    import http.client
-    import socket
-
-    from gitgate.apiserver.connections import (
-        _CLOSED_UNANSWERED,
-        Connections,
-        ReadTimeoutError,
-        _Unanswered,
-    )
-
-    class Tls(http.client.HTTPSConnection):
-        def connect(self) -> None:
-            http.client.HTTPConnection.connect(self)
-            self.sock = self._context.wrap_socket(self.sock, server_hostname=pool.server_name
-                                                  or self.host)
-
-    class HttpClientConnections(Connections):
-        def _new(self, timeouts):
-            if self.https:
-                return Tls(self.host, self.port, timeout=timeouts[0], context=self.context)
-            return http.client.HTTPConnection(self.host, self.port, timeout=timeouts[0])
-
-        @staticmethod
-        def _connect(connection, timeouts):
-            connection.connect()
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def _exchange(self, connection, method, path, body, headers, timeouts):
-            try:
-                if connection.sock is None:
-                    self._connect(connection, timeouts)
-                if connection.sock.gettimeout() != timeouts[1]:
-                    connection.sock.settimeout(timeouts[1])
-                try:
-                    connection.request(method, self.prefix + path, body=body, headers=headers)
-                    response = connection.getresponse()
-                except _CLOSED_UNANSWERED as exc:
-                    raise _Unanswered(exc) from exc
-                data = response.read()
-            except TimeoutError as exc:
-                connection.close()
-                raise ReadTimeoutError("read timed out") from exc
-            except BaseException:
-                connection.close()
-                raise
-            if response.will_close:
-                connection.close()
-            else:
-                with self._lock:
-                    self._idle.append(connection)
-            return response.status, data
-
-    pool.close()  # its idle connections are httptools' own
-    made = HttpClientConnections.__new__(HttpClientConnections)
-    made.__dict__.update(pool.__dict__)
-    return made
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,11 +83,6 @@ def main(argv: list[str] | None = None) -> int:
             engine.record_intent = lambda *a, **k: None  # type: ignore[assignment]
             engine.write_inventories = lambda *a, **k: 0  # type: ignore[assignment]
         cluster, counter, processes = fresh_harness(kubeconfig)
-        if variant == "official":
-            cluster.transport.connections = None
-        elif variant == "tenth":
-            cluster.transport.connections = http_client_connections(
-                cluster.transport.connections)
         turn = Turn(processes, children=variant == "kubectl",
                     count_bindings=lambda cluster=cluster: binding_count(cluster))
         began = time.perf_counter()

@@ -137,23 +137,25 @@ class _Cut:
         super().request(*args, **kwargs)  # type: ignore[misc]
 
 
-_GUARDED: dict[type, type] = {}
+_GUARDED: dict[tuple[type, ...], type] = {}
 _GUARDED_LOCK = threading.Lock()
 
 
-def _guarded(pool_class: Any) -> type:
-    """`pool_class` (urllib3's, or its SOCKS proxy's) with connections a deadline can cut."""
+def _guarded(pool_class: Any, mixins: tuple[type, ...]) -> type:
+    """`pool_class` (urllib3's, or its SOCKS proxy's) with connections a deadline can cut,
+    and `mixins` of their own."""
     with _GUARDED_LOCK:
-        if pool_class not in _GUARDED:
+        key = (pool_class, *mixins)
+        if key not in _GUARDED:
             connection = pool_class.ConnectionCls
-            _GUARDED[pool_class] = type(pool_class.__name__, (pool_class,), {
-                "ConnectionCls": type(connection.__name__, (_Cut, connection), {})})
-        return _GUARDED[pool_class]
+            _GUARDED[key] = type(pool_class.__name__, (pool_class,), {
+                "ConnectionCls": type(connection.__name__, (*mixins, _Cut, connection), {})})
+        return _GUARDED[key]
 
 
-def guard(manager: Any) -> None:
-    """`manager` (a urllib3 pool manager, a proxy's too) makes connections a deadline can cut;
-    the pools it made before are closed."""
-    manager.pool_classes_by_scheme = {scheme: _guarded(pool_class) for scheme, pool_class
+def guard(manager: Any, mixins: tuple[type, ...] = ()) -> None:
+    """`manager` (a urllib3 pool manager, a proxy's too) makes connections a deadline can cut
+    (and with `mixins`); the pools it made before are closed."""
+    manager.pool_classes_by_scheme = {scheme: _guarded(pool_class, mixins) for scheme, pool_class
                                       in manager.pool_classes_by_scheme.items()}
     manager.clear()

@@ -47,6 +47,27 @@ _UNANSWERED = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetE
                ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
 
 
+_NO_RETRY = urllib3.Retry(total=False, redirect=False)
+
+
+class _OneWrite:
+    """A connection that sends a request's line, headers and body in one write: the server
+    reads each request in one go (two writes cost kube-apiserver more, bench/README.md)."""
+
+    gitgate_body: bytes | None = None
+
+    def request(self, method: str, url: str, body: Any = None, headers: Any = None,
+                **kwargs: Any) -> None:
+        if isinstance(body, bytes) and body:
+            headers = {**(headers or {}), "Content-Length": str(len(body))}
+            self.gitgate_body, body = body, None
+        super().request(method, url, body, headers, **kwargs)  # type: ignore[misc]
+
+    def send(self, data: Any) -> None:
+        body, self.gitgate_body = self.gitgate_body, None
+        super().send(data + body if body is not None else data)  # type: ignore[misc]
+
+
 class Answer(NamedTuple):
     status: int
     reason: str
@@ -87,12 +108,13 @@ class BoundedPool:
     threads, as urllib3's pool manager it wraps is."""
 
     def __init__(self, inner: Any, timeouts: Timeouts, server: str) -> None:
-        deadlines.guard(inner)
+        deadlines.guard(inner, (_OneWrite,))
         self.inner = inner
         self.timeouts = timeouts
         self.server = server
         self.resent = 0  # requests sent again at once (see the module)
         self._lock = threading.Lock()
+        self._timeouts: dict[tuple[float, float], urllib3.Timeout] = {}
 
     # ------------------------------------------------------------------ the transport's
     def exchange(self, method: str, url: str, body: bytes | None, headers: dict[str, str],
@@ -147,11 +169,14 @@ class BoundedPool:
         """The request sent and its answer's headers read and checked: no redirect, no
         encoding. `read`: seconds one read may wait (the request timeout by default)."""
         sent = {**headers, **IDENTITY}
+        key = (bounds.connect, read or bounds.read)
+        timeout = self._timeouts.get(key)
+        if timeout is None:
+            timeout = self._timeouts[key] = urllib3.Timeout(connect=key[0], read=key[1])
         with deadline.during():
             response = self.inner.urlopen(
-                method, url, body=body, headers=sent, redirect=False, retries=False,
-                preload_content=False, decode_content=False,
-                timeout=urllib3.Timeout(connect=bounds.connect, read=read or bounds.read))
+                method, url, body=body, headers=sent, redirect=False, retries=_NO_RETRY,
+                preload_content=False, decode_content=False, timeout=timeout)
         if 300 <= response.status < 400:
             response.close()
             raise RedirectRefused(what_of(method, url), self.server, response.status,
