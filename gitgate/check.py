@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitgate.errors import Reason
-from gitgate.model import described
+from gitgate.model import Problem, described
 from gitgate.plan import Plan, unplaced
 from gitgate.render.pipeline import RepoRender
 
@@ -62,10 +62,15 @@ def check_report(result: RepoRender, plan: Plan) -> Report:
         cases.append(Case("config", "gitgate.yaml", tuple(
             Failure(p.reason, f"{p.location()}: {p.message}") for p in repo_level),
             "gitgate.yaml"))
+    lost: dict[str, list[Problem]] = {}  # bundles that lost their name to another source's
+    for problem in plan.problems:
+        if problem.source in sources and problem not in result.problems:
+            lost.setdefault(problem.source, []).append(problem)
     for rendered in result.rendered:
         source = rendered.source
         cases.append(Case(f"source.{source.kind}", source.path, tuple(
-            Failure(p.reason, f"{p.location()}: {p.message}") for p in rendered.problems),
+            Failure(p.reason, f"{p.location()}: {p.message}")
+            for p in (*rendered.problems, *lost.get(source.path, ()))),
             source.path, rendered.seconds, f"{len(rendered.objects)} objects"))
     failed_sources = {r.source.path for r in result.rendered if r.failed}
     for item in plan.bundles:

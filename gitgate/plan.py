@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 
-from gitgate.bundle.group import group_all
+from gitgate.bundle.group import grouped
 from gitgate.bundle.selectors import is_control_plane
 from gitgate.bundle.tenancy import tenants_of, unjudged
 from gitgate.errors import Reason
@@ -39,6 +39,8 @@ from gitgate.model import (
     Verdict,
     join,
 )
+from gitgate.model.claims import Holders
+from gitgate.model.kindscope import ScopeTable
 from gitgate.model.rolloutspec import Members
 from gitgate.model.tenantspec import Tenancy
 from gitgate.source.config import REPO_CONFIG
@@ -130,14 +132,19 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
               now: datetime, revision: str, problems: tuple[Problem, ...] = (),
               warnings: tuple[Problem, ...] = (), memo: Memo | None = None,
               tenancy: Tenancy | None = None, members: Members | None = None,
-              mine: Callable[[str], bool] | None = None) -> Plan:
+              mine: Callable[[str], bool] | None = None, scopes: ScopeTable | None = None,
+              holders: Holders | None = None) -> Plan:
     """With a `memo`, a bundle with the same objects and verdict as in the last pass keeps
     its plan, and with it the content hashes its writes are compared by. `tenancy`: the
     rules of gitgate.yaml's `tenants` (bundles that break them fail); `members`: Karmada's
     Clusters, for tenants that choose theirs by labels (None: not read, and a warning).
     `mine` (`run --shard`): the bundles this replica writes; the others are judged with the
-    rest (their verdicts, their warnings) but get no objects to write nor policies."""
-    bundles = group_all(rendered, memo, tenancy, members)
+    rest (their verdicts, their warnings) but get no objects to write nor policies.
+    `scopes`: which kinds are namespaced, as rendering judged them; `holders`: what the
+    Bundle records hold live (a bundle name two folders claim stays with its holder)."""
+    grouped_bundles, lost = grouped(rendered, memo, tenancy, members, scopes, holders)
+    bundles = list(grouped_bundles)
+    problems += tuple(p for p in lost if p not in problems)
     if members is None:
         warnings += tuple(Problem(".", said, REPO_CONFIG, reason=Reason.OUTSIDE_TENANT)
                           for said in unjudged(tenancy))

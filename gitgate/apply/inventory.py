@@ -11,11 +11,13 @@ from functools import cached_property
 from typing import Any
 
 from gitgate.model import Hashed, Manifest, ObjectRef
+from gitgate.model.claims import Holders
+from gitgate.model.labels import stored_name
 from gitgate.model.ownership import SYSTEM_NAMESPACE as NAMESPACE
 from gitgate.model.shared import shared
 
 __all__ = ["DEFAULT_INSTANCE", "NAMESPACE", "PRUNE_ANNOTATION", "Diff", "Entry", "Inventory",
-           "contested", "diff", "entry_for", "mass_prune", "system_namespace"]
+           "contested", "diff", "entry_for", "holders_of", "mass_prune", "system_namespace"]
 from gitgate.progression.record import Progression
 
 DEFAULT_INSTANCE = "default"
@@ -163,3 +165,13 @@ def contested(inventories: Iterable[Inventory]) -> frozenset[ObjectRef]:
 def mass_prune(prunes: int, managed: int) -> bool:
     """More than half of everything gitgate manages, or all of it, is going away."""
     return managed > 0 and prunes > 0 and (prunes * 2 > managed or prunes == managed)
+
+
+def holders_of(inventories: Iterable[Inventory]) -> Holders:
+    """What the records hold live, by repo folder (`model.claims`): a bundle name two folders
+    claim, or an object two of them render, stays with the folder whose record holds it."""
+    records = [i for i in inventories if i.source]
+
+    def objects() -> dict[ObjectRef, str]:
+        return {entry.ref: i.source for i in records for entry in i.entries}
+    return Holders({stored_name(i.bundle): i.source for i in records}, objects)

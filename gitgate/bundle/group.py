@@ -23,11 +23,14 @@ from gitgate.model import (
     RenderedSource,
     Source,
 )
+from gitgate.model.claims import Holders, arbitrate
 from gitgate.model.hookmarks import HookError, Skipped, generated_name, hook_of
+from gitgate.model.kindscope import ScopeTable
 from gitgate.model.labels import stored_name
 from gitgate.model.objects import Problem
 from gitgate.model.ownership import claim_problem, claimed_bundle
 from gitgate.model.rolloutspec import Members
+from gitgate.model.tenantrules import owner_of, rights_problem
 from gitgate.model.tenantspec import Tenancy
 from gitgate.render.post import with_bundle_label
 
@@ -173,53 +176,107 @@ def name_generated(obj: Manifest, digest: str) -> Manifest:
 
 
 def group_all(rendered: Iterable[RenderedSource], memo: Memo | None = None,
-              tenancy: Tenancy | None = None, members: Members | None = None) -> list[Bundle]:
+              tenancy: Tenancy | None = None, members: Members | None = None,
+              scopes: ScopeTable | None = None, holders: Holders | None = None
+              ) -> list[Bundle]:
     """Every source's bundles, by name, linked by the Karmada policies in the repo (see
-    `bundle.policies`), each held to its tenant's rules (`bundle.tenancy`). With a `memo`, a
-    source finished as in the last pass keeps the bundles it had (the same objects, so what
-    is derived from them is kept too), and the very same sources (a whole render handed
-    back, `render.reuse`) keep the very same bundles."""
+    `bundle.policies`), each held to its tenant's rules (`bundle.tenancy`; `scopes`: which
+    kinds are namespaced). A bundle name two sources claim stays with the one that has the
+    right to it (`holders`: what the Bundle records hold live; `model.claims`). With a
+    `memo`, a source finished as in the last pass keeps the bundles it had (the same
+    objects, so what is derived from them is kept too), and the very same sources (a whole
+    render handed back, `render.reuse`) keep the very same bundles."""
+    return list(grouped(rendered, memo, tenancy, members, scopes, holders)[0])
+
+
+def grouped(rendered: Iterable[RenderedSource], memo: Memo | None = None,
+            tenancy: Tenancy | None = None, members: Members | None = None,
+            scopes: ScopeTable | None = None, holders: Holders | None = None
+            ) -> tuple[tuple[Bundle, ...], tuple[Problem, ...]]:
+    """`group_all`, and the failures of bundles that lost their name to another source's
+    (the name stands for the keeper's bundle, so theirs are said here)."""
     sources = tuple(rendered)
-    return list(derive(memo, "grouped", sources, repr((tenancy, members)),
-                       partial(_grouped, sources, memo, tenancy, members)))
+    scopes = scopes or ScopeTable()
+    return derive(memo, "grouped", sources, (repr((tenancy, members, scopes)),
+                                             holders.key if holders is not None else ()),
+                  partial(_grouped, sources, memo, tenancy, members, scopes, holders))
 
 
 def _grouped(rendered: tuple[RenderedSource, ...], memo: Memo | None, tenancy: Tenancy | None,
-             members: Members | None) -> tuple[Bundle, ...]:
+             members: Members | None, scopes: ScopeTable, holders: Holders | None
+             ) -> tuple[tuple[Bundle, ...], tuple[Problem, ...]]:
     bundles = [b for r in rendered
                for b in derive(memo, "bundles", r, (), partial(group_source, r))]
-    linked = link_policies(_one_source_per_name(bundles))
-    return tuple(sorted(police(linked, tenancy, members), key=lambda b: b.name))
+    named, lost = _one_source_per_name(bundles, tenancy, scopes, holders)
+    linked = link_policies(named)
+    return tuple(sorted(police(linked, tenancy, members, scopes), key=lambda b: b.name)), lost
 
 
-def _one_source_per_name(bundles: list[Bundle]) -> list[Bundle]:
+def _one_source_per_name(bundles: list[Bundle], tenancy: Tenancy | None = None,
+                         scopes: ScopeTable | None = None,
+                         holders: Holders | None = None
+                         ) -> tuple[list[Bundle], tuple[Problem, ...]]:
     """A bundle name (as stored: `shop/carts` and `shop.carts` are one) comes from one source.
-    When an app of a split source and another source claim one, every bundle of both sources
-    fails (nothing of theirs is written or pruned), and one failed bundle stands for the name."""
+    When several sources claim one, the one with the right to it keeps it (`model.claims`:
+    its tenant's rules over the bundle's objects, then the Bundle record's folder), and
+    every bundle of the others fails (nothing of theirs is written or pruned); when none can
+    keep it, all of them fail, and one failed bundle stands for the name."""
     sources: dict[str, set[str]] = {}
     for bundle in bundles:
         sources.setdefault(stored_name(bundle.name), set()).add(bundle.source.path)
     clashes = {key: paths for key, paths in sources.items() if len(paths) > 1}
     if not clashes:
-        return bundles
-    blamed: dict[str, list[Problem]] = {}
-    for key, paths in sorted(clashes.items()):
-        for path in sorted(paths):
-            others = ", ".join(sorted(p for p in paths if p != path))
-            blamed.setdefault(path, []).append(Problem(
-                path, f"the bundle name {key!r} is also claimed by {others}; a name belongs to "
-                "one source, so neither is applied until one of them is renamed", path, None,
-                Reason.DUPLICATE_BUNDLE))
-    out: dict[str, Bundle] = {}
+        return bundles, ()
+    table = scopes or ScopeTable()
+    claimed: dict[tuple[str, str], list[Bundle]] = {}
     for bundle in bundles:
+        claimed.setdefault((stored_name(bundle.name), bundle.source.path), []).append(bundle)
+    blamed: dict[str, list[Problem]] = {}
+    kept: set[tuple[str, str]] = set()
+    for key, paths in sorted(clashes.items()):
+        ruling = arbitrate(sorted(paths), partial(_no_right, claimed, key, tenancy, table),
+                           holders.bundles.get(key) if holders is not None else None)
+        if ruling.keeper is not None:
+            kept.add((key, ruling.keeper))
+        for path in sorted(ruling.losers):
+            others = ", ".join(sorted(p for p in paths if p != path))
+            said = ruling.said(path) or ("a name belongs to one source, so neither is applied "
+                                         "until one of them is renamed")
+            blamed.setdefault(path, []).append(Problem(
+                path, f"the bundle name {key!r} is also claimed by {others}; {said}", path,
+                None, Reason.DUPLICATE_BUNDLE))
+    out: dict[str, Bundle] = {}
+    lost: list[Problem] = []
+    for bundle in bundles:
+        key = stored_name(bundle.name)
         problems = blamed.get(bundle.source.path)
         if problems is not None:
             told = any(p.reason == Reason.DUPLICATE_BUNDLE for p in bundle.problems)
             bundle = Bundle(bundle.name, bundle.source, (),
                             bundle.problems + (() if told else tuple(problems)), bundle.labels)
-        key = stored_name(bundle.name)
+        if key in out and (key, bundle.source.path) in kept:
+            lost += out[key].problems
+            out[key] = bundle  # the keeper stands for its name
+            continue
+        if key in out and (key, out[key].source.path) in kept:
+            lost += bundle.problems
+            continue
         if key in out:
             merged = tuple(dict.fromkeys(out[key].problems + bundle.problems))
             bundle = replace(out[key], problems=merged)
         out[key] = bundle
-    return list(out.values())
+    return list(out.values()), tuple(dict.fromkeys(lost))
+
+
+def _no_right(claimed: dict[tuple[str, str], list[Bundle]], key: str, tenancy: Tenancy | None,
+              scopes: ScopeTable, path: str) -> str | None:
+    """Why the source at `path` has no right to the bundle name `key`: one of the objects
+    its bundle of that name holds is outside its tenant's rules (None: it has)."""
+    for bundle in claimed.get((key, path), ()):
+        for obj in bundle.objects:
+            why = rights_problem(obj, path, tenancy, scopes)
+            if why is not None:
+                return why
+        if not bundle.objects and owner_of(path, tenancy) == "":
+            return f"{path} belongs to no single tenant"
+    return None

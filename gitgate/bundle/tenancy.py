@@ -7,68 +7,77 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Any
 
-from gitgate.bundle.selectors import is_propagation
+from gitgate.bundle.selectors import CLUSTER_WIDE_KINDS, is_acting, is_propagation, selectors_of
 from gitgate.errors import Reason
 from gitgate.model import Bundle, Manifest, ObjectRef, Problem, join
+from gitgate.model.kindscope import ScopeTable
 from gitgate.model.rolloutspec import OPERATORS, ClusterSelector, Members, Requirement
+from gitgate.model.tenantrules import (
+    in_namespaces,
+    kind_name,
+    object_rules,
+    path_matches,
+    tenants_of,
+)
 from gitgate.model.tenantspec import PLATFORM, Tenancy, Tenant
+
+__all__ = ["BUNDLE_CONFIG", "implies", "kind_name", "path_matches", "police", "selector_of",
+           "tenants_of", "unjudged"]
 
 BUNDLE_CONFIG = "bundle.yaml"
 
 
-def path_matches(path: str, pattern: str) -> bool:
-    """`apps/payments/**` covers the folder and everything below; other globs as fnmatch."""
-    pattern = pattern.strip("/")
-    if pattern.endswith("/**"):
-        base = pattern[:-3]
-        return fnmatchcase(path, base) or any(
-            fnmatchcase(path[:i], base) for i in range(len(path)) if path[i] == "/")
-    return fnmatchcase(path, pattern)
+def _object_rules(obj: Manifest, tenant: Tenant, scopes: ScopeTable) -> Iterable[str]:
+    yield from object_rules(obj, tenant, scopes)
+    if is_cluster_wide(obj):
+        yield from _reach_rules(obj, tenant, scopes)
 
 
-def tenants_of(path: str, tenancy: Tenancy) -> list[Tenant]:
-    return [t for t in tenancy.tenants if any(path_matches(path, p) for p in t.paths)]
-
-
-def kind_name(obj: Manifest) -> str:
-    """`group/Kind`, or `Kind` alone for the core group (`ConfigMap`)."""
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    kind = str(obj.get("kind", ""))
-    return f"{group}/{kind}" if group else kind
-
-
-def _kind_allowed(tenant: Tenant, kind: str) -> bool:
-    return (any(fnmatchcase(kind, p) for p in tenant.kinds_allow)
-            and not any(fnmatchcase(kind, p) for p in tenant.kinds_deny))
-
-
-def _in_namespaces(tenant: Tenant, namespace: str) -> bool:
-    return any(fnmatchcase(namespace, p) for p in tenant.namespaces)
-
-
-def _object_rules(obj: Manifest, tenant: Tenant) -> Iterable[str]:
-    ref = ObjectRef.of(obj)
-    kind = kind_name(obj)
+def _reach_rules(actor: Manifest, tenant: Tenant, scopes: ScopeTable) -> Iterable[str]:
+    """A cluster-wide Karmada object of a tenant (a ClusterPropagationPolicy or
+    ClusterOverridePolicy, a WorkloadRebalancer, an interpreter customization) is judged by
+    everything it could select on the cluster, not only the repo's objects: each of its
+    selectors must stay within the tenant's namespaces (a namespaced kind) or name one of
+    the tenant's own Namespaces. A selector without a namespace selects in every namespace,
+    and a cluster-scoped kind selected otherwise than as one of its Namespaces is not the
+    tenant's to act on."""
+    ref = ObjectRef.of(actor)
     said = f"tenant {tenant.name}"
-    if not _kind_allowed(tenant, kind):
-        yield (f"{ref}: the kind {kind} is not allowed for {said} (kinds.allow "
-               f"{list(tenant.kinds_allow)}, kinds.deny {list(tenant.kinds_deny)})")
+    selectors = selectors_of(actor)
+    if not selectors:
+        yield (f"{ref} selects no resources, so it acts on every object it can reach: a "
+               f"cluster-wide policy of {said} must name what it selects")
         return
-    namespace = str((obj.get("metadata") or {}).get("namespace") or "")
-    if kind == "Namespace":
-        if not _in_namespaces(tenant, ref.name):
-            yield (f"{ref} is not one of {said}'s namespaces "
+    for index, selector in enumerate(selectors, 1):
+        if not isinstance(selector, dict):
+            yield f"{ref}: selector {index} is not a resource selector"
+            continue
+        api_version = str(selector.get("apiVersion") or "")
+        kind = str(selector.get("kind") or "")
+        group = api_version.rpartition("/")[0]
+        namespace = str(selector.get("namespace") or "")
+        name = str(selector.get("name") or "")
+        what = f"{ref}: selector {index} ({kind or 'any kind'})"
+        if (group, kind) == ("", "Namespace"):
+            if not name or not in_namespaces(tenant, name):
+                yield (f"{what} selects Namespaces beyond {said}'s "
+                       f"({', '.join(tenant.namespaces) or 'none'}): name one of them")
+            continue
+        namespaced = scopes.namespaced(group, kind) if kind else None
+        if namespaced is None:
+            yield (f"{what}: {scopes.unknown_why(group, kind)}, so what it selects cannot be "
+                   f"held to {said}'s namespaces")
+        elif not namespaced:
+            yield (f"{what} selects cluster-scoped objects, which are not {said}'s to act on "
+                   "from a cluster-wide policy")
+        elif not namespace:
+            yield (f"{what} names no namespace, so it selects in every namespace of the "
+                   f"cluster, beyond {said}'s ({', '.join(tenant.namespaces) or 'none'})")
+        elif not in_namespaces(tenant, namespace):
+            yield (f"{what} selects in namespace {namespace}, outside {said}'s namespaces "
                    f"({', '.join(tenant.namespaces) or 'none'})")
-    elif namespace:
-        if not _in_namespaces(tenant, namespace):
-            yield (f"{ref} is in namespace {namespace}, outside {said}'s namespaces "
-                   f"({', '.join(tenant.namespaces) or 'none'})")
-    elif not tenant.cluster_scoped:
-        yield (f"{ref} is cluster-scoped, and {said} may write only namespaced objects and "
-               "its own Namespaces (clusterScoped: false)")
 
 
 def selector_of(raw: Any) -> ClusterSelector | None:
@@ -217,17 +226,24 @@ def unjudged(tenancy: Tenancy | None) -> list[str]:
             "--kubeconfig), not here" for t in (tenancy.by_labels if tenancy else ())]
 
 
+def is_cluster_wide(obj: Manifest) -> bool:
+    """A Karmada object that acts on what it selects in every namespace."""
+    return (is_acting(obj) or is_propagation(obj)) and obj.get("kind") in CLUSTER_WIDE_KINDS
+
+
 def police(bundles: list[Bundle], tenancy: Tenancy | None,
-           members: Members | None = None) -> list[Bundle]:
+           members: Members | None = None, scopes: ScopeTable | None = None) -> list[Bundle]:
     """`bundles`, with each that breaks its tenant's rules failed (`OutsideTenant`).
     `members`: Karmada's Clusters, for tenants whose clusters are chosen by labels (None: not
-    read, so the names their bundles use are not judged)."""
+    read, so the names their bundles use are not judged). `scopes`: which kinds are
+    namespaced (`model.kindscope`; None: the built-in table alone)."""
     if tenancy is None or (not tenancy.tenants and tenancy.outside == PLATFORM):
         return bundles
     owner = {b.name: _owner(b, tenancy) for b in bundles}
     out = []
     for bundle in bundles:
-        why = [] if bundle.failed else _broken(bundle, tenancy, owner, members)
+        why = [] if bundle.failed else _broken(bundle, tenancy, owner, members,
+                                               scopes or ScopeTable())
         if not why:
             out.append(bundle)
             continue
@@ -243,7 +259,7 @@ def _owner(bundle: Bundle, tenancy: Tenancy) -> str:
 
 
 def _broken(bundle: Bundle, tenancy: Tenancy, owner: dict[str, str],
-            members: Members | None) -> list[str]:
+            members: Members | None, scopes: ScopeTable) -> list[str]:
     found = tenants_of(bundle.source.path, tenancy)
     path = bundle.source.path
     if len(found) > 1:
@@ -255,7 +271,7 @@ def _broken(bundle: Bundle, tenancy: Tenancy, owner: dict[str, str],
             f"{path} belongs to no tenant (tenants[].paths) and gitgate.yaml says "
             "`untenanted: refuse`"]
     tenant = found[0]
-    why = [line for obj in bundle.objects for line in _object_rules(obj, tenant)]
+    why = [line for obj in bundle.objects for line in _object_rules(obj, tenant, scopes)]
     why += list(_cluster_rules(bundle, tenant, members))
     for ref, targets in bundle.acts_on:
         foreign = sorted(t for t in targets if owner.get(t) != tenant.name)

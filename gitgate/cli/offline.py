@@ -47,6 +47,7 @@ from gitgate.passes.onepass import (
     ClusterPort,
     plan_checkout,
     preview,
+    read_records,
     selected,
 )
 from gitgate.plan import Plan
@@ -155,7 +156,9 @@ def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None =
     return plan_checkout(repo_folder(args), find_tools(args.helm, args.kustomize), now,
                          bundle_glob=bundle_glob,
                          scope_of=cluster.scope_of if cluster is not None else None,
-                         clusters=cluster)
+                         clusters=cluster,
+                         inventories=read_records(cluster, args.instance)
+                         if cluster is not None else None)
 
 
 def _at(args: argparse.Namespace) -> datetime:
@@ -171,7 +174,8 @@ def cluster_flag(parser: argparse.ArgumentParser) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize))
-    grouped = group_all(result.rendered, tenancy=result.discovery.config.tenancy)
+    grouped = group_all(result.rendered, tenancy=result.discovery.config.tenancy,
+                        scopes=result.scopes)
     chosen = set(selected([b.name for b in grouped], args.bundle))
     bundles = [b for b in grouped if b.name in chosen]
     if args.cluster:

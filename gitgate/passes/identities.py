@@ -6,7 +6,7 @@ its own identity, which needs only `impersonate` on those accounts beyond that."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gitgate.apply.inventory import Inventory
@@ -81,6 +81,19 @@ def as_tenants(cluster: ClusterPort, plan: Plan, inventories: Mapping[str, Inven
         if gone_user is not None:
             for entry in inventory.entries:
                 owners.setdefault(entry.ref, gone_user)
+    return AsTenants(cluster, owners) if owners else cluster
+
+
+def as_recorded_tenants(cluster: ClusterPort, inventories: Iterable[Inventory],
+                        tenancy: Tenancy) -> ClusterPort:
+    """`cluster`, with what the records say each tenant's bundle wrote sent as that tenant
+    (the suspension written before rendering, when only the records are known)."""
+    owners: dict[ObjectRef, str] = {}
+    for inventory in inventories:
+        user = _user_of(inventory.source, tenancy)
+        if user is not None:
+            for entry in inventory.entries:
+                owners.setdefault(entry.ref, user)
     return AsTenants(cluster, owners) if owners else cluster
 
 

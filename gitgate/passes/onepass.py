@@ -17,7 +17,7 @@ from gitgate.apply.changeset import Change
 from gitgate.apply.engine import run_pass
 from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.freezefirst import suspend_first
-from gitgate.apply.inventory import Inventory, system_namespace
+from gitgate.apply.inventory import Inventory, holders_of, system_namespace
 from gitgate.apply.ledger import keep_records_parsed, migrate, read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.apply.ports import ClusterPort, Lister
@@ -28,11 +28,12 @@ from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.model import Action, ReasonKind, Verdict
+from gitgate.model.claims import Holders
 from gitgate.model.nearby import closest_hint
 from gitgate.model.ownership import SYSTEM_NAMESPACE
 from gitgate.model.rolloutspec import Members
 from gitgate.passes.clusterview import ClusterView, observe_cluster, read_members
-from gitgate.passes.identities import as_tenants
+from gitgate.passes.identities import as_recorded_tenants, as_tenants
 from gitgate.plan import Plan, awaited_by, make_plan
 from gitgate.progression.hookphases import syncing, with_hooks
 from gitgate.progression.livefreeze import (
@@ -58,7 +59,7 @@ from gitgate.timespec import rfc3339
 __all__ = ["MAX_CONCURRENCY", "SYSTEM_NAMESPACE", "ApplyOptions", "Checkout", "ClusterPort",
            "Pass", "PassResult", "keep_records_parsed", "matches", "plan_checkout",
            "plan_rendered", "planned",
-           "preview", "progressed", "reconcile", "scope_of_glob", "selected",
+           "preview", "progressed", "read_records", "reconcile", "scope_of_glob", "selected",
            "suspend_before_rendering",
            "system_namespace"]
 
@@ -92,6 +93,8 @@ class Checkout:
     rendered: RepoRender
     plan: Plan
     members: Members | None = None  # Karmada's Clusters, when tenants needed them
+    # the Bundle records read before planning (they decide clashes between folders)
+    inventories: Mapping[str, Inventory] | None = None
 
 
 @dataclass(frozen=True)
@@ -105,16 +108,17 @@ class Pass:
 
 def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None,
                   members: Members | None = None,
-                  mine: Callable[[str], bool] | None = None) -> Plan:
+                  mine: Callable[[str], bool] | None = None,
+                  holders: Holders | None = None) -> Plan:
     """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD.
     `members`: Karmada's Clusters (None: not read). `mine`: the bundles whose writes are
-    worked out (None: all)."""
+    worked out (None: all). `holders`: what the Bundle records hold live."""
     config = rendered.discovery.config
     texts = gate_texts(rendered.tree, config.gates_path, configured=config.gates_path_configured)
     plan = make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
                      rendered.problems, rendered.warnings, rendered.memo, config.tenancy,
-                     members, mine)
+                     members, mine, rendered.scopes, holders)
     return replace(plan, pauses=pause_files(rendered.tree))
 
 
@@ -122,19 +126,23 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                   bundle_glob: str | None = None, revision: str | None = None,
                   cache: RenderCache | None = None,
                   scope_of: ScopeOf | None = None, clusters: Lister | None = None,
-                  shard: Callable[[str], bool] | None = None) -> Checkout:
+                  shard: Callable[[str], bool] | None = None,
+                  inventories: Mapping[str, Inventory] | None = None) -> Checkout:
     """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles,
     and with `shard` (`run --shard`) those of this replica's shard (maybe none): the other
     replicas' sources are kept as summaries, enough for the rules across bundles.
     `scope_of` (an API server's discovery) says which kinds the repo does not define are
     namespaced; `clusters` is the API server to read Karmada's Clusters from when a tenant
-    chooses its clusters by labels (a failed read is kept: their names then fail)."""
+    chooses its clusters by labels (a failed read is kept: their names then fail).
+    `inventories`: the Bundle records, read before: an object or a bundle name two folders
+    with equal rights claim stays with the one whose record holds it (`model.claims`)."""
+    holders = holders_of(inventories.values()) if inventories is not None else None
     rendered = render_repo(root, tools, cache=cache, scope_of=scope_of,
                            mine=None if shard is None else lambda s: shard(s.bundle_name),
-                           summarize=None if shard is None else summarize)
+                           summarize=None if shard is None else summarize, holders=holders)
     members = (read_members(clusters) if clusters is not None
                and rendered.discovery.config.tenancy.by_labels else None)
-    plan = whole = plan_rendered(rendered, now, revision, members, shard)
+    plan = whole = plan_rendered(rendered, now, revision, members, shard, holders)
     everything = {b.bundle.name for b in plan.bundles}
     if bundle_glob is not None:
         chosen = set(selected([b.bundle.name for b in plan.bundles], bundle_glob))
@@ -148,7 +156,7 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
     needs = {b.bundle.name: b.bundle.source.options.depends_on for b in whole.bundles}
     awaited = awaited_by(needs, elsewhere, kept) if shard is not None else frozenset()
     return Checkout(rendered, replace(plan, elsewhere=elsewhere, awaited=awaited,
-                                      outside=outside), members)
+                                      outside=outside), members, inventories)
 
 
 def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
@@ -173,18 +181,27 @@ def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timed
 def planned(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
             inventories: Mapping[str, Inventory] | None = None) -> Pass:
     """The pass `checkout` would run now: its plan over one view of the cluster."""
-    view = observe_cluster(cluster, checkout.plan, options.instance, inventories=inventories,
-                           members=checkout.members)
+    view = observe_cluster(cluster, checkout.plan, options.instance,
+                           inventories=inventories if inventories is not None
+                           else checkout.inventories, members=checkout.members)
     return Pass(progressed(checkout.plan, view, options.now, options.hook_timeout), view)
 
 
 def preview(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
             bundle_glob: str | None = None) -> tuple[Pass, list[Change]]:
     """`plan --kubeconfig`: the pass and what it would change, object by object (dry-run
-    applies, the one prune decision), nothing written."""
+    applies, the one prune decision), nothing written; a tenant's objects are read and
+    tried as the tenant, as the pass would write them."""
     seen = planned(checkout, cluster, options)
-    return seen, live_diff(seen.plan, cluster, options, seen.view.inventories,
+    reader = as_tenants(cluster, seen.plan, seen.view.inventories,
+                        checkout.rendered.discovery.config.tenancy)
+    return seen, live_diff(seen.plan, reader, options, seen.view.inventories,
                            scope_of_glob(bundle_glob))
+
+
+def read_records(cluster: ClusterPort, instance: str) -> dict[str, Inventory]:
+    """The Bundle records of `instance` (raises GitgateError when they cannot be read)."""
+    return read_inventories(cluster, instance)
 
 
 def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: ApplyOptions, *,
@@ -213,9 +230,11 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
                      extra={"event": "migrated", "count": moved})
     if not options.dry_run:
         inventories = suspend_before_rendering(root, cluster, options, bundle_glob, shard)
+    if inventories is None:
+        inventories = read_inventories(cluster, options.instance)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of,
-                             clusters=cluster, shard=shard)
+                             clusters=cluster, shard=shard, inventories=inventories)
     seen = planned(checkout, cluster, options, inventories)
     if late is not None:
         options = replace(options, late_freeze=stopped_by(late, seen.plan, options.now,
@@ -327,9 +346,10 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
     if not any(state.active for state in states):
         return None  # the usual pass: no request at all
     inventories = read_inventories(cluster, options.instance)
-    early = suspend_first(cluster, {name: inventory for name, inventory in inventories.items()
-                                    if matches(name, bundle_glob)
-                                    and (shard is None or shard(name))}, states)
+    chosen = {name: inventory for name, inventory in inventories.items()
+              if matches(name, bundle_glob) and (shard is None or shard(name))}
+    early = suspend_first(as_recorded_tenants(cluster, chosen.values(), config.tenancy),
+                          chosen, states)
     for item in early:
         if item.written or item.error:
             log.info("suspended %s before rendering (%s): %s%s", item.bundle,

@@ -23,6 +23,10 @@ from gitgate.model import (
     SourceKind,
     join,
 )
+from gitgate.model.claims import Holders, arbitrate
+from gitgate.model.kindscope import ScopeTable
+from gitgate.model.tenantrules import rights_problem
+from gitgate.model.tenantspec import Tenancy
 from gitgate.render import post, reuse
 from gitgate.render.cache import RenderCache, cache_key
 from gitgate.render.customize import compile_overrides
@@ -47,6 +51,7 @@ class RepoRender:
     rendered: tuple[RenderedSource, ...]
     warnings: tuple[Problem, ...] = ()
     memo: Memo | None = None  # the render cache's, for the stages after rendering
+    scopes: ScopeTable = ScopeTable()  # how each kind's scope was judged
 
     @property
     def problems(self) -> tuple[Problem, ...]:
@@ -220,31 +225,40 @@ Scopes = tuple[tuple[tuple[str, str], bool | None], ...]  # as a summary read th
 
 def finish(rendered: list[RenderedSource], memo: Memo | None = None,
            scope_of: ScopeOf | None = None) -> tuple[list[RenderedSource], list[Problem]]:
-    final, warnings, _ = finish_with_scopes(rendered, memo, scope_of)
+    final, warnings, _, _ = finish_with_scopes(rendered, memo, scope_of)
     return final, warnings
 
 
 def finish_with_scopes(rendered: list[RenderedSource], memo: Memo | None = None,
-                       scope_of: ScopeOf | None = None,
-                       ) -> tuple[list[RenderedSource], list[Problem], KindScopes]:
-    """Pure: default namespaces (CRD scopes from the whole repo, then what `scope_of`, the
-    API server's discovery, says of the kinds the repo does not define), then duplicates
-    across sources.
+                       scope_of: ScopeOf | None = None, tenancy: Tenancy | None = None,
+                       holders: Holders | None = None,
+                       consulted: dict[ObjectRef, str | None] | None = None,
+                       ) -> tuple[list[RenderedSource], list[Problem], KindScopes, ScopeTable]:
+    """Pure: default namespaces, then duplicates across sources. The scope of a kind is the
+    API server's (`scope_of`, its discovery) where it serves the kind, else Kubernetes' and
+    Karmada's own (`model.kindscope`), else what the repo's CRDs say.
 
-    A source holding an object that another source also renders fails, and so does the other:
-    gitgate cannot tell which one is meant; so do sources rendering one name of a kind of
-    unknown scope in different namespaces (cluster-scoped, they would be one object). With a
-    `memo`, a source the render cache handed back is finished as it was in the last pass
-    (unless the scopes changed). A summarized source (`SourceSummary`) was placed when it was
+    An object two sources render is kept by the one with the right to it (`tenancy`: its
+    tenant's rules), or between equals by the one whose bundle holds it live (`holders`);
+    every other claimant fails, and with nobody to keep it, all do: gitgate cannot tell
+    which one is meant. So do sources rendering one name of a kind of unknown scope in
+    different namespaces (cluster-scoped, they would be one object). With a `memo`, a
+    source the render cache handed back is finished as it was in the last pass (unless the
+    scopes changed). A summarized source (`SourceSummary`) was placed when it was
     summarized: it is kept as it is, with the warnings placing it gave; the scopes returned
-    say whether it was placed under the same ones.
+    say whether it was placed under the same ones, and the table how each kind was judged.
+    `consulted`: filled with each object the records were asked about, and their answer.
     """
     crds: dict[tuple[str, str], bool] = {}
     for result in rendered:
         crds.update(derive(memo, "crds", result, (), partial(post.crd_scopes, result.objects)))
+    unserved: frozenset[tuple[str, str]] = frozenset()
     if scope_of is not None:
-        crds.update(_discovered(rendered, crds, memo, scope_of))
+        served = _discovered(rendered, memo, scope_of)
+        unserved = frozenset(kind for kind in crds if kind not in served)
+        crds.update(served)
     scopes = tuple(sorted(crds.items()))
+    table = ScopeTable(scopes, unserved, scope_of is not None)
     warnings: list[Problem] = []
     placed: list[RenderedSource] = []
     for result in rendered:
@@ -261,29 +275,44 @@ def finish_with_scopes(rendered: list[RenderedSource], memo: Memo | None = None,
         for ref in refs:
             owners.setdefault(ref, []).append(result.source.path)
     clashes: dict[str, list[Problem]] = {}
+    by_path = {r.source.path: r for r in placed}
     for ref, paths in sorted((r, p) for r, p in owners.items() if len(p) > 1):
-        for path in paths:
-            others = ", ".join(p for p in paths if p != path)
+        held_by = holders.objects.get(ref) if holders is not None else None
+        if consulted is not None:
+            consulted[ref] = held_by
+        ruling = arbitrate(paths, partial(_no_right, ref, by_path, tenancy, table), held_by)
+        for path in ruling.losers:
+            others = ", ".join(p for p in sorted(set(paths)) if p != path)
+            said = ruling.said(path)
             clashes.setdefault(path, []).append(Problem(
-                path, f"{ref} is also rendered by {others}; an object must come from one source",
+                path, f"{ref} is also rendered by {others}; "
+                + (said if said else "an object must come from one source"),
                 path, None, Reason.DUPLICATE_OBJECT))
     for path, problem in _scope_clashes(owners, crds):
         clashes.setdefault(path, []).append(problem)
     final = [replace(r, objects=(), problems=r.problems + tuple(clashes[r.source.path]),
                      summary=None)
              if r.source.path in clashes else r for r in placed]
-    return final, warnings, scopes
+    return final, warnings, scopes, table
 
 
-def _discovered(rendered: list[RenderedSource], crds: dict[tuple[str, str], bool],
-                memo: Memo | None, scope_of: ScopeOf) -> dict[tuple[str, str], bool]:
-    """The API server's answer for each kind the repo uses but neither knows nor defines."""
+def _no_right(ref: ObjectRef, by_path: dict[str, RenderedSource], tenancy: Tenancy | None,
+              table: ScopeTable, path: str) -> str | None:
+    """Why the source at `path` has no right to the object `ref` it renders (None: it has)."""
+    obj = next((o for o in by_path[path].objects if ObjectRef.of(o) == ref), None)
+    return None if obj is None else rights_problem(obj, path, tenancy, table)
+
+
+def _discovered(rendered: list[RenderedSource], memo: Memo | None, scope_of: ScopeOf
+                ) -> dict[tuple[str, str], bool]:
+    """The API server's answer for each kind the repo uses that it serves: it decides, over
+    the built-in table and over any CRD of the repo."""
     answers: dict[tuple[str, str], bool] = {}
     asked: set[tuple[str, str]] = set()
     for result in rendered:
         for api_version, kind in derive(memo, "kinds", result, (), partial(_kinds, result)):
             group = api_version.rpartition("/")[0]
-            if (group, kind) in asked or post.is_namespaced(group, kind, crds) is not None:
+            if (group, kind) in asked:
                 continue
             asked.add((group, kind))
             namespaced = scope_of(api_version, kind)
@@ -386,11 +415,9 @@ def _summarize_early(rendered: RenderedSource, known: Crds, scope_of: ScopeOf | 
     crds = {**known, **post.crd_scopes(rendered.objects)}
     if scope_of is not None:
         for api_version, kind in sorted(_kinds(rendered)):
-            group = api_version.rpartition("/")[0]
-            if post.is_namespaced(group, kind, crds) is None:
-                namespaced = scope_of(api_version, kind)
-                if namespaced is not None:
-                    crds[(group, kind)] = namespaced
+            namespaced = scope_of(api_version, kind)
+            if namespaced is not None:
+                crds[(api_version.rpartition("/")[0], kind)] = namespaced
     placed, notes = _placed(rendered, crds)
     if placed.failed:
         return placed
@@ -403,10 +430,12 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 scope_of: ScopeOf | None = None,
                 mine: Callable[[Source], bool] | None = None,
                 summarize: Summarize | None = None,
-                clock: Callable[[], int] = time.time_ns) -> RepoRender:
+                clock: Callable[[], int] = time.time_ns,
+                holders: Holders | None = None) -> RepoRender:
     """Render every source of the repo at `root`. With a `cache`, a source whose inputs did
     not change since the last call is not rendered again. `scope_of` (the API server's
-    discovery) says whether a kind the repo does not define is namespaced.
+    discovery) says whether a kind is namespaced. `holders`: what the Bundle records hold
+    live, to decide between sources with equal rights to one object.
 
     With `mine` and `summarize` (`run --shard`), a source `mine` does not take is kept, once
     finished, as `summarize` makes it (`bundle.summary`), in the result and in the cache: it
@@ -418,7 +447,7 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     root = root.resolve()
     tree = scan_repo(root, clock=clock)
     budget = Budget.from_env()
-    whole = _unchanged(cache, only, root, tree, tools, budget, mine, scope_of)
+    whole = _unchanged(cache, only, root, tree, tools, budget, mine, scope_of, holders)
     if whole is not None:
         return replace(whole, tree=tree)
     asked: dict[tuple[str, str], bool | None] = {}
@@ -494,8 +523,11 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
 
     render_missing()
     memo = cache.memo if cache is not None else None
-    final, warnings, scopes = finish_with_scopes(
-        within_budget([r for r in results if r is not None], budget.per_pass), memo, scope_of)
+    tenancy = discovery.config.tenancy
+    consulted: dict[ObjectRef, str | None] = {}
+    final, warnings, scopes, table = finish_with_scopes(
+        within_budget([r for r in results if r is not None], budget.per_pass), memo, scope_of,
+        tenancy, holders, consulted)
     if mine is not None and summarize is not None:
         stale = [i for i, r in enumerate(results) if _stale(r, dict(scopes))]
         if stale:  # placed under scopes that changed since: rendered and placed again
@@ -503,12 +535,12 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
             for index in stale:
                 results[index] = None
             render_missing()
-            final, warnings, scopes = finish_with_scopes(
+            final, warnings, scopes, table = finish_with_scopes(
                 within_budget([r for r in results if r is not None], budget.per_pass), memo,
-                scope_of)
+                scope_of, tenancy, holders, consulted)
         final = [_summarized(r, key, dict(scopes), warnings, mine, summarize, cache)
                  for r, key in zip(final, keys, strict=True)]
-    done = RepoRender(root, tree, discovery, tuple(final), tuple(warnings), memo)
+    done = RepoRender(root, tree, discovery, tuple(final), tuple(warnings), memo, table)
     if cache is not None:
         cache.scopes = scopes
         cache.end_round()
@@ -519,14 +551,14 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
             cache.whole = (reuse.WholeInputs(
                 root, tree.fingerprint, tools, budget, reuse.in_full(discovery.sources, mine),
                 reuse.answered(asked), scope_of is not None,
-                tuple(sorted(tree.racy.items()))), done)
+                tuple(sorted(tree.racy.items())), tuple(sorted(consulted.items()))), done)
     return done
 
 
 def _unchanged(cache: RenderCache | None, only: Callable[[Source], bool] | None, root: Path,
                tree: RepoTree, tools: Tools | None, budget: Budget,
-               mine: Callable[[Source], bool] | None, scope_of: ScopeOf | None
-               ) -> RepoRender | None:
+               mine: Callable[[Source], bool] | None, scope_of: ScopeOf | None,
+               holders: Holders | None) -> RepoRender | None:
     """The last whole render when nothing it depended on changed (`render.reuse`)."""
     if cache is None or cache.whole is None or only is not None:
         return None
@@ -535,7 +567,7 @@ def _unchanged(cache: RenderCache | None, only: Callable[[Source], bool] | None,
                             reuse.in_full(render.discovery.sources, mine), (),
                             scope_of is not None)
     if not reuse.still_holds(kept, now, scope_of,
-                             lambda file: tree.racy.get(file) or tree.digest(file)):
+                             lambda file: tree.racy.get(file) or tree.digest(file), holders):
         return None
     # the files racy then hold the same bytes now; those whose stamps tell by now are not
     # read again (as Git refreshes its index): at 5,000 bundles a fresh checkout's 13,000

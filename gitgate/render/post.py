@@ -8,44 +8,12 @@ from collections.abc import Iterable
 
 from gitgate.model import BUNDLE_LABEL, Manifest, bundle_from_label, bundle_label_value
 from gitgate.model.hookmarks import generated_name
+from gitgate.model.kindscope import BUILTIN_SCOPES, builtin_scope
 from gitgate.model.ownership import claim_problem, identity_problem, reserved_problem
 
-# Built-in kinds that are cluster-scoped, by (group, kind). Everything else built in is namespaced.
-CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset({
-    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"), ("", "ComponentStatus"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("apiregistration.k8s.io", "APIService"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"),
-    ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "VolumeAttachment"),
-    ("scheduling.k8s.io", "PriorityClass"), ("node.k8s.io", "RuntimeClass"),
-    ("certificates.k8s.io", "CertificateSigningRequest"),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "IPAddress"),
-    ("networking.k8s.io", "ServiceCIDR"),
-    ("policy.karmada.io", "ClusterPropagationPolicy"),
-    ("policy.karmada.io", "ClusterOverridePolicy"),
-    ("policy.karmada.io", "ClusterTaintPolicy"),
-    ("cluster.karmada.io", "Cluster"),
-    ("config.karmada.io", "ResourceInterpreterCustomization"),
-    ("config.karmada.io", "ResourceInterpreterWebhookConfiguration"),
-})
-
-# Built-in (or Karmada) API groups whose namespaced kinds gitgate knows without a CRD.
-KNOWN_GROUPS: frozenset[str] = frozenset({
-    "", "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "rbac.authorization.k8s.io",
-    "storage.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
-    "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io", "node.k8s.io",
-    "certificates.k8s.io", "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io",
-    "policy.karmada.io", "work.karmada.io", "cluster.karmada.io", "config.karmada.io",
-    "apps.karmada.io", "autoscaling.karmada.io", "networking.karmada.io",
-})
+# Built-in (Kubernetes and Karmada) kinds that are cluster-scoped, by (group, kind)
+CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
+    kind for kind, namespaced in BUILTIN_SCOPES.items() if not namespaced)
 
 
 def group_of(manifest: Manifest) -> str:
@@ -119,27 +87,26 @@ def expand_lists(documents: Iterable[object]) -> list[object]:
 
 
 def crd_scopes(objects: Iterable[Manifest]) -> dict[tuple[str, str], bool]:
-    """(group, kind) -> namespaced, for every CustomResourceDefinition among the objects."""
+    """(group, kind) -> namespaced, for every CustomResourceDefinition among the objects that
+    defines a kind Kubernetes or Karmada do not serve themselves (a repo's CRD never changes
+    the scope of theirs)."""
     scopes: dict[tuple[str, str], bool] = {}
     for obj in objects:
         if obj.get("kind") != "CustomResourceDefinition":
             continue
         spec = obj.get("spec") or {}
         kind = (spec.get("names") or {}).get("kind")
-        if isinstance(kind, str) and isinstance(spec.get("group"), str):
+        if (isinstance(kind, str) and isinstance(spec.get("group"), str)
+                and builtin_scope(spec["group"], kind) is None):
             scopes[(spec["group"], kind)] = spec.get("scope", "Namespaced") == "Namespaced"
     return scopes
 
 
 def is_namespaced(group: str, kind: str, crds: dict[tuple[str, str], bool]) -> bool | None:
-    """True/False when known, None when the kind is unknown (no table entry, no CRD)."""
-    if (group, kind) in crds:
-        return crds[(group, kind)]
-    if (group, kind) in CLUSTER_SCOPED:
-        return False
-    if group in KNOWN_GROUPS:
-        return True
-    return None
+    """True/False when known (`crds`: the API server's answers and the repo's CRDs, then the
+    built-in table), None when the kind is unknown."""
+    found = crds.get((group, kind))
+    return found if found is not None else builtin_scope(group, kind)
 
 
 def default_namespace(objects: Iterable[Manifest], namespace: str,

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitgate.errors import Reason
-from gitgate.model import RenderedSource, Source
+from gitgate.model import ObjectRef, RenderedSource, Source
+from gitgate.model.claims import Holders
 from gitgate.render.tools import Tools
 
 ScopeOf = Callable[[str, str], "bool | None"]
@@ -43,6 +44,8 @@ class WholeInputs:
     asked: tuple[tuple[str, str, bool | None], ...]  # discovery: (apiVersion, kind, answer)
     discovery: bool  # whether the API server's discovery was asked at all
     racy: tuple[tuple[str, str], ...] = ()  # (file, SHA-256) of files whose stamps do not tell
+    # the records asked who holds an object two sources render: (object, its folder)
+    held: tuple[tuple[ObjectRef, str | None], ...] = ()
 
 
 def in_full(sources: tuple[Source, ...] | list[Source],
@@ -76,16 +79,19 @@ def keepable(rendered: tuple[RenderedSource, ...]) -> bool:
 
 
 def still_holds(kept: WholeInputs, now: WholeInputs, scope_of: ScopeOf | None,
-                content: Callable[[str], str]) -> bool:
+                content: Callable[[str], str], holders: Holders | None = None) -> bool:
     """Whether a render made under `kept` is the render under `now` (whose `asked` is not
     known yet): the same files (`content`: a file's SHA-256 now, asked only of the files
     that were racy then), tools, budgets and share, and discovery answering every question
-    it was asked the same way."""
+    it was asked the same way, and the records (`holders`) each question of a clash."""
     if not now.fingerprint or (kept.root, kept.fingerprint, kept.tools, kept.budget,
                                kept.full, kept.discovery) != (
             now.root, now.fingerprint, now.tools, now.budget, now.full, now.discovery):
         return False
     if any(content(file) != digest for file, digest in kept.racy):
+        return False
+    if any((holders.objects.get(ref) if holders is not None else None) != folder
+           for ref, folder in kept.held):
         return False
     return scope_of is None or all(scope_of(api_version, kind) == answer
                                    for api_version, kind, answer in kept.asked)
