@@ -6,9 +6,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from gitgate.errors import GitgateError, Reason
+from gitgate.errors import GitgateError
 from gitgate.model import Problem, Source, SourceKind, is_under, join, parent_dir
-from gitgate.model.labels import stored_name
 from gitgate.source.config import (
     BUNDLE_CONFIG,
     REPO_CONFIG,
@@ -121,7 +120,6 @@ def discover(tree: RepoTree) -> Discovery:
             path=folder, kind=kind, options=options,
             bundle_name=options.name or bundle_name_for(folder),
             files=raw_files if kind is SourceKind.RAW else (), pause_reason=pause))
-    problems.extend(_duplicate_names(sources))
     return Discovery(config, tuple(sources), tuple(problems), frozenset(s.path for s in sources))
 
 
@@ -139,24 +137,6 @@ def _kind_of(folder: str, names: set[str], tree: RepoTree) -> SourceKind | None:
     if any(_is_raw_yaml(folder, n) for n in names) or BUNDLE_CONFIG in names:
         return SourceKind.RAW
     return None
-
-
-def _duplicate_names(sources: list[Source]) -> list[Problem]:
-    """A bundle name belongs to one source: every claimant fails, naming the others (no
-    folder can take over another's name, whichever sorts first)."""
-    claimants: dict[str, list[Source]] = {}
-    for source in sources:
-        claimants.setdefault(stored_name(source.bundle_name), []).append(source)
-    problems = []
-    for same in claimants.values():
-        for source in same if len(same) > 1 else ():
-            others = ", ".join(o.path for o in same if o is not source)
-            problems.append(Problem(
-                source.path, f"bundle name {source.bundle_name!r} is also claimed by {others}; "
-                "a name belongs to one source, so neither is applied until one sets a unique "
-                f"`name` in {join(source.path, BUNDLE_CONFIG)}",
-                join(source.path, BUNDLE_CONFIG), None, Reason.DUPLICATE_BUNDLE))
-    return problems
 
 
 def pause_files(tree: RepoTree) -> dict[str, str]:

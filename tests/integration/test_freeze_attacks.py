@@ -107,9 +107,6 @@ OPEN_EMPTIED = pytest.mark.xfail(strict=True, reason=(
 OPEN_BROKEN = pytest.mark.xfail(strict=True, reason=(
     "open: a held bundle that fails to render holds nothing its workloads use, which are "
     "unknown (needs the record to keep what its workloads used)"))
-OPEN_TENANT_NAMES = pytest.mark.xfail(strict=True, reason=(
-    "open, issue 60: two folders claiming one name fail both (DuplicateBundle), across "
-    "tenants too"))
 
 
 @pytest.mark.parametrize("escape", ["label-dropped", "renamed",
@@ -386,7 +383,6 @@ def tenants(tmp_path, kube, capsys):
     return root, pay, shop
 
 
-@OPEN_TENANT_NAMES
 def test_T1_a_tenant_claims_another_tenants_bundle_name(tenants, kube, capsys):
     """shop's folder sets `name: pay-web`: payments' bundle fails (DuplicateBundle)."""
     root, pay, shop = tenants
@@ -396,7 +392,6 @@ def test_T1_a_tenant_claims_another_tenants_bundle_name(tenants, kube, capsys):
     assert all(not b.get("failed") for b in pay_web), pay_web
 
 
-@OPEN_TENANT_NAMES
 def test_T2_a_tenant_name_claim_releases_another_tenants_freeze_on_what_it_uses(
         tenants, kube, capsys):
     """payments' pay-web is held; its Deployment uses web-config (pay-config), held with it.
