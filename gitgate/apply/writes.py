@@ -244,19 +244,25 @@ def _record(unit: BundleWork, obj: Manifest, answer: ChangeKind | str | GitgateE
 
 def read_live(work: dict[str, BundleWork], cluster: ClusterPort, options: ApplyOptions) -> None:
     """A resync compares what Git sets with the live objects, read with one list per
-    apiVersion, kind and namespace (not one GET per object); a list that fails leaves its
-    objects to be read one by one."""
-    wanted: dict[tuple[str, str, str], list[tuple[BundleWork, ObjectRef]]] = {}
+    apiVersion, kind and namespace (not one GET per object), each by whoever writes those
+    objects (a tenant's, as the tenant: `for_ref` of a cluster sending requests as tenants);
+    a list that fails leaves its objects to be read one by one."""
+    wanted: dict[tuple[str, str, str, int], list[tuple[BundleWork, ObjectRef]]] = {}
+    readers: dict[int, ClusterPort] = {}
+    for_ref = getattr(cluster, "for_ref", None)
     for unit in work.values():
         if unit.diff is None or not unit.resync_only:
             continue
         for obj in unit.diff.to_apply:
             ref = ObjectRef.of(obj)
             if ref in unit.resync_only:
-                wanted.setdefault((obj["apiVersion"], ref.kind, ref.namespace), []).append(
-                    (unit, ref))
+                reader: ClusterPort = for_ref(ref) if callable(for_ref) else cluster
+                readers[id(reader)] = reader
+                wanted.setdefault((obj["apiVersion"], ref.kind, ref.namespace, id(reader)),
+                                  []).append((unit, ref))
     keys = sorted(wanted)
-    answers = fan_out(lambda key: cluster.list_objects(*key), keys, options.concurrency)
+    answers = fan_out(lambda key: readers[key[3]].list_objects(*key[:3]), keys,
+                      options.concurrency)
     for key, answer in zip(keys, answers, strict=True):
         if isinstance(answer, GitgateError):
             continue

@@ -35,28 +35,30 @@ class AsTenants(Delegating):
         self.owners = dict(owners)
         self._as = {user: impersonate(user) for user in set(owners.values())}
 
-    def _for(self, ref: ObjectRef) -> ClusterPort:
+    def for_ref(self, ref: ObjectRef) -> ClusterPort:
+        """The client the requests about `ref` go through: its tenant's, else gitgate's."""
         user = self.owners.get(ref)
         return self._as[user] if user is not None else self.own
+
 
     @staticmethod
     def _ref(api_version: str, kind: str, namespace: str, name: str) -> ObjectRef:
         return ObjectRef(api_version.rpartition("/")[0], kind, namespace, name)
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> Manifest | None:
-        return self._for(self._ref(api_version, kind, namespace, name)).get(
+        return self.for_ref(self._ref(api_version, kind, namespace, name)).get(
             api_version, kind, namespace, name)
 
     def apply(self, obj: Manifest, *, dry_run: bool = False, force: bool = False,
               manager: str = FIELD_MANAGER, subresource: str = "") -> Any:
-        return self._for(ObjectRef.of(obj)).apply(obj, dry_run=dry_run, force=force,
+        return self.for_ref(ObjectRef.of(obj)).apply(obj, dry_run=dry_run, force=force,
                                                   manager=manager, subresource=subresource)
 
     def create(self, obj: Manifest) -> None:
-        create(self._for(ObjectRef.of(obj)), obj)
+        create(self.for_ref(ObjectRef.of(obj)), obj)
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
-        return self._for(self._ref(api_version, kind, namespace, name)).delete(
+        return self.for_ref(self._ref(api_version, kind, namespace, name)).delete(
             api_version, kind, namespace, name)
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from datetime import timedelta
 
 import pytest
 
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
+from gitgate.cli import main, wall_clock
 from tests.conftest import committed_repo, write_files
 from tests.support.hostile import gitgate
 
@@ -379,3 +381,21 @@ def test_the_suspension_written_before_rendering_goes_as_the_tenant(tmp_path, em
               if "/propagationpolicies/gitgate-orders-web" in r.path]
     assert len([r for r in policy if r.method == "PATCH"]) >= 2  # before rendering, then
     assert {r.impersonated for r in policy} == {ORDERS_USER}
+
+
+def test_a_resync_reads_a_tenants_objects_as_the_tenant(tmp_path, emulator, capsys):
+    """The lists a resync reads the live objects with go as the tenant whose objects they
+    are (the clock is injected: the resync is due at once)."""
+    kubeconfig, _ = cluster_of(emulator, tmp_path)
+    emulator.state.grants = {ORDERS_USER: {"orders"}}
+    root = shared(tmp_path, {"apps/orders/web/bundle.yaml": "name: orders-web\n",
+                             "apps/orders/web/cm.yaml": cm("web", "orders")}, with_account())
+    flags = ["apply", str(root), "--kubeconfig", kubeconfig, "-o", "json", "--resync", "1s"]
+    assert main(flags, clock=wall_clock) == 0
+    later = wall_clock() + timedelta(seconds=5)
+    emulator.state.requests.clear()
+    capsys.readouterr()
+    assert main(flags, clock=lambda: later) == 0
+    lists = [r for r in emulator.state.requests
+             if r.method == "GET" and r.path == "/api/v1/namespaces/orders/configmaps"]
+    assert lists and {r.impersonated for r in lists} == {ORDERS_USER}

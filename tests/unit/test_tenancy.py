@@ -10,9 +10,12 @@ import pytest
 from gitgate.bundle.tenancy import implies, path_matches, police, selector_of, unjudged
 from gitgate.errors import Reason
 from gitgate.model import Bundle, BundleOptions, ObjectRef, RolloutSpec, Source, SourceKind
+from gitgate.model.claims import arbitrate
 from gitgate.model.clusterspec import Customization
+from gitgate.model.kindscope import ScopeTable
 from gitgate.model.rolloutspec import ClusterSelector, Members, Requirement, Wave
 from gitgate.model.tenantspec import REFUSE, Tenancy, Tenant
+from gitgate.render.post import crd_scopes, is_namespaced
 
 PLACED = {"clusterAffinity": {"clusterNames": ["member1"]}}
 PAY = Tenant("payments", ("apps/payments/**",), ("payments", "payments-*"), ("member1",),
@@ -322,3 +325,81 @@ def test_a_gate_committed_in_a_tenants_folder_holds_that_tenant_alone():
     untenanted = {b.bundle.name: str(b.verdict.verdict)
                   for b in make_plan(rendered, {}, now, "r").bundles}
     assert set(untenanted.values()) == {"held"}  # without tenants: every bundle, as before
+
+
+# ------------------------------------------------------------ issue 60: who says the scope
+def policed(*bundles: Bundle, scopes: ScopeTable, tenancy: Tenancy = TENANCY
+            ) -> dict[str, list[str]]:
+    return {b.name: [p.message for p in b.problems]
+            for b in police(list(bundles), tenancy, None, scopes) if b.failed}
+
+
+def test_a_namespace_on_a_cluster_scoped_kind_does_not_make_it_the_tenants():
+    crb = obj("ClusterRoleBinding", "admin", "payments", "rbac.authorization.k8s.io/v1")
+    allowed = Tenant("payments", ("apps/payments/**",), ("payments",))
+    found = policed(bundle("pay", "apps/payments/a", crb), scopes=ScopeTable(),
+                    tenancy=Tenancy((allowed,)))
+    assert "is cluster-scoped" in found["pay"][0]
+    assert "as Kubernetes and Karmada serve it" in found["pay"][0]
+
+
+def test_the_api_servers_word_decides_over_the_built_in_table():
+    served = ScopeTable(((("example.com", "Widget"), False),), served=True)
+    found = policed(bundle("pay", "apps/payments/a",
+                           obj("Widget", "w", "payments", "example.com/v1")), scopes=served)
+    assert "as the API server serves it" in found["pay"][0]
+
+
+def test_a_kind_only_a_repo_crd_defines_waits_for_the_server_to_establish_it():
+    pending = ScopeTable(((("example.com", "Widget"), True),),
+                         frozenset({("example.com", "Widget")}), served=True)
+    found = policed(bundle("pay", "apps/payments/a",
+                           obj("Widget", "w", "payments", "example.com/v1")), scopes=pending)
+    assert "the API server does not serve yet" in found["pay"][0]
+    offline = ScopeTable(((("example.com", "Widget"), True),))  # the CRD, no server
+    assert policed(bundle("pay", "apps/payments/a",
+                          obj("Widget", "w", "payments", "example.com/v1")),
+                   scopes=offline) == {}
+
+
+@pytest.mark.parametrize(("actor", "words"), [
+    ({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterOverridePolicy",
+      "metadata": {"name": "all"}, "spec": {"overrideRules": []}}, "selects no resources"),
+    ({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+      "metadata": {"name": "roles"}, "spec": {"resourceSelectors": [
+          {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}]}},
+     "selects cluster-scoped objects"),
+    ({"apiVersion": "apps.karmada.io/v1alpha1", "kind": "WorkloadRebalancer",
+      "metadata": {"name": "dns"}, "spec": {"workloads": [
+          {"apiVersion": "apps/v1", "kind": "Deployment", "name": "coredns",
+           "namespace": "kube-system"}]}}, "selects in namespace kube-system"),
+])
+def test_a_cluster_wide_karmada_object_is_held_to_the_tenants_namespaces(actor, words):
+    infra = Tenant("infra", ("apps/infra/**",), ("infra",), cluster_scoped=True)
+    found = policed(bundle("infra", "apps/infra/p", actor), scopes=ScopeTable(),
+                    tenancy=Tenancy((infra,)))
+    assert any(words in line for line in found["infra"]), found
+    within = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+              "metadata": {"name": "mine"}, "spec": {"resourceSelectors": [
+                  {"apiVersion": "v1", "kind": "Secret", "namespace": "infra"},
+                  {"apiVersion": "v1", "kind": "Namespace", "name": "infra"}]}}
+    assert policed(bundle("infra", "apps/infra/p", within), scopes=ScopeTable(),
+                   tenancy=Tenancy((infra,))) == {}
+
+
+def test_a_repo_crd_never_changes_a_built_in_kinds_scope():
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "x"}, "spec": {"group": "", "scope": "Cluster",
+                                               "names": {"kind": "ConfigMap"}}}
+    assert crd_scopes([crd]) == {}
+    assert is_namespaced("apps.karmada.io", "WorkloadRebalancer", {}) is False
+    assert is_namespaced("apps.karmada.io", "SomethingNew", {}) is None  # not guessed
+
+
+def test_a_claim_stays_with_the_folder_that_has_the_right_then_with_the_live_holder():
+    wrong = {"a": "outside its namespaces", "b": None, "c": None}.get
+    assert arbitrate(["a", "b"], wrong, None).keeper == "b"
+    assert arbitrate(["b", "c"], wrong, "c").keeper == "c"
+    assert arbitrate(["b", "c"], wrong, "c").held
+    assert arbitrate(["b", "c"], wrong, None).keeper is None
+    assert arbitrate(["a", "b", "c"], wrong, "a").keeper is None  # a holder without the right
