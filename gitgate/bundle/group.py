@@ -12,7 +12,7 @@ from typing import Any
 
 from gitgate.bundle import deps
 from gitgate.bundle.policies import link_policies, with_overrides
-from gitgate.bundle.tenancy import police
+from gitgate.bundle.tenancy import BUNDLE_CONFIG, police
 from gitgate.errors import Reason
 from gitgate.memo import Memo, derive
 from gitgate.model import (
@@ -22,6 +22,7 @@ from gitgate.model import (
     ObjectRef,
     RenderedSource,
     Source,
+    join,
 )
 from gitgate.model.claims import Holders, arbitrate
 from gitgate.model.hookmarks import HookError, Skipped, generated_name, hook_of
@@ -240,11 +241,12 @@ def _one_source_per_name(bundles: list[Bundle], tenancy: Tenancy | None = None,
             kept.add((key, ruling.keeper))
         for path in sorted(ruling.losers):
             others = ", ".join(sorted(p for p in paths if p != path))
-            said = ruling.said(path) or ("a name belongs to one source, so neither is applied "
-                                         "until one of them is renamed")
+            said = ruling.said(path) or (
+                "a name belongs to one source, so neither is applied until one sets a unique "
+                f"`name` in {join(path, BUNDLE_CONFIG)}")
             blamed.setdefault(path, []).append(Problem(
-                path, f"the bundle name {key!r} is also claimed by {others}; {said}", path,
-                None, Reason.DUPLICATE_BUNDLE))
+                path, f"the bundle name {key!r} is also claimed by {others}; {said}",
+                join(path, BUNDLE_CONFIG), None, Reason.DUPLICATE_BUNDLE))
     out: dict[str, Bundle] = {}
     lost: list[Problem] = []
     for bundle in bundles:

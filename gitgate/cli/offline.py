@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from gitgate.bundle.group import group_all
+from gitgate.bundle.group import grouped
 from gitgate.check import Case, Failure, Report, check_report
 from gitgate.cli.flags import (
     DOCUMENTS,
@@ -174,10 +174,10 @@ def cluster_flag(parser: argparse.ArgumentParser) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize))
-    grouped = group_all(result.rendered, tenancy=result.discovery.config.tenancy,
-                        scopes=result.scopes)
-    chosen = set(selected([b.name for b in grouped], args.bundle))
-    bundles = [b for b in grouped if b.name in chosen]
+    found, lost = grouped(result.rendered, tenancy=result.discovery.config.tenancy,
+                          scopes=result.scopes)
+    chosen = set(selected([b.name for b in found], args.bundle))
+    bundles = [b for b in found if b.name in chosen]
     if args.cluster:
         view = member_view(bundles, args.cluster)
         bundles = [replace(b, objects=tuple(view.objects.get(b.name, ()))) for b in bundles
@@ -188,7 +188,9 @@ def cmd_render(args: argparse.Namespace) -> int:
         bundles = [replace(b, objects=tuple(redact_secret(o) for o in b.objects))
                    for b in bundles]
     sources = {b.source.path for b in bundles}
-    problems = [p for p in result.problems if args.bundle is None or p.source in sources]
+    claimed = [p for b in found for p in b.problems if p.reason == Reason.DUPLICATE_BUNDLE]
+    problems = [p for p in dict.fromkeys((*result.problems, *lost, *claimed))
+                if args.bundle is None or p.source in sources]
     if args.output == "json":
         console.out_json(render_document(bundles, problems))
     else:
