@@ -39,7 +39,7 @@ class Fence:
         this is a new term. Returns False for the latter."""
         with self._lock:
             moment = self.clock() if at is None else at
-            same = lease is None or self._lease is None or lease == self._lease
+            same = self._lease is None or lease == self._lease  # an answer without one: not
             if not self._fresh(moment) or not same:
                 self._term += 1
             self._renewed_at = moment

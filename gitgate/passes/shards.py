@@ -13,14 +13,15 @@ ever act on different assignments at once. A replica whose Lease ran out is not 
 its fence (`apply.fencing`) stopped its writes before the Lease expired.
 
 What a replica takes as live rests on what it observed itself, on its own monotonic clock,
-never on what a Lease claims: a peer is live while the renewals it saw keep coming (one
-configured lease duration after it first saw the peer's last renewal time; a Lease's own
-duration only shortens that), and a peer whose Lease vanished (deleted by someone) counts as
-live for one configured lease duration after the vanishing was seen. Only a Lease its holder
-released on a clean stop ends at once. The peer's side of it: a renewal that finds its Lease
-object replaced (another uid: it was deleted and the renewal made a new one) starts a new term,
-so a pass begun under the old Lease writes nothing more. No third party can keep two replicas
-writing one bundle by deleting, recreating or lengthening a Lease.
+never on what a Lease says: anyone who may write Leases can write any renewal time, duration,
+holder or annotation into one, or delete it. A peer is live until one configured lease
+duration has passed since this replica last saw its Lease change in any way (a new
+resourceVersion) or vanish. So a tampered Lease can only keep a peer live longer (a stall),
+never end it early: the peer's own fence (`apply.fencing`, renew deadline < lease duration)
+has stopped its writes before anyone takes its bundles. A clean stop deletes its Lease; the
+others take its bundles one lease duration later. A renewal that finds its Lease object
+replaced (another uid: it was deleted, and the renewal made a new one) starts a new term, so
+a pass begun under the old Lease writes nothing more.
 
 Two processes given the same identity (`--identity`) would renew one Lease and both act on one
 share. Each process writes a random incarnation beside its identity; one that reads another
@@ -53,7 +54,6 @@ log = logging.getLogger("gitgate")
 REPLICA_LABEL = "gitgate.io/replica"  # on each replica's Lease: "true"
 ACKNOWLEDGED = "gitgate.io/acknowledged"  # on each replica's Lease: the assignment it acts on
 INCARNATION = "gitgate.io/incarnation"  # on each replica's Lease: the process that renewed it
-RELEASED = "gitgate.io/released"  # on a replica's Lease as it stops: its holder writes no more
 MANAGER = "gitgate-shards"
 LEASE_API = "coordination.k8s.io/v1"
 
@@ -76,13 +76,7 @@ class Replica:
     duration: timedelta
     acknowledged: str
     incarnation: str = ""
-    released: bool = False  # its holder stopped cleanly and writes no more
-
-    def fresh(self, now: datetime, longest: timedelta) -> bool:
-        """Renewed within its duration (never longer than `longest`, the configured one), by
-        the wall clock; the caller's own observation decides the rest."""
-        return (not self.released and self.renewed is not None
-                and now < self.renewed + min(self.duration, longest))
+    version: str = ""  # the Lease's resourceVersion: changes with any write to it
 
 
 def replica_of(lease: dict[str, object]) -> Replica | None:
@@ -106,43 +100,41 @@ def replica_of(lease: dict[str, object]) -> Replica | None:
                    timedelta(seconds=seconds if isinstance(seconds, int) else 0),
                    str(annotations.get(ACKNOWLEDGED) or ""),
                    str(annotations.get(INCARNATION) or ""),
-                   annotations.get(RELEASED) == "true")
+                   str(meta.get("resourceVersion") or stamp or ""))
 
 
 class Sightings:
-    """When this replica saw each peer's Lease last change (renewed, vanished or released),
-    on its own monotonic clock: the part of liveness no Lease can claim. Pure but for the
+    """When this replica last saw each peer's Lease change or vanish, on its own monotonic
+    clock: the whole of liveness (a Lease's contents are anyone's to write). Pure but for the
     times, which the caller passes."""
 
-    RELEASED = "\x00released"
     VANISHED = "\x00vanished"
 
     def __init__(self, longest: float):
         self.longest = longest  # the configured lease duration, in seconds
         self._seen: dict[str, tuple[str, float]] = {}  # identity -> (what was seen, since)
 
-    def live(self, replicas: list[Replica], expected: tuple[str, ...], now: datetime,
+    def live(self, replicas: list[Replica], expected: tuple[str, ...],
              monotonic: float) -> tuple[str, ...]:
-        """The identities to take as live: each Lease renewed within its (capped) duration
-        whose renewal time this replica saw change within the configured duration, and each
-        replica that was live or `expected` (in the agreed assignment) whose Lease vanished
-        less than the configured duration ago."""
+        """The identities to take as live: each replica whose Lease this replica saw change, or
+        vanish, less than the configured lease duration ago, and each `expected` one (in the
+        agreed assignment) it never saw, for a lease duration from now."""
         present = {r.identity for r in replicas}
         for replica in replicas:
-            mark = self.RELEASED if replica.released else str(replica.renewed)
-            self._note(replica.identity, mark, monotonic)
+            self._note(replica.identity, replica.version, monotonic)
         for identity in (set(self._seen) | set(expected)) - present:
-            if self._seen.get(identity, ("",))[0] != self.RELEASED:
-                self._note(identity, self.VANISHED, monotonic)
-        longest = timedelta(seconds=self.longest)
-        live = {r.identity for r in replicas if r.fresh(now, longest)
-                and monotonic - self._seen[r.identity][1] < self.longest}
-        live |= {identity for identity, (mark, since) in self._seen.items()
-                 if mark == self.VANISHED and monotonic - since < self.longest}
+            self._note(identity, self.VANISHED, monotonic)
+        live = tuple(sorted(identity for identity, (_, since) in self._seen.items()
+                            if monotonic - since < self.longest))
         for identity in [i for i, (mark, since) in self._seen.items()
-                         if i not in present and monotonic - since >= self.longest]:
-            del self._seen[identity]  # long gone: forgotten
-        return tuple(sorted(live))
+                         if mark == self.VANISHED and monotonic - since >= self.longest]:
+            del self._seen[identity]  # gone for a lease duration: forgotten
+        return live
+
+    def stale(self, monotonic: float, times: float = 2.0) -> set[str]:
+        """Peers whose Lease has not changed for `times` lease durations: nobody renews it."""
+        return {identity for identity, (mark, since) in self._seen.items()
+                if mark != self.VANISHED and monotonic - since >= times * self.longest}
 
     def _note(self, identity: str, mark: str, monotonic: float) -> None:
         if self._seen.get(identity, ("",))[0] != mark:
@@ -227,7 +219,7 @@ class Membership:
         return lease_name(self.instance, self.identity)
 
     # ------------------------------------------------------------------ the Lease
-    def renew(self, *, released: bool = False) -> bool:
+    def renew(self) -> bool:
         """Renew this replica's Lease (with the assignment it acknowledges). A renewal that
         finds another Lease object than the one it renewed before (the old one was deleted)
         starts a new term: a pass begun under the old one writes nothing more."""
@@ -235,15 +227,13 @@ class Membership:
             return False
         sent = self.monotonic()
         now = self.wall_clock()
-        annotations = {ACKNOWLEDGED: self.acknowledged, INCARNATION: self.incarnation}
-        if released:
-            annotations[RELEASED] = "true"
         try:
             written = self.cluster.apply({
                 "apiVersion": LEASE_API, "kind": "Lease",
                 "metadata": {"name": self.name, "namespace": NAMESPACE,
                              "labels": {INSTANCE_LABEL: self.instance, REPLICA_LABEL: "true"},
-                             "annotations": annotations},
+                             "annotations": {ACKNOWLEDGED: self.acknowledged,
+                                             INCARNATION: self.incarnation}},
                 "spec": {"holderIdentity": self.identity,
                          "leaseDurationSeconds": self.lease_duration,
                          "renewTime": micro_time(now)}}, manager=MANAGER, force=True)
@@ -251,8 +241,6 @@ class Membership:
             log.warning("cannot renew this replica's Lease %s: %s", self.name, exc.message,
                         extra={"event": "shard-lease"})
             return False
-        if released:
-            return True
         obj = getattr(written, "obj", None)
         meta = obj.get("metadata") if isinstance(obj, dict) else None
         uid = meta.get("uid") if isinstance(meta, dict) else None
@@ -293,7 +281,7 @@ class Membership:
     def live(self, replicas: list[Replica], shards: ShardMap | None) -> tuple[str, ...]:
         """The replicas to take as live, from this replica's own sightings (`Sightings`)."""
         return self.sightings.live(replicas, shards.members if shards else (),
-                                   self.wall_clock(), self.monotonic())
+                                   self.monotonic())
 
     def settle(self) -> tuple[ShardMap | None, list[Replica]]:
         """Read the replicas and the assignment; write the assignment anew when the live set
@@ -316,12 +304,11 @@ class Membership:
         return shards, replicas
 
     def _sweep(self, replicas: list[Replica]) -> None:
-        """Delete the Leases of replicas that stopped cleanly one lease duration ago or more
-        (their holders released them: nobody writes under them)."""
-        now, longest = self.wall_clock(), timedelta(seconds=self.lease_duration)
+        """Delete the Leases nobody has renewed for two lease durations, as this replica saw
+        them (replicas that stopped or died; a live holder would only make its Lease anew)."""
+        stale = self.sightings.stale(self.monotonic()) - {self.identity}
         for replica in replicas:
-            if replica.released and replica.identity != self.identity and (
-                    replica.renewed is None or now >= replica.renewed + longest):
+            if replica.identity in stale:
                 with contextlib.suppress(GitgateError):
                     self.cluster.delete(LEASE_API, "Lease", NAMESPACE,
                                         lease_name(self.instance, replica.identity))
@@ -407,7 +394,7 @@ class Membership:
         self.fence.lapse()
         if self.stepped_back:
             return  # the Lease is the other process's now
-        # released, not deleted: the others see it released and take the bundles at once (a
-        # Lease that only vanished is waited out for a lease duration: someone may have
-        # deleted it under a live holder); a released Lease is swept once it is old
-        self.renew(released=True)
+        # the others take its bundles one lease duration after they see the Lease vanish (a
+        # Lease's contents are anyone's to write: no "released" mark could be trusted)
+        with contextlib.suppress(GitgateError):  # else it is swept once stale
+            self.cluster.delete(LEASE_API, "Lease", NAMESPACE, self.name)

@@ -53,9 +53,24 @@ class Clocks:
 
 def member(cluster, instance: str, identity: str, clocks: Clocks,
            expected: int = 1) -> Membership:
-    return Membership(cluster, instance, identity, lease_duration=15, renew_deadline=10,
-                      retry_period=2, wall_clock=lambda: clocks.wall,
-                      monotonic=lambda: clocks.mono, expected_replicas=expected)
+    found = Membership(cluster, instance, identity, lease_duration=15, renew_deadline=10,
+                       retry_period=2, wall_clock=lambda: clocks.wall,
+                       monotonic=lambda: clocks.mono, expected_replicas=expected)
+    found.clocks = clocks  # for `leave`
+    return found
+
+
+def leave(departing: Membership, *staying: Membership) -> None:
+    """`departing` stops (its Lease deleted); the others see it vanish, then renew every
+    retry period (their terms go on) until one lease duration has passed: they take its
+    bundles only then, as nothing in a Lease can say its holder stopped writing."""
+    departing.stop()
+    for one in staying:
+        one.look()
+    for _ in range(8):
+        departing.clocks.advance(2)
+        for one in staying:
+            one.renew()
 
 
 def test_replicas_agree_take_over_and_come_back(kube):
@@ -87,7 +102,7 @@ def test_replicas_agree_take_over_and_come_back(kube):
     assert turn.shards.members == ("a", "b") and not turn.acting
     assert a.turn().acting and b.turn().acting
 
-    b.stop()  # a clean shutdown hands the bundles over at once, no expiry to wait for
+    leave(b, a)  # a clean shutdown: its bundles are a's one lease duration later
     turn = a.turn()
     assert turn.acting and turn.shards.members == ("a",)
 
@@ -134,6 +149,55 @@ def test_a_deleted_lease_hands_nothing_over_and_stops_its_holders_pass(kube):
         b.turn()
     turn = b.turn()
     assert turn.acting and turn.shards.members == ("b",)
+
+
+@pytest.mark.parametrize("tampered", [
+    {"metadata": {"annotations": {"gitgate.io/released": "true"}}},
+    {"spec": {"leaseDurationSeconds": 1}},
+    {"spec": {"renewTime": "2000-01-01T00:00:00.000000Z"}},
+    {"spec": {"holderIdentity": "someone-else"}},
+], ids=["released", "short-duration", "backdated", "holder"])
+def test_nothing_written_into_a_live_replicas_lease_hands_its_bundles_over(kube, tampered):
+    """Anyone who may write Leases writes into a live replica's: a "released" mark, a short
+    duration, an old renewal time, another holder. The others take none of its bundles while
+    it may still write: only a lease duration without any change to its Lease ends it."""
+    from gitgate.apply.fencing import FencedCluster
+    from tests.support.objects import cm
+
+    kube.cluster.apply(system_namespace())
+    ns = kube.ns("tampered")
+    kube.cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    clocks = Clocks()
+    a, b = (member(kube.cluster, kube.run_id, name, clocks) for name in ("a", "b"))
+    a.renew()
+    b.renew()
+    a.turn()
+    assert b.turn().acting and a.turn().acting
+    in_flight = FencedCluster(kube.cluster, a.fence, a.turn().term)
+    a_share = [name for name in APPS if a.turn().owns(name)]
+    kube.cluster.apply({"apiVersion": LEASE_API, "kind": "Lease",
+                        "metadata": {"name": a.name, "namespace": NAMESPACE,
+                                     **tampered.get("metadata", {})},
+                        **({"spec": tampered["spec"]} if "spec" in tampered else {})},
+                       manager="kubectl", force=True)
+
+    def b_takes_none_of_as_bundles() -> None:
+        turn = b.turn()
+        assert "a" in turn.live, turn
+        assert not (turn.acting and any(turn.owns(name) for name in a_share)), turn
+
+    for _ in range(3):
+        clocks.advance(1)
+        b.renew()
+        b_takes_none_of_as_bundles()
+        in_flight.apply(cm("written-by-a", ns))  # a's pass may go on: nobody else acts
+    clocks.advance(1)
+    a.renew()  # a renews on: it stays, whatever was written into its Lease
+    for _ in range(8):
+        clocks.advance(2)
+        a.renew()
+        b.renew()
+        b_takes_none_of_as_bundles()
 
 
 def test_a_lease_that_claims_an_hour_counts_for_the_configured_duration_only(kube):
@@ -216,7 +280,7 @@ def test_a_cold_start_waits_for_the_expected_replicas_then_is_shared(kube):
     assert b.turn().acting and a.turn().acting
     assert a.turn().shards.members == ("a", "b")
 
-    b.stop()  # once gathered, a departure never stalls the survivor
+    leave(b, a)  # once gathered, a departure stalls the survivor no longer than that
     turn = a.turn()
     assert turn.acting and turn.shards.members == ("a",)
 
@@ -306,7 +370,7 @@ def test_each_bundle_is_written_by_its_owner_only_and_taken_over_when_it_leaves(
     assert set(APPS) <= records
 
     # b leaves: a takes every bundle over and applies the next change to all of them
-    b.shards.stop()
+    leave(b.shards, a.shards)
     repo(tmp_path, "two")
     a.request_pass()
     turns(a)
@@ -347,7 +411,7 @@ def test_a_share_that_moved_is_read_from_etcd_first(tmp_path, emulator, tools, m
     a.tick()
     assert not ledger._PARSED.consistent_due and ledger._PARSED.since()  # from the cache
 
-    b.shards.stop()
+    leave(b.shards, a.shards)
     a.clock.advance(seconds=60)
     assert a._take_turn() and a.state.turn.shards.digest != before
     assert ledger._PARSED.consistent_due and not ledger._PARSED.since()
@@ -386,7 +450,7 @@ def test_a_pass_whose_share_moves_leaves_the_records_that_only_follow_the_commit
         if obj.get("kind") == "Bundle" and kw.get("subresource") == "status":
             records.append(obj["metadata"]["name"])
             if records[-1] == bundle_name(mine[0]):
-                b.shards.stop()
+                leave(b.shards, a.shards)
                 a.shards.look()  # the Lease thread's beat: it sees the new assignment
         return write(obj, **kw)
 
@@ -474,7 +538,7 @@ def test_the_page_shows_every_replicas_changes_and_forgets_a_departed_ones(
         if a.state.turn.owns(name):
             assert merged["changes"][name] != {"revision": "forged"}, name
             assert name not in merged["rollouts"], name
-    b.shards.stop()
+    leave(b.shards, a.shards)
     turns(a)
     assert set(read_parts(a.cluster, "default", "overview")) == {"a"}
     merged = ApiSource(a.cluster, "default", a.clock, "test", 0).snapshot().overview
@@ -723,7 +787,7 @@ def test_a_share_that_moved_during_the_pass_is_not_read_before_the_takeover(
 
     a.request_pass()
     assert a._take_turn() and a.tick() is not None
-    b.shards.stop()  # b leaves during a's pass
+    leave(b.shards, a.shards)  # b leaves during a's pass
     a.clock.advance(seconds=31)  # and a read of all is due
     assert a.status_due(a.clock())
     since = len(emulator.state.requests)
@@ -766,7 +830,7 @@ def test_a_read_of_karmada_stops_at_the_next_list_when_the_share_moves_under_it(
             return listing(api_version, kind, namespace, label_selector)
         lists.append(kind)
         if len(lists) == 1:
-            b.shards.stop()
+            leave(b.shards, a.shards)
             a.shards.look()  # a's Lease thread sees it while the list is under way
         return listing(api_version, kind, namespace, label_selector)
 
