@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gitgate.apply.bundlerecord import OBSERVER, clusters_status
-from gitgate.apply.fencing import FencedCluster
+from gitgate.apply.fencing import Fence, FencedCluster
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import (
     WatchFeed,
@@ -255,6 +255,9 @@ class Reconciler:
         self.requests: ReconcileRequests | None = None  # `gitgate reconcile` via the API
         self.notifier: Notifier | None = None  # --notify-urls-file: people told of transitions
         self.shards: Membership | None = None  # --shard: every replica reconciles a share
+        # with a leader Lease (no --shard): the fence its renewals keep fresh, so that a
+        # leader that lost the Lease writes nothing more, in a pass or outside one
+        self.fence: Fence | None = None
         self._acting_on = ""  # the assignment this replica's last pass acted on
         self._migrated = False  # records of an earlier release were looked for and moved
         self._unapplied: tuple[str, datetime] | None = None  # the head not reconciled, since
@@ -420,13 +423,24 @@ class Reconciler:
                                                 known.get("changes") or {})
         self._keep("overview", self.state.overview, "`gitgate ui`", part)
 
+    def fenced_by_lease(self, renew_deadline: float
+                        ) -> tuple[Callable[[float], object], Callable[[], None]]:
+        """With a leader Lease: a fence over this loop's writes, kept fresh by the Lease's
+        renewals. Returns what the elector calls on each renewal (its monotonic send time) and
+        when the Lease is lost."""
+        fence = self.fence = Fence(renew_deadline)
+        return (lambda at: fence.renewed(at=at)), fence.lapse
+
     def _writer(self) -> ClusterPort | None:
         """Where the loop's writes outside a pass go (Bundle status, its documents, the
         overview's parts): with --shard, through the fence of the term this replica acts in,
         so a replica whose Lease lapsed writes nothing for its former share (None: it may not
         write now)."""
         if self.shards is None:
-            return self.cluster
+            if self.fence is None:
+                return self.cluster
+            term = self.fence.term()
+            return None if term is None else FencedCluster(self.cluster, self.fence, term)
         turn = self.state.turn
         if turn is None or turn.term is None or not turn.acting:
             return None
@@ -469,6 +483,9 @@ class Reconciler:
             cluster: ClusterPort = self.cluster
             if turn is not None and turn.term is not None and self.shards is not None:
                 cluster = FencedCluster(self.cluster, self.shards.fence, turn.term)
+            elif self.fence is not None:  # a leader: its pass writes while its term lasts
+                term = self.fence.term()
+                cluster = FencedCluster(self.cluster, self.fence, -1 if term is None else term)
             with self._peek_lock:
                 self._writing, self._peeked, self.newer = revision, revision, None
             try:

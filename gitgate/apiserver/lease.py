@@ -17,25 +17,35 @@ from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
 from gitgate.errors import GitgateError, KubeError
 
+FOREIGN = "(written by someone else)"  # a holder this replica cannot vouch for
+
 
 class _StoppableLeaseLock(LeaseLock):
     """The client's LeaseLock bound to our ApiClient; once stopped it neither reads nor renews,
     so the lease runs out and a standby takes over.
 
-    A Lease deleted under a live holder is not free: the holder may be writing. A standby that
-    saw another holder's record change less than one lease duration ago (on its own monotonic
-    clock) reads a vanished Lease as that last record, so the election waits it out as it
-    would a holder that stopped renewing; the holder's own renewal makes the Lease anew."""
+    A Lease's contents are anyone's to write, so the lock trusts only its own writes: a Lease
+    that names this replica but that it did not write last, or that names no holder (released,
+    or cleared by someone), is read as held by someone else, and the election waits it out
+    for one lease duration from that change, as it waits out a holder that stopped renewing.
+    A Lease deleted under a live holder is waited out the same way (the last record seen,
+    from its own monotonic clock); the holder's own renewal makes it anew. The holder learns
+    of any write but its own at its next renewal (a conflict), and stops at once
+    (`on_lost`): its fence lapses before any other replica may lead."""
 
     def __init__(self, name: str, namespace: str, identity: str, api: k8s.ApiClient,
                  stopped: threading.Event, said: Callable[[str | None], None],
-                 lease_duration: float, monotonic: Callable[[], float] = time.monotonic):
+                 lease_duration: float, monotonic: Callable[[], float] = time.monotonic,
+                 on_renewed: Callable[[float], object] = lambda at: None,
+                 on_lost: Callable[[], None] = lambda: None):
         super().__init__(name, namespace, identity)
         self.api_instance = k8s.CoordinationV1Api(api)
         self.stopped = stopped
         self.said = said  # why the Lease cannot be used (None: it can)
         self.lease_duration, self.monotonic = lease_duration, monotonic
+        self.on_renewed, self.on_lost = on_renewed, on_lost
         self._seen: tuple[Any, tuple[Any, Any], float] | None = None  # record, key, since
+        self._mine: str | None = None  # the resourceVersion of this replica's last write
 
     def get(self, name: str, namespace: str) -> Any:
         if self.stopped.is_set():
@@ -46,6 +56,12 @@ class _StoppableLeaseLock(LeaseLock):
             found, record = False, exc
         if found:
             self.said(None)
+            version = _version(self.lease_reference)
+            if record.holder_identity is None or (
+                    record.holder_identity == self.identity and version != self._mine):
+                record.holder_identity = FOREIGN
+                record.renew_time = record.acquire_time = version or "?"
+                record.lease_duration = record.lease_duration or str(self.lease_duration)
             key = (record.holder_identity, record.renew_time)
             if self._seen is None or self._seen[1] != key:
                 self._seen = (record, key, self.monotonic())
@@ -81,16 +97,27 @@ class _StoppableLeaseLock(LeaseLock):
     def _written(self, verb: str, namespace: str, name: str, write: Callable[[], Any]) -> bool:
         """A create or a replace; a conflict (another replica got there first) is the
         election working, any other refusal is a Lease that cannot be written."""
+        sent = self.monotonic()
         try:
             self.lease_reference = write()
         except (ApiException, KubeError) as exc:
             if exc.status == 404:  # deleted under its holder: made anew at the next renewal
                 self.lease_reference = None
+            if exc.status in (404, 409) and verb == "update":
+                self.on_lost()  # someone else wrote it: this replica writes nothing more now
             self.said(None if exc.status in (404, 409)
                       else lease_problem(verb, namespace, name, exc))
             return False
+        self._mine = _version(self.lease_reference)
+        self.on_renewed(sent)
         self.said(None)
         return True
+
+
+def _version(lease: Any) -> str | None:
+    meta = getattr(lease, "metadata", None)
+    version = getattr(meta, "resource_version", None)
+    return version if isinstance(version, str) else None
 
 
 def lease_problem(verb: str, namespace: str, name: str, error: Any) -> str:
@@ -113,7 +140,9 @@ class LeaseElector:
     def __init__(self, api: k8s.ApiClient, namespace: str, name: str, identity: str, *,
                  lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2,
                  on_leading: Callable[[], None] = lambda: None,
-                 on_problem: Callable[[], None] = lambda: None):
+                 on_problem: Callable[[], None] = lambda: None,
+                 on_renewed: Callable[[float], object] = lambda at: None,
+                 on_lost: Callable[[], None] = lambda: None):
         if not (lease_duration > renew_deadline > 1.2 * retry_period and retry_period >= 1):
             raise GitgateError("leader election needs lease > renew deadline > 1.2 x retry "
                                "period >= 1 second")
@@ -124,6 +153,9 @@ class LeaseElector:
         self.stopped = threading.Event()
         self.problem: str | None = None  # why the Lease cannot be read or written (None: fine)
         self.on_problem = on_problem  # called when `problem` changes (wakes the loop)
+        # the loop's fence: each write of this replica's own Lease record (with the monotonic
+        # time it was sent), and the moment it may write no more
+        self.on_renewed, self.on_lost = on_renewed, on_lost
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"lease-{identity}")
 
@@ -132,14 +164,18 @@ class LeaseElector:
         return self
 
     def stop(self, *, release: bool = True) -> None:
-        """Stop renewing; when this replica holds the Lease, hand it back at once (holder
-        cleared, duration 1 s, as client-go's ReleaseOnCancel does), so a standby takes over
-        within its retry period instead of waiting out the lease."""
+        """Stop renewing; when this replica holds the Lease, clear its holder (as client-go's
+        ReleaseOnCancel does), so that people see nobody leads. A standby still waits one
+        lease duration from that change: nothing in a Lease can prove its holder stopped."""
         was_leading = self.leading.is_set()
         self.stopped.set()
-        self.leading.clear()
+        self._lost()
         if release and was_leading:
             self._release()
+
+    def _lost(self) -> None:
+        self.leading.clear()
+        self.on_lost()
 
     def _release(self) -> None:
         leases = k8s.CoordinationV1Api(self.api)
@@ -170,16 +206,17 @@ class LeaseElector:
         while not self.stopped.is_set():
             lease_duration, renew_deadline, retry_period = self.timings
             lock = _StoppableLeaseLock(self.name, self.namespace, self.identity, self.api,
-                                       self.stopped, self._said, lease_duration)
+                                       self.stopped, self._said, lease_duration,
+                                       on_renewed=self.on_renewed, on_lost=self._lost)
             config = electionconfig.Config(lock, lease_duration, renew_deadline, retry_period,
-                                           self._started, self.leading.clear)
+                                           self._started, self._lost)
             try:
                 leaderelection.LeaderElection(config).run()
             except Exception as exc:  # a transport error: stand by, say why, try again
                 self._said(lease_problem("reach", self.namespace, self.name, exc))
-                self.leading.clear()
+                self._lost()
                 self.stopped.wait(retry_period)
-            self.leading.clear()
+            self._lost()
 
     def _started(self) -> None:
         if not self.stopped.is_set():

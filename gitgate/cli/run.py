@@ -270,11 +270,14 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
         if not _ensure_system_namespace(cluster, reconciler.stop):
             server.stop()
             return 0
+        deadline = max(2, lease * 2 // 3)
+        renewed, lost = reconciler.fenced_by_lease(deadline)
         elector = LeaseElector(api, SYSTEM_NAMESPACE, f"gitgate-{args.instance}", identity,
-                               lease_duration=lease, renew_deadline=max(2, lease * 2 // 3),
+                               lease_duration=lease, renew_deadline=deadline,
                                retry_period=max(1, lease // 7),
                                on_leading=reconciler.trigger,
-                               on_problem=reconciler.wake.set).start()
+                               on_problem=reconciler.wake.set,
+                               on_renewed=renewed, on_lost=lost).start()
     try:
         reconciler.run(elector.is_leader if elector else (lambda: True),
                        lease_problem=lambda: elector.problem if elector else None)

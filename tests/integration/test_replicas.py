@@ -1,6 +1,8 @@
 """Two `gitgate run` processes against one API server, as `replicas: 2` runs them: both are
 ready (readiness means "can serve", not "leads"), only one leads, and when the leader gets
-SIGTERM it hands the Lease over so the standby leads within seconds, not a lease duration."""
+SIGTERM it clears the Lease's holder and the standby leads one lease duration later (nothing
+in a Lease can prove its holder stopped writing); a Lease written or deleted by anyone else
+never makes two leaders."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def test_both_replicas_ready_and_sigterm_hands_over_the_lease(kube, tmp_path):
         replicas.append(subprocess.Popen(
             [sys.executable, "-m", "gitgate.cli", "run", "--repo", upstream.url,
              "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id,
-             "--listen", f"127.0.0.1:{port}", "--interval", "1s", "--lease-duration", "15",
+             "--listen", f"127.0.0.1:{port}", "--interval", "1s", "--lease-duration", "4",
              "--cache-dir", str(tmp_path / f"cache-{index}")],
             cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
             env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(scratch[index])}))
@@ -53,12 +55,12 @@ def test_both_replicas_ready_and_sigterm_hands_over_the_lease(kube, tmp_path):
         assert not leading(ports[standby])
 
         replicas[leader].send_signal(signal.SIGTERM)
-        took = until(lambda: leading(ports[standby]), 5,
-                     "the standby leads after the leader's SIGTERM (the Lease lasts 15 s)")
+        took = until(lambda: leading(ports[standby]), 15,
+                     "the standby leads after the leader's SIGTERM (the Lease lasts 4 s)")
         assert replicas[leader].wait(10) == 0
         assert list(scratch[leader].iterdir()) == []  # its scratch folders went with it
         assert any(scratch[standby].iterdir())  # (the one still running has them)
-        assert took < 5
+        assert took < 10  # one lease duration from the cleared holder, and a retry or two
         leader_log = logs[leader].read_text()
         standby_log = logs[standby].read_text()
         assert "became leader" in leader_log and "shutting down" in leader_log
@@ -115,3 +117,49 @@ def test_a_deleted_leader_lease_makes_no_second_leader(kube):
     assert b.try_acquire_or_renew()
     lease = cluster.get("coordination.k8s.io/v1", "Lease", NAMESPACE, name)
     assert lease["spec"]["holderIdentity"] == "replica-b"
+
+
+@pytest.mark.parametrize("tampered", [
+    {"holderIdentity": "replica-b"}, {"holderIdentity": None},
+    {"leaseDurationSeconds": 1}, {"renewTime": "2000-01-01T00:00:00.000000Z"},
+], ids=["holder-the-standby", "holder-cleared", "short-duration", "backdated"])
+def test_nothing_written_into_the_leader_lease_makes_a_second_leader(kube, tampered):
+    """Someone writes into the leader's Lease: names the standby, clears the holder, shortens
+    the duration, backdates the renewal. The standby does not lead until one lease duration
+    after that change; the leader renews nothing over a write it did not make (and a
+    conflicting renewal ends its term at once), so no two replicas lead at once."""
+    from kubernetes.leaderelection import electionconfig, leaderelection
+
+    from gitgate.apiserver.lease import _StoppableLeaseLock
+    from gitgate.apiserver.transport import load_client
+    from gitgate.apply.inventory import NAMESPACE, system_namespace
+    from tests.support.kubetarget import RecordingKube
+
+    api = load_client(kube.kubeconfig)
+    cluster = RecordingKube(api)
+    if cluster.get("v1", "Namespace", "", NAMESPACE) is None:
+        cluster.apply(system_namespace())
+    name = f"gitgate-tampered-{kube.run_id}"
+    lost: list[str] = []
+
+    def election(identity: str) -> leaderelection.LeaderElection:
+        lock = _StoppableLeaseLock(name, NAMESPACE, identity, load_client(kube.kubeconfig),
+                                   threading.Event(), lambda _: None, 3,
+                                   on_lost=lambda: lost.append(identity))
+        return leaderelection.LeaderElection(electionconfig.Config(
+            lock, 3, 2, 1, lambda: None, lambda: None))
+
+    a, b = election("replica-a"), election("replica-b")
+    assert a.try_acquire_or_renew() and not b.try_acquire_or_renew()
+    cluster.apply({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                   "metadata": {"name": name, "namespace": NAMESPACE},
+                   "spec": tampered}, manager="kubectl", force=True)
+    assert not b.try_acquire_or_renew()  # not at once, whatever the Lease says
+    assert not a.try_acquire_or_renew()  # nor does a renew over someone else's write
+    assert not b.try_acquire_or_renew()
+    time.sleep(3.2)  # one lease duration (3 s) with no change: the Lease may be taken
+    winner = "replica-a" if a.try_acquire_or_renew() else (
+        "replica-b" if b.try_acquire_or_renew() else None)
+    assert winner is not None
+    lease = cluster.get("coordination.k8s.io/v1", "Lease", NAMESPACE, name)
+    assert lease["spec"]["holderIdentity"] == winner
