@@ -123,7 +123,11 @@ class Sightings:
         for replica in replicas:
             self._note(replica.identity, replica.version, monotonic)
         for identity in (set(self._seen) | set(expected)) - present:
-            self._note(identity, self.VANISHED, monotonic)
+            mark, since = self._seen.get(identity, ("", monotonic))
+            if mark != self.VANISHED:  # live when it vanished: waited out from now; else its
+                # Lease only went after it was dead (swept): it stays dead
+                self._seen[identity] = (self.VANISHED, monotonic if (
+                    monotonic - since < self.longest or identity not in self._seen) else since)
         live = tuple(sorted(identity for identity, (_, since) in self._seen.items()
                             if monotonic - since < self.longest))
         for identity in [i for i, (mark, since) in self._seen.items()

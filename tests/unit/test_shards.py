@@ -155,3 +155,23 @@ def test_the_overview_parts_merge_by_the_assignment():
     assert merged["changesLeftOut"] is True and "rolloutsLeftOut" not in merged
     assert merged_overview({}, owners.get) == {}
     assert merged_overview({"a": parts["a"]}, lambda _: None)["gates"] == [{"name": "from-a"}]
+
+
+def test_a_lease_swept_after_its_holder_died_does_not_bring_it_back():
+    """Sightings: a peer whose Lease stopped changing is dead after a lease duration; its
+    Lease being swept later is no new sign of life (it stays dead), while a Lease vanishing
+    under a live peer is waited out from the vanishing."""
+    from datetime import timedelta
+
+    from gitgate.passes.shards import Replica, Sightings
+
+    def lease(identity: str, version: str) -> Replica:
+        return Replica(identity, None, timedelta(seconds=15), "", "", version)
+
+    seen = Sightings(15.0)
+    assert seen.live([lease("a", "1"), lease("b", "1")], (), 0.0) == ("a", "b")
+    assert seen.live([lease("a", "2"), lease("b", "1")], (), 16.0) == ("a",)  # b renews no more
+    assert seen.live([lease("a", "3")], ("a",), 30.0) == ("a",)  # b's Lease swept: still dead
+    assert seen.live([lease("b", "2")], ("a", "b"), 31.0) == ("a", "b")  # a vanished live
+    assert seen.live([lease("b", "3")], ("b",), 45.0) == ("a", "b")
+    assert seen.live([lease("b", "4")], ("b",), 46.5) == ("b",)  # a waited out
