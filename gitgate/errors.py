@@ -60,6 +60,7 @@ class Reason(StrEnum):
     PROGRESSING = "Progressing"
     PRUNED = "Pruned"
     LIFTED = "Lifted"
+    APPROVED = "Approved"  # an approval lets a bundle's content through a gate still in force
 
 
 class Condition(StrEnum):

@@ -85,7 +85,8 @@ class LoopSettings:
 class LoopState:
     revision: str | None = None  # last revision reconciled without failure
     last_pass: datetime | None = None
-    next_transition: datetime | None = None
+    next_transition: datetime | None = None  # when a gate next starts or ends
+    next_check: datetime | None = None  # when a rollout or a sync should be looked at again
     failures: int = 0
     retry_at: datetime | None = None
     git_reachable: bool = False  # the last fetch worked
@@ -174,6 +175,8 @@ def pass_reason(state: LoopState, revision: str, now: datetime,
         return "rollout-retry"
     if state.next_transition is not None and now >= state.next_transition:
         return "gate-transition"
+    if state.next_check is not None and now >= state.next_check:
+        return "progress-check"
     if state.last_pass is None or now - state.last_pass >= resync:
         return "resync"
     return None
@@ -186,7 +189,7 @@ def next_wake(state: LoopState, now: datetime, interval: timedelta,
     candidates = [now + interval]
     status_due = (state.observed_all + status_interval
                   if status_interval is not None and state.observed_all is not None else None)
-    for moment in (state.next_transition, state.retry_at, status_due):
+    for moment in (state.next_transition, state.next_check, state.retry_at, status_due):
         if moment is not None:
             candidates.append(max(moment, now))
     return min(candidates)
@@ -206,11 +209,19 @@ def wait_seconds(wake_at: datetime, now: datetime, was_leading: bool, leading: b
 
 
 def next_transition(plan: Plan, now: datetime) -> datetime | None:
-    changes = [b.verdict.next_change for b in plan.bundles
-               if b.verdict.next_change is not None and b.verdict.next_change > now]
-    changes += [s.next_change for s in plan.gates
-                if s.next_change is not None and s.next_change > now]
+    """When a gate next starts or ends (pure)."""
+    changes = [s.next_change for s in plan.gates
+               if s.next_change is not None and s.next_change > now]
     return min(changes) if changes else None
+
+
+def next_check(plan: Plan, now: datetime) -> datetime | None:
+    """When a rollout (a wave's bake or deadline) or a sync with hooks should be looked at
+    again (pure): no gate changes then."""
+    checks = [c for b in plan.bundles for c in (b.rollout.next_check if b.rollout else None,
+                                                b.hooks.next_check if b.hooks else None)
+              if c is not None and c > now]
+    return min(checks) if checks else None
 
 
 def fetched(source: GitSource | LocalCheckout) -> str:
@@ -519,6 +530,7 @@ class Reconciler:
             self._commit_halts(plan, now)
         self.state.last_pass, self.state.last_reason = now, reason
         self.state.next_transition = next_transition(plan, now)
+        self.state.next_check = next_check(plan, now)
         verdicts = {b.bundle: (str(Verdict.FAILED) if b.failed else b.verdict)
                     for b in result.bundles if b.verdict != Verdict.REMOVED}
         self.metrics.record_verdicts(verdicts)
@@ -544,7 +556,11 @@ class Reconciler:
         counts = {v: sum(1 for x in verdicts.values() if x == v)
                   for v in (Verdict.APPLY, Verdict.HELD, Verdict.SUSPENDED, Verdict.HALTED,
                             Verdict.FAILED)}
-        log.info("pass revision=%s reason=%s applied=%d held=%d suspended=%d halted=%d "
+        # a look at a waiting rollout or sync that changed nothing is said at debug level
+        quiet = reason == "progress-check" and not result.transitions and not any(
+            b.applied or b.pruned or b.failed for b in result.bundles)
+        log.log(logging.DEBUG if quiet else logging.INFO,
+                "pass revision=%s reason=%s applied=%d held=%d suspended=%d halted=%d "
                  "failed=%d duration=%.2fs", revision[:12], reason, counts[Verdict.APPLY],
                  counts[Verdict.HELD], counts[Verdict.SUSPENDED], counts[Verdict.HALTED],
                  counts[Verdict.FAILED],

@@ -18,6 +18,7 @@ from typing import Any
 
 from gitgate.apply.conditions import conditions_for
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Entry, Inventory
+from gitgate.apply.standing import standing_of
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.model import Manifest, Verdict
@@ -149,11 +150,13 @@ def without_undeclared(bundle: Manifest, refusal: str) -> Manifest | None:
 def to_bundle_status(inventory: Inventory, generation: int, now: str) -> Manifest:
     """The status, applied through the `status` subresource. `generation`: the Bundle's, as
     the spec write left it; `now`: when a condition that changes is said to have changed."""
+    meaning = standing_of(inventory)
     status: dict[str, Any] = {
         "observedGeneration": generation,
         "verdict": inventory.verdict,
         "conditions": list(conditions_for(inventory, inventory.conditions, now,
-                                          rolling=rolling(inventory))),
+                                          rolling=rolling(inventory), said=meaning.message,
+                                          approved=any(g.approved for g in meaning.gates))),
         "reasons": list(inventory.reasons), "message": inventory.message,
         "since": inventory.since, "lastApplied": inventory.last_applied,
         "lastFullApply": inventory.last_full_apply,
@@ -200,8 +203,10 @@ def clusters_status(inventory: Inventory, dispatch: Dispatch) -> Manifest:
 def conditions_of(inventory: Inventory) -> dict[str, dict[str, Any]]:
     """The record's conditions by type; worked out from its verdict when it has none (a
     record an earlier release kept)."""
-    found = inventory.conditions or conditions_for(inventory, (), inventory.since,
-                                                   rolling=rolling(inventory))
+    meaning = standing_of(inventory)
+    found = inventory.conditions or conditions_for(
+        inventory, (), inventory.since, rolling=rolling(inventory), said=meaning.message,
+        approved=any(g.approved for g in meaning.gates))
     return {str(c.get("type")): dict(c) for c in found}
 
 

@@ -5,14 +5,18 @@ with gitgate's own `Held`, `Suspended` and `Progressing`:
 - `Ready`: True when the last pass applied the bundle everywhere it goes (verdict apply);
   otherwise False, with the reason that keeps it from being so (`Held`, `Suspended`,
   `RolloutHalted`, the failure's own reason such as `ApplyFailed`, or `Progressing`).
-- `Held`: True while a gate or pause holds the bundle (nothing of it is written).
+- `Held`: True while a gate or pause holds the bundle (nothing of it is written); False with
+  the reason `Approved` while an approval lets its current content through a gate that still
+  holds anything newer.
 - `Suspended`: True while dispatch to some member clusters is suspended (a gate with
   `action: suspend`, or clusters a rollout has not released yet).
 - `Progressing` (and `Reconciling`, its kstatus name): True while a rollout is between waves
   or a sync waits for hooks.
 - `Stalled`: True when it cannot go on by itself: a failure, or a halted rollout.
 
-A condition keeps its `lastTransitionTime` while its status stays the same."""
+Each condition's message is the bundle's standing (`apply.standing`): the same words as
+`status`, the page and the events. A condition keeps its `lastTransitionTime` while its
+status stays the same."""
 
 from __future__ import annotations
 
@@ -36,9 +40,11 @@ def _reason_of(message: str, fallback: str) -> str:
     return head if head.isalnum() and head[:1].isupper() else fallback
 
 
-def states(record: Record, rolling: bool = False) -> dict[str, tuple[str, str]]:
+def states(record: Record, rolling: bool = False, approved: bool = False
+           ) -> dict[str, tuple[str, str]]:
     """Each condition's (status, reason) for a record; `rolling`: a rollout is between
-    waves (its later clusters not released yet)."""
+    waves (its later clusters not released yet); `approved`: an approval lets its content
+    through a gate."""
     verdict = record.verdict
     syncing = record.message.startswith("syncing:")
     progressing = rolling or syncing
@@ -62,7 +68,7 @@ def states(record: Record, rolling: bool = False) -> dict[str, tuple[str, str]]:
     return {
         Condition.READY: ready,
         Condition.HELD: ("True", str(Reason.HELD)) if verdict == Verdict.HELD
-        else ("False", "NotHeld"),
+        else ("False", str(Reason.APPROVED)) if approved else ("False", "NotHeld"),
         Condition.SUSPENDED: ("True", str(Reason.SUSPENDED)) if verdict == Verdict.SUSPENDED
         else ("False", "NotSuspended"),
         Condition.PROGRESSING: moving, Condition.RECONCILING: moving,
@@ -71,17 +77,20 @@ def states(record: Record, rolling: bool = False) -> dict[str, tuple[str, str]]:
 
 
 def conditions_for(record: Record, previous: Iterable[dict[str, Any]], now: str,
-                   rolling: bool = False) -> tuple[dict[str, str], ...]:
-    """The conditions, each with the record's message, keeping the previous transition
-    time of a condition whose status did not change."""
+                   rolling: bool = False, said: str | None = None, approved: bool = False
+                   ) -> tuple[dict[str, str], ...]:
+    """The conditions, each with `said` (the bundle's standing; the record's message when
+    not given), keeping the previous transition time of a condition whose status did not
+    change."""
     before = {str(c.get("type")): c for c in previous if isinstance(c, dict)}
+    message = record.message if said is None else said
     out = []
-    for kind, (status, reason) in states(record, rolling).items():
+    for kind, (status, reason) in states(record, rolling, approved).items():
         old = before.get(kind)
         since = str(old.get("lastTransitionTime") or now) if old and old.get(
             "status") == status else now
         out.append({"type": str(kind), "status": status, "reason": reason,
-                    "message": record.message if status == "True" or kind == Condition.READY
-                    else "",
+                    "message": message if status == "True" or kind == Condition.READY
+                    or reason == Reason.APPROVED else "",
                     "lastTransitionTime": since})
     return tuple(out)

@@ -5,7 +5,6 @@ reported as the bundle's failure."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from gitgate.apply import overrides
 from gitgate.apply.bundlerecord import HISTORY_LIMIT, history_entry
@@ -14,12 +13,13 @@ from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import Ledger
 from gitgate.apply.liverevision import Live, after_write
 from gitgate.apply.ports import ClusterPort
+from gitgate.apply.standing import recorded_reason
 from gitgate.apply.transitions import Transition, transitions
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.bundle.selectors import OVERRIDE_KINDS
 from gitgate.errors import GitgateError, Reason
 from gitgate.karmada.policy import suspension_for
-from gitgate.model import HoldReason, Verdict
+from gitgate.model import Verdict
 from gitgate.plan import Plan
 from gitgate.progression.record import Progression
 from gitgate.timespec import rfc3339
@@ -90,7 +90,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
             bundle=name,
             entries=tuple(unit.entries[r] for r in sorted(unit.entries)),
             revision=plan.revision, digest=verdict.digest, verdict=state,
-            reasons=tuple(_reason_dict(r) for r in verdict.reasons),
+            reasons=tuple(recorded_reason(r) for r in verdict.reasons),
             message=(f"{unit.result.reason}: {unit.result.message}" if unit.result.message
                      else unit.result.reason or Reason.APPLIED),
             since=previous.since if previous and previous.verdict == state else now,
@@ -219,10 +219,3 @@ def _rollout_record(unit: BundleWork, options: ApplyOptions) -> str:
     if unit.plan is None or unit.plan.rollout is None or unit.result.failed or options.dry_run:
         return previous
     return unit.plan.rollout.state.to_json()
-
-
-def _reason_dict(reason: HoldReason) -> dict[str, Any]:
-    out = reason.as_dict()
-    if reason.until is not None:
-        out["until"] = rfc3339(reason.until)
-    return out

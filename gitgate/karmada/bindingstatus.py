@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -44,6 +45,10 @@ class MemberRecord:
     health: Health = Health.UNKNOWN
     template_generation: int | None = None  # the template generation the member runs
     status: Mapping[str, Any] = field(default_factory=dict)  # the member's reflected status
+    # since when the member's object says it is ready: the lastTransitionTime of a True
+    # `Ready` or `Available` condition in its reflected status (Karmada reflects one for
+    # kinds whose whole status it collects, or through a customized interpreter)
+    ready_since: datetime | None = None
 
 
 # the usual binding (nowhere suspended, no member reported yet) holds no empty set and dict
@@ -85,6 +90,29 @@ def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+READY_CONDITIONS = ("Ready", "Available")
+
+
+def ready_since(status: Mapping[str, Any]) -> datetime | None:
+    """When the reflected status's `Ready` (else `Available`) condition last turned True;
+    None when neither is True or says when."""
+    found = {str(c.get("type")): c for c in _list(status.get("conditions"))
+             if isinstance(c, dict)}
+    for kind in READY_CONDITIONS:
+        condition = found.get(kind)
+        if condition is None:
+            continue
+        if condition.get("status") != "True":
+            return None
+        try:
+            moment = datetime.fromisoformat(str(condition.get("lastTransitionTime") or "")
+                                            .replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment if moment.tzinfo is not None else None
+    return None
+
+
 def _member(item: dict[str, Any]) -> MemberRecord:
     status = _dict(item.get("status"))
     generation = status.get("resourceTemplateGeneration")
@@ -94,7 +122,7 @@ def _member(item: dict[str, Any]) -> MemberRecord:
         applied_message=str(item.get("appliedMessage") or ""),
         health=Health(health) if health in _HEALTHS else Health.UNKNOWN,
         template_generation=generation if isinstance(generation, int) else None,
-        status=status)
+        status=status, ready_since=ready_since(status) if status else None)
 
 
 def parse_binding(binding: Manifest) -> BindingStatus:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import IntEnum, StrEnum
 from typing import Any
 
@@ -61,6 +62,9 @@ class ClusterState:
     version: Version
     message: str = ""
     apply_failed: bool = False  # a member refused an object (Karmada's appliedMessage)
+    # since when every object of the bundle there reports itself ready (the latest of their
+    # conditions' transition times); None when one does not say
+    ready_since: datetime | None = None
 
     @property
     def ready(self) -> bool:
@@ -139,6 +143,7 @@ class _Seen:
     suspended: bool
     version: Version
     problem: str  # "" when it is scheduled, applied, healthy and current
+    since: datetime | None = None  # the member's ready-since (`MemberRecord.ready_since`)
 
     @property
     def scheduled(self) -> bool:
@@ -198,7 +203,7 @@ def _seen_on(ref: ObjectRef, cluster: str, binding: BindingStatus, template: Man
             f"not {latest}")
     elif version is Version.UNKNOWN:
         problem = f"{ref} on {cluster}: which template it runs is not known yet"
-    return _Seen(state, True, member.health, suspended, version, problem)
+    return _Seen(state, True, member.health, suspended, version, problem, member.ready_since)
 
 
 def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, BindingStatus],
@@ -234,8 +239,15 @@ def dispatch_of(objects: Iterable[ObjectRef], bindings: Mapping[BindingKey, Bind
             version=max((s.version for s in seen), key=_VERSION_RANK.__getitem__,
                         default=Version.UNKNOWN),
             message=problems[0] if problems else (message if unbound else ""),
-            apply_failed=any(s.state is MemberState.APPLY_FAILED for s in seen)))
+            apply_failed=any(s.state is MemberState.APPLY_FAILED for s in seen),
+            ready_since=_latest([s.since for s in seen]) if seen and not unbound else None))
     return Dispatch(tuple(clusters), message, len(refs))
+
+
+def _latest(times: list[datetime | None]) -> datetime | None:
+    """The latest of `times`; None when one of them is not known."""
+    known = [t for t in times if t is not None]
+    return max(known) if known and len(known) == len(times) else None
 
 
 def with_overrides_behind(dispatch: Dispatch, behind: Iterable[str]) -> Dispatch:

@@ -96,6 +96,14 @@ def _not_ready(clusters: Mapping[str, ClusterState], names: set[str]) -> list[st
     return out
 
 
+def _reported_since(clusters: Mapping[str, ClusterState], names: set[str]) -> datetime | None:
+    """Since when Karmada reports every one of `names` ready (the latest of their ready-since
+    times); None when one of them does not say."""
+    times = [clusters[n].ready_since if n in clusters else None for n in names]
+    known = [t for t in times if t is not None]
+    return max(known) if known and len(known) == len(times) else None
+
+
 def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, digest: str,
          clusters: Mapping[str, ClusterState], now: datetime, *,
          gated: bool = False, known: tuple[str, ...] = (),
@@ -140,7 +148,12 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
                     now + POLL)
     problems = _not_ready(clusters, released)
     if not problems:
+        # the bake counts from the earliest moment known: a pass that saw the wave healthy,
+        # or when Karmada says it turned ready (never before the wave was released)
         since = state.healthy_since or now
+        reported = _reported_since(clusters, released)
+        if reported is not None:
+            since = min(since, max(reported, state.started))
         if now - since >= spec.bake:
             nxt = RolloutState(digest, state.wave + 1, now)
             if nxt.complete(spec):

@@ -100,6 +100,9 @@ class BundleOptions:
     split: str | None = None
     rollout: RolloutSpec | None = None
     clusters: tuple[Customization, ...] = ()  # per set of member clusters
+    # where `rollout` is written, as the repo has it: (`apps/web/bundle.yaml`, line), or the
+    # `defaults.rollout` of gitgate.yaml it comes from; line 0 when not known
+    rollout_at: tuple[str, int] = ("", 0)
 
 
 @dataclass(frozen=True)

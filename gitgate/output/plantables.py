@@ -6,10 +6,11 @@ import json
 from typing import Any
 
 from gitgate.apply.changeset import Change
+from gitgate.apply.standing import planned_standing
 from gitgate.errors import Reason
 from gitgate.karmada.effective import MemberView
 from gitgate.karmada.syncsteps import sync_plan
-from gitgate.model import ObjectRef, described
+from gitgate.model import ObjectRef
 from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document
 from gitgate.output.tables import one_line, rfc3339, table
@@ -27,6 +28,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "verdict": str(verdict.verdict),
             "reasons": [{**r.as_dict(), "until": rfc3339(r.until)} for r in verdict.reasons],
             "nextChange": rfc3339(verdict.next_change),
+            **planned_standing(item).as_dict(),
             "digest": verdict.digest,
             "objects": [_ref_dict(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
             "heldObjects": [str(r) for r in verdict.held_objects],
@@ -119,13 +121,14 @@ def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
 
 
 def plan_table(plan: Plan, *, wide: bool = False) -> str:
-    """NEXT CHANGE reads `in 2h` (the time itself with -o wide); WHY is cut to one line."""
+    """NEXT CHANGE reads `in 2h` (the time itself with -o wide); WHY says what the verdict
+    means and what changes it (`apply.standing`), cut to one line."""
     head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "CLUSTERS", "NEXT CHANGE", "DIGEST",
             "ROLLOUT", "WHY"]
     rows = [head + (["NEXT CHANGE AT"] if wide else [])]
     for item in plan.bundles:
         verdict = item.verdict
-        why = described(verdict.reasons) or "-"
+        why = planned_standing(item).line() or "-"
         row = [item.bundle.name, str(verdict.verdict), str(len(item.desired)),
                str(len(item.policies)), destination(item),
                age(verdict.next_change, plan.at) if verdict.next_change else "-",

@@ -9,6 +9,7 @@ from typing import Any
 
 from gitgate.apply.bundlerecord import conditions_of
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.standing import standing_of
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.output.documents import document
 from gitgate.output.statusviews import bundle_document, cluster_cell, revision_cell
@@ -29,17 +30,18 @@ def clusters_ready(dispatch: Dispatch | None) -> str:
 
 def get_table(inventories: list[Inventory], seen: dict[str, Dispatch], now: datetime,
               wide: bool = False) -> str:
-    """The printer columns of bundles.gitgate.io: NAME VERDICT READY CLUSTERS REVISION AGE
-    (`-o wide`: REASON, SOURCE, ATTEMPTED)."""
+    """The printer columns of bundles.gitgate.io: NAME VERDICT READY CLUSTERS REVISION AGE,
+    and MESSAGE: what the state means and what changes it (`apply.standing`); `-o wide`
+    adds REASON, SOURCE, ATTEMPTED."""
     head = ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE"]
-    rows = [head + (["REASON", "SOURCE", "ATTEMPTED"] if wide else [])]
+    rows = [head + (["REASON", "SOURCE", "ATTEMPTED"] if wide else []) + ["MESSAGE"]]
     for inv in sorted(inventories, key=lambda i: i.bundle):
         status, reason = _ready(inv)
         row = [inv.bundle, inv.verdict or "-", status, clusters_ready(seen.get(inv.bundle)),
                inv.applied_revision[:12] or "-", age(parse_stamp(inv.since), now)]
         if wide:
             row += [reason or "-", inv.source or "-", inv.revision[:12] or "-"]
-        rows.append(row)
+        rows.append([*row, one_line(standing_of(inv).line()) or "-"])
     return table(rows)
 
 
@@ -49,7 +51,7 @@ def get_document(inventories: list[Inventory], seen: dict[str, Dispatch]) -> dic
          "reason": _ready(inv)[1], "clusters": clusters_ready(seen.get(inv.bundle)),
          "lastAppliedRevision": inv.applied_revision or None,
          "lastAttemptedRevision": inv.revision or None, "source": inv.source,
-         "since": inv.since or None}
+         "since": inv.since or None, **standing_of(inv).as_dict()}
         for inv in sorted(inventories, key=lambda i: i.bundle)]})
 
 
@@ -78,18 +80,22 @@ def describe_text(inv: Inventory, dispatch: Dispatch, events: list[dict[str, Any
                   now: datetime) -> str:
     """kubectl describe's layout: fields, then sections."""
     status, reason = _ready(inv)
+    meaning = standing_of(inv)
     lines = [f"Name:         {inv.bundle}",
              f"Instance:     {inv.instance}",
              f"Source:       {inv.source or '-'}",
              f"Verdict:      {inv.verdict}  (Ready={status}{f', {reason}' if reason else ''})",
              f"Revision:     {revision_cell(inv)}",
              f"Attempted:    {inv.revision[:12] or '-'}",
-             f"Message:      {one_line(inv.message) or '-'}",
+             f"Message:      {one_line(meaning.message) or '-'}",
+             f"Next:         {meaning.next or '-'}",
+             f"Rollout:      {meaning.rollout or '-'}",
              f"Since:        {inv.since or '-'}",
              f"Last applied: {inv.last_applied or '-'}"]
-    gates = [r for r in inv.reasons]
-    lines.append("Gates:" + ("" if gates else "        none"))
-    for r in gates:
+    lines.append("Gates:" + ("" if meaning.gates else "        none in force"))
+    lines += [f"  {one_line(g.said())}" for g in meaning.gates]
+    lines.append("Reasons:" + ("" if inv.reasons else "      none"))
+    for r in inv.reasons:
         where = f" ({r.get('file')}{':' + str(r['line']) if r.get('line') else ''})" \
             if r.get("file") else ""
         lines.append(f"  {r.get('kind')} {r.get('gate')}{where}: {one_line(str(r.get('reason')))}")

@@ -8,6 +8,7 @@ from typing import Any
 
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.observe import Observation
+from gitgate.apply.standing import standing_of
 from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
@@ -19,10 +20,12 @@ from gitgate.timespec import age
 
 
 def _bundle_message(inv: Inventory, dispatch: Dispatch | None) -> str:
-    """gitgate's own message first, then what holds the bundle back in Karmada: an object
-    nothing propagates, else the first cluster (not suspended) that is not ready."""
-    if inv.message or dispatch is None:
-        return inv.message
+    """What the bundle's state means (`apply.standing`) with what changes it; without one,
+    what holds the bundle back in Karmada: an object nothing propagates, else the first
+    cluster (not suspended) that is not ready."""
+    said = standing_of(inv).line()
+    if said or dispatch is None:
+        return said
     waiting = dispatch.waiting_on()
     return dispatch.message or (waiting[0].message if waiting else "")
 
@@ -63,6 +66,7 @@ def bundle_document(inv: Inventory, dispatch: Dispatch) -> dict[str, Any]:
     cluster what Karmada reports with the revision it runs."""
     clusters = [{**c.as_dict(), "revision": inv.cluster_revision(c.name) or None}
                 for c in dispatch.clusters]
+    meaning = standing_of(inv)
     return {"name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
             "lastAttemptedRevision": inv.revision or None,
             "lastAppliedRevision": inv.applied_revision or None,
@@ -71,7 +75,7 @@ def bundle_document(inv: Inventory, dispatch: Dispatch) -> dict[str, Any]:
             "gates": [r.get("gate") for r in inv.reasons if r.get("kind") != "rollout"],
             "reasons": list(inv.reasons), "since": inv.since or None,
             "lastApplied": inv.last_applied or None,
-            "message": inv.message, "objects": len(inv.entries),
+            **meaning.as_dict(), "outcome": inv.message or None, "objects": len(inv.entries),
             **dispatch_document(inv.bundle, dispatch), "clusters": clusters,
             "allMembers": namespaces_everywhere(inv, dispatch)}
 

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.standing import standing_of
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.karmada.waves import RolloutState
 from gitgate.model import Verdict
@@ -163,7 +164,7 @@ def overview_page(snap: Snapshot, filters: Filters) -> str:
             for m in members)
         where = ("all members (Karmada sends Namespaces itself)"
                  if namespaces_everywhere(inv, dispatch) else "")
-        message = inv.message or dispatch.message or where
+        message = standing_of(inv).line() or dispatch.message or where
         lines.append(
             f'<tr data-bundle="{e(inv.bundle)}"><th scope="row">'
             f'<a href="{e(bundle_href(inv.bundle))}">{e(inv.bundle)}</a></th>'
@@ -315,13 +316,15 @@ def rollouts_page(snap: Snapshot) -> str:
 # ------------------------------------------------------------------ one bundle
 def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) -> str:
     dispatch = snap.dispatch.get(inv.bundle, Dispatch())
+    meaning = standing_of(inv)
     facts = [("Verdict", _badge(snap.verdict(inv))), ("Source", e(inv.source or "-")),
              ("Live revision", f"<code>{e(revision_cell(inv))}</code>"),
              ("Attempted", f"<code>{e(inv.revision[:12] or '-')}</code>"),
              ("Since", _when(inv.since, snap.now)),
              ("Last applied", _when(inv.last_applied, snap.now)),
              ("Labels", e(", ".join(f"{k}={v}" for k, v in inv.labels) or "-")),
-             ("Message", e(inv.message or dispatch.message or "-"))]
+             ("Message", e(meaning.message or dispatch.message or "-")),
+             ("Next", "<br>".join(f"<code>{e(c)}</code>" for c in meaning.commands) or "-")]
     parts = ['<dl class="facts">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
              + "</dl>"]
     reasons = "".join(
@@ -329,8 +332,11 @@ def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) ->
         f"{e(r.get('kind'))} <strong>{e(r.get('gate'))}</strong>: {e(r.get('reason'))}"
         + (f" (until {_when(str(r['until']), snap.now)})" if r.get("until") else "") + "</li>"
         for r in inv.reasons)
-    parts.append("<h2>Gates and reasons</h2>" + (f'<ul class="reasons">{reasons}</ul>'
-                                                 if reasons else "<p>None holds it.</p>"))
+    in_force = "".join(f'<li data-gate="{e(g.gate)}">{e(g.said())}</li>' for g in meaning.gates)
+    parts.append("<h2>Gates in force</h2>" + (f'<ul class="gates-in-force">{in_force}</ul>'
+                                              if in_force else "<p>None.</p>"))
+    parts.append("<h2>Reasons</h2>" + (f'<ul class="reasons">{reasons}</ul>'
+                                       if reasons else "<p>None holds it.</p>"))
     clusters = "".join(
         f'<tr data-cluster="{e(c.name)}"><th scope="row">{e(c.name)}</th>'
         f"{cluster_td(c, _other_revision(inv, c.name))}<td>{_yes(c.scheduled)}</td>"

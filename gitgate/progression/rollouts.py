@@ -60,7 +60,15 @@ def _rolled(item: BundlePlan, previous: Recorded | None, dispatch: Dispatch | No
                 known=tuple(members.labels), retry=_retry(previous))
     if verdict.verdict not in ROLLING:  # held: nothing is written; the state still moves
         return replace(item, rollout=done)
-    return with_verdict(replace(item, rollout=done), _rolling_verdict(verdict, done))
+    return with_verdict(replace(item, rollout=done),
+                        _rolling_verdict(verdict, done, rollout_where(item)))
+
+
+def rollout_where(item: BundlePlan) -> tuple[str, int]:
+    """The file and line of the bundle's `rollout:` as the repo has it (its bundle.yaml, or
+    gitgate.yaml's defaults); the bundle's own bundle.yaml when that is not known."""
+    file, line = item.bundle.source.options.rollout_at
+    return (file, line) if file else (join(item.bundle.source.path, "bundle.yaml"), 0)
 
 
 def _retry(previous: Recorded | None) -> datetime | None:
@@ -83,29 +91,31 @@ def _unresolved(item: BundlePlan, error: str) -> BundlePlan:
 def hold_for(item: BundlePlan, kind: ReasonKind, gate: str, why: str) -> BundlePlan:
     """The bundle held for this pass (nothing written), saying why."""
     verdict = item.verdict
-    note = HoldReason(kind, gate, join(verdict.bundle, "bundle.yaml"), why, Action.HOLD)
+    file, line = rollout_where(item)
+    note = HoldReason(kind, gate, file, why, Action.HOLD, line=line or None)
     return replace(item, verdict=replace(verdict, verdict=Verdict.HELD,
                                          reasons=(*verdict.reasons, note)))
 
 
-def _rolling_verdict(verdict: BundleVerdict, done: Step) -> BundleVerdict:
+def _rolling_verdict(verdict: BundleVerdict, done: Step, where: tuple[str, int]
+                     ) -> BundleVerdict:
     """The bundle's verdict with the rollout's step: the clusters it keeps suspended (on top
     of a gate's) or its halt. That is all a rollout decides; the plan's objects follow the
     verdict's suspension (`plan.with_verdict`)."""
     if not done.suspend and not done.halted:
-        return _with_note(verdict, done, verdict.verdict, verdict.suspend_clusters)
+        return _with_note(verdict, done, verdict.verdict, verdict.suspend_clusters, where)
     if verdict.verdict is Verdict.SUSPENDED and verdict.suspend_clusters is None:
         clusters = None  # a gate suspends every cluster: that is wider still
     else:
         clusters = tuple(sorted({*(verdict.suspend_clusters or ()), *done.suspend}))
     kind = Verdict.HALTED if done.halted else Verdict.SUSPENDED
-    return _with_note(verdict, done, kind, clusters)
+    return _with_note(verdict, done, kind, clusters, where)
 
 
 def _with_note(verdict: BundleVerdict, done: Step, kind: Verdict,
-               clusters: tuple[str, ...] | None) -> BundleVerdict:
-    note = HoldReason(ReasonKind.ROLLOUT, "rollout", join(verdict.bundle, "bundle.yaml"),
-                      done.waiting_for, Action.SUSPEND, clusters=done.suspend)
+               clusters: tuple[str, ...] | None, where: tuple[str, int]) -> BundleVerdict:
+    note = HoldReason(ReasonKind.ROLLOUT, "rollout", where[0], done.waiting_for,
+                      Action.SUSPEND, clusters=done.suspend, line=where[1] or None)
     changes = [c for c in (verdict.next_change, done.next_check) if c is not None]
     return replace(verdict, verdict=kind, reasons=(*verdict.reasons, note),
                    next_change=min(changes) if changes else None, suspend_clusters=clusters)

@@ -47,6 +47,7 @@ class RepoConfig:
     default_placement: Manifest | None = None
     default_labels: dict[str, str] = field(default_factory=dict)
     default_rollout: RolloutSpec | None = None
+    default_rollout_at: tuple[str, int] = ("", 0)  # gitgate.yaml's `defaults.rollout` line
     tenancy: Tenancy = field(default_factory=Tenancy)
     provenance: Provenance | None = None  # `verify:` and `gates.signers`
 
@@ -233,6 +234,8 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
         default_placement=_optional_mapping(defaults.get("placement"), file, "defaults.placement"),
         default_labels=_labels(defaults.get("labels"), file, "defaults.labels"),
         default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout"),
+        default_rollout_at=(file, key_line(text, ("defaults", "rollout")) or 0)
+        if "rollout" in defaults else ("", 0),
         tenancy=parse_tenancy(data, file),
         provenance=parse_provenance(data, file),
     )
@@ -396,6 +399,8 @@ def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOpti
         rollout=parse_rollout(data.get("rollout"), file, "rollout") or repo.default_rollout,
         split=split,
         clusters=parse_customizations(data.get("clusters"), file),
+        rollout_at=(file, key_line(text, ("rollout",)) or 0) if text is not None
+        and "rollout" in data else repo.default_rollout_at,
     )
 
 

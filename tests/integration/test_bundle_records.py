@@ -161,13 +161,14 @@ def test_events_say_each_transition_once_and_describe_shows_them(tmp_path, kube)
 
     text = gitgate("describe", web, *flags).stdout
     for words in ("Name:         " + web, "Conditions:", "Ready", "History:", "Events:",
-                  "held: freeze (gates/freeze.yaml"):
+                  "held by gate freeze (gates/freeze.yaml)"):
         assert words in text, words
     history = gitgate("history", web, *flags).stdout.splitlines()
     assert history[0].split() == ["REVISION", "DIGEST", "WHEN", "OUTCOME", "BY"]
     assert [line.split()[-2:] for line in history[1:]] == [["applied", "cli"]] * 2
     table = gitgate("get", *flags).stdout.splitlines()
-    assert table[0].split() == ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE"]
+    assert table[0].split() == ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE",
+                                "MESSAGE"]
     row = next(line.split() for line in table if line.startswith(web))
     assert row[1:3] == ["apply", "True"]
     missing = gitgate("describe", web + "x", *flags)

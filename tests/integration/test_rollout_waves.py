@@ -223,7 +223,7 @@ def test_run_commit_halts_commits_a_hold_gate_and_lifting_it_continues(
     loop = loop_on(bare, flags, tools, tmp_path, clock, commit_halts=True)
     assert loop.tick() == "revision"
     clock.advance(seconds=7)  # member1 never healthy: past the 6 s deadline
-    assert loop.tick() == "gate-transition"
+    assert loop.tick() == "progress-check"  # a rollout deadline: no gate changes
     assert {b.bundle: b.verdict for b in loop.state.last_result.bundles}["web"] == "halted"
     message = bare.head.commit.message
     assert message.startswith("pause web: rollout halted at wave 1 of 2 [member1]: not ready "
@@ -312,7 +312,7 @@ def test_a_running_loop_retries_a_halted_wave_when_resume_asks(setup, emulator, 
     loop = loop_on(bare, flags, tools, tmp_path, clock)
     assert loop.tick() == "revision"
     clock.advance(seconds=7)
-    assert loop.tick() == "gate-transition"
+    assert loop.tick() == "progress-check"  # a rollout deadline: no gate changes
     assert {b.bundle: b.verdict for b in loop.state.last_result.bundles}["web"] == "halted"
     loop.refresh_status()
     clock.advance(seconds=60)
