@@ -9,6 +9,7 @@ state: nothing is pruned for it. The clock is a parameter.
 from __future__ import annotations
 
 import logging
+import posixpath
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -52,7 +53,7 @@ from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
 from gitgate.source.anchors import TrustAnchors
 from gitgate.source.gateguard import GateReport
-from gitgate.source.git import GitSource, LocalCheckout
+from gitgate.source.git import GitSource, LocalCheckout, content_commit
 from gitgate.source.signatures import Signature
 from gitgate.status.metrics import LoopMetrics
 from gitgate.status.notify import Notifier, expiring_messages, pass_messages, unsigned_message
@@ -431,7 +432,8 @@ class Reconciler:
             known = (read_parts(self.cluster, instance, "overview").get(part) if part
                      else read_document(self.cluster, instance, "overview")) or {}
         self.state.overview = overview_document(plan, self.state.last_plan,
-                                                known.get("changes") or {})
+                                                known.get("changes") or {},
+                                                self._blame(self.state.last_plan, plan))
         self._keep("overview", self.state.overview, "`gitgate ui`", part)
 
     def fenced_by_lease(self, renew_deadline: float
@@ -441,6 +443,22 @@ class Reconciler:
         when the Lease is lost."""
         fence = self.fence = Fence(renew_deadline)
         return (lambda at: fence.renewed(at=at)), fence.lapse
+
+    def _blame(self, previous: Plan | None, plan: Plan) -> Callable[[str], str | None]:
+        """Which commit since `previous` changed a bundle's folder (its content), not a
+        commit of the gates that came with it."""
+        since = previous.revision if previous is not None else ""
+        gates = tuple(sorted({posixpath.dirname(s.gate.file) or "." for s in plan.gates}
+                             | {"gates"}))
+        root = self.source.cache_dir / self.settings.path
+        deepened: list[bool] = []
+
+        def blame(folder: str) -> str | None:
+            if not deepened and isinstance(self.source, GitSource):
+                self.source.deepen()  # a shallow fetch lacks the commits between
+                deepened.append(True)
+            return content_commit(root, since, plan.revision, folder, gates)
+        return blame
 
     def _writer(self) -> ClusterPort | None:
         """Where the loop's writes outside a pass go (Bundle status, its documents, the

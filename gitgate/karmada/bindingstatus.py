@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -91,6 +91,9 @@ def _list(value: object) -> list[Any]:
 
 
 READY_CONDITIONS = ("Ready", "Available")
+# the ready-since of a member that reflects no status (a kind Karmada interprets no health
+# for: Healthy once applied): ready since it was applied, that is since its wave's release
+APPLIED = datetime.min.replace(tzinfo=UTC)
 
 
 def ready_since(status: Mapping[str, Any]) -> datetime | None:
@@ -122,7 +125,7 @@ def _member(item: dict[str, Any]) -> MemberRecord:
         applied_message=str(item.get("appliedMessage") or ""),
         health=Health(health) if health in _HEALTHS else Health.UNKNOWN,
         template_generation=generation if isinstance(generation, int) else None,
-        status=status, ready_since=ready_since(status) if status else None)
+        status=status, ready_since=ready_since(status) if status else APPLIED)
 
 
 def parse_binding(binding: Manifest) -> BindingStatus:

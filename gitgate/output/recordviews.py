@@ -41,7 +41,7 @@ def get_table(inventories: list[Inventory], seen: dict[str, Dispatch], now: date
                inv.applied_revision[:12] or "-", age(parse_stamp(inv.since), now)]
         if wide:
             row += [reason or "-", inv.source or "-", inv.revision[:12] or "-"]
-        rows.append([*row, one_line(standing_of(inv).line()) or "-"])
+        rows.append([*row, " ".join(standing_of(inv).line().split()) or "-"])
     return table(rows)
 
 

@@ -121,7 +121,8 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
     """AGE: since the verdict last changed; APPLIED: since gitgate last wrote the bundle;
     REVISION: the revision live in Karmada, with the last one a pass tried when that is not
     live (per cluster with `-o wide`, and ATTEMPTED); CLUSTERS and HEALTH: what Karmada
-    reports (`-o wide`: one row per bundle and cluster)."""
+    reports (`-o wide`: one row per bundle and cluster); MESSAGE: the bundle's standing and
+    what changes it, never cut (the last column: the whole truth, on one line)."""
     seen = observation.bundles if observation else {}
     if wide:
         rows = [["BUNDLE", "VERDICT", "CLUSTER", "SCHEDULED", "APPLIED", "HEALTH", "SUSPENDED",
@@ -146,7 +147,7 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
                 clusters = "all members"  # Karmada propagates Namespaces by itself
             rows.append([inv.bundle, inv.verdict, clusters or "-",
                          str(health) if health else "-", age(since, now), age(applied, now),
-                         revision_cell(inv), one_line(message) or "-"])
+                         revision_cell(inv), " ".join(message.split()) or "-"])
             continue
         states: list[ClusterState | None] = list(dispatch.clusters) if dispatch else []
         for state in states or [None]:

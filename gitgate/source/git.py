@@ -270,6 +270,18 @@ class GitSource:
         except (git.GitCommandError, ValueError) as exc:
             raise self._fail("looking for a newer commit of", exc) from None
 
+    def deepen(self, commits: int = 50) -> None:
+        """In a shallow checkout, fetch `commits` more of the branch's history (the commits
+        that came with the last fetch, to tell which of them changed a bundle); a failure is
+        quiet: the caller then knows less, never something false."""
+        if not (self.cache_dir / ".git" / "shallow").exists():
+            return
+        env = {**os.environ, **self.auth.env()}
+        with contextlib.suppress(git.GitCommandError, ValueError):
+            self._open_or_clone(env).git.fetch(
+                "origin", f"+refs/heads/{self.branch}:refs/remotes/origin/{self.branch}",
+                f"--deepen={commits}", env=env, kill_after_timeout=PEEK_TIMEOUT)
+
     def ensure_identity(self) -> None:
         """A committer for what gitgate itself commits (`run --commit-halts`), unless the
         checkout's Git configuration already names one."""
@@ -368,3 +380,41 @@ def revision_of(path: Path) -> str:
     scope = [str(relative)] if str(relative) != "." else []
     dirty = repo.is_dirty(untracked_files=True, path=scope[0] if scope else None)
     return f"{sha}-dirty" if dirty else sha
+
+
+def content_commit(checkout: Path, since: str, until: str, folder: str,
+                   elsewhere: tuple[str, ...] = ()) -> str | None:
+    """The newest commit after `since` up to `until` that changed what a bundle renders
+    from: a file of its `folder` (its `PAUSE` file aside), else any file outside the
+    `elsewhere` folders (the gates); paths are relative to `checkout`. None when Git cannot
+    tell: no repo, a revision it does not have (a shallow history), or no such commit."""
+    first, last = since.removesuffix("-dirty"), until.removesuffix("-dirty")
+    if not first or not last or "unknown" in (first, last):
+        return None
+    try:
+        repo = git.Repo(checkout, search_parent_directories=True)
+        top = Path(repo.working_tree_dir or checkout).resolve()
+        base = Path(checkout).resolve().relative_to(top).as_posix()
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return None
+
+    def inside(path: str) -> str:
+        return posixpath.normpath(posixpath.join(base, path))
+
+    shallow = Path(repo.git_dir) / "shallow"
+    try:
+        cut = set(shallow.read_text().split()) if shallow.exists() else set()
+        if cut & set(str(repo.git.rev_list(f"{first}..{last}")).split()):
+            return None  # a commit whose parent is not here: what it changed is not known
+    except (OSError, git.GitCommandError):
+        return None
+    own = [f":(top){inside(folder)}", f":(top,exclude){inside(folder)}/PAUSE"]
+    rest = [f":(top){inside('.')}", *(f":(top,exclude){inside(p)}" for p in elsewhere)]
+    for spec in (own, rest):
+        try:
+            found = str(repo.git.log("-1", "--format=%H", f"{first}..{last}", "--", *spec))
+        except git.GitCommandError:
+            return None
+        if found.strip():
+            return found.strip()
+    return None

@@ -64,11 +64,16 @@ def changed_fields(ref: ObjectRef, before: Manifest, after: Manifest) -> list[st
     return paths
 
 
-def last_changes(previous: Plan | None, plan: Plan,
-                 kept: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+Blame = Callable[[str], str | None]  # a bundle's folder -> the commit that changed it
+
+
+def last_changes(previous: Plan | None, plan: Plan, kept: Mapping[str, Any],
+                 blame: Blame | None = None) -> dict[str, dict[str, Any]]:
     """Per bundle, the objects its last content change created, changed (with field paths) or
     removed: worked out for the bundles whose digest moved since `previous`, the others keep
-    what `kept` says (bundles that left Git are forgotten)."""
+    what `kept` says (bundles that left Git are forgotten). The change is said to be of the
+    commit `blame` names for the bundle's folder (the newest since `previous` that changed
+    its content: not a later commit of a gate or a pause), else of this plan's revision."""
     names = {item.bundle.name for item in plan.bundles}
     out = {name: dict(change) for name, change in kept.items()
            if name in names and isinstance(change, Mapping)}
@@ -94,21 +99,24 @@ def last_changes(previous: Plan | None, plan: Plan,
                                 "fieldsMore": max(0, len(paths) - MAX_FIELD_PATHS)})
         if objects:
             out[item.bundle.name] = {
-                "revision": plan.revision, "at": rfc3339(plan.at),
+                "revision": (blame(item.bundle.source.path) if blame else None) or plan.revision,
+                "at": rfc3339(plan.at),
                 "objects": objects[:MAX_CHANGED_OBJECTS],
                 "objectsMore": max(0, len(objects) - MAX_CHANGED_OBJECTS)}
     return out
 
 
 def overview_document(plan: Plan, previous: Plan | None,
-                      kept_changes: Mapping[str, Any]) -> dict[str, Any]:
-    """The page's view of a pass; `kept_changes`: the last changes known before it."""
+                      kept_changes: Mapping[str, Any], blame: Blame | None = None
+                      ) -> dict[str, Any]:
+    """The page's view of a pass; `kept_changes`: the last changes known before it;
+    `blame`: which commit changed a bundle's folder (`last_changes`)."""
     doc = {"revision": plan.revision,
            "gates": [gate_view(s) for s in plan.gates],
            "invalidGates": [{"file": g.file, "line": g.line, "message": g.message,
                              "within": list(g.within)} for g in plan.invalid_gates],
            "rollouts": rollout_views(plan),
-           "changes": last_changes(previous, plan, kept_changes)}
+           "changes": last_changes(previous, plan, kept_changes, blame)}
     return bounded(doc)
 
 
