@@ -12,7 +12,12 @@ from gitgate.apply.inventory import Inventory
 from gitgate.apply.standing import standing_of
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.output.documents import document
-from gitgate.output.statusviews import bundle_document, cluster_cell, revision_cell
+from gitgate.output.statusviews import (
+    bundle_document,
+    cluster_cell,
+    revision_cell,
+    standing_cell,
+)
 from gitgate.output.tables import one_line, parse_stamp, table
 from gitgate.timespec import age
 
@@ -41,7 +46,7 @@ def get_table(inventories: list[Inventory], seen: dict[str, Dispatch], now: date
                inv.applied_revision[:12] or "-", age(parse_stamp(inv.since), now)]
         if wide:
             row += [reason or "-", inv.source or "-", inv.revision[:12] or "-"]
-        rows.append([*row, " ".join(standing_of(inv).line().split()) or "-"])
+        rows.append([*row, standing_cell(standing_of(inv)) or "-"])
     return table(rows)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.observe import Observation
-from gitgate.apply.standing import standing_of
+from gitgate.apply.standing import Standing, standing_of
 from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
@@ -18,12 +18,22 @@ from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
 from gitgate.passes.recorded import provenance_document
 from gitgate.timespec import age
 
+MESSAGE_LIMIT = 160  # characters of a standing's message a table shows (its commands: all)
 
-def _bundle_message(inv: Inventory, dispatch: Dispatch | None) -> str:
-    """What the bundle's state means (`apply.standing`) with what changes it; without one,
-    what holds the bundle back in Karmada: an object nothing propagates, else the first
-    cluster (not suspended) that is not ready."""
-    said = standing_of(inv).line()
+
+def standing_cell(meaning: Standing) -> str:
+    """A standing in a table: its message on one line (a long one cut: `-o wide` and `-o
+    json` carry it whole), then every command that changes it, never cut."""
+    said = one_line(meaning.message, MESSAGE_LIMIT)
+    return said + (f"; next: {meaning.next}" if meaning.commands else "")
+
+
+def _bundle_message(inv: Inventory, dispatch: Dispatch | None, whole: bool = False) -> str:
+    """What the bundle's state means (`apply.standing`) with what changes it (`whole`: its
+    message never cut); without one, what holds the bundle back in Karmada: an object
+    nothing propagates, else the first cluster (not suspended) that is not ready."""
+    meaning = standing_of(inv)
+    said = meaning.line() if whole else standing_cell(meaning)
     if said or dispatch is None:
         return said
     waiting = dispatch.waiting_on()
@@ -122,7 +132,7 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
     REVISION: the revision live in Karmada, with the last one a pass tried when that is not
     live (per cluster with `-o wide`, and ATTEMPTED); CLUSTERS and HEALTH: what Karmada
     reports (`-o wide`: one row per bundle and cluster); MESSAGE: the bundle's standing and
-    what changes it, never cut (the last column: the whole truth, on one line)."""
+    every command that changes it (`standing_cell`)."""
     seen = observation.bundles if observation else {}
     if wide:
         rows = [["BUNDLE", "VERDICT", "CLUSTER", "SCHEDULED", "APPLIED", "HEALTH", "SUSPENDED",
@@ -137,7 +147,7 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
                                        if r.get("kind") != "rollout")) or "-"
         since, applied = parse_stamp(inv.since), parse_stamp(inv.last_applied)
         health = dispatch.health if dispatch else None
-        message = _bundle_message(inv, dispatch)
+        message = _bundle_message(inv, dispatch, whole=wide)
         if not wide:
             clusters = "  ".join(cluster_cell(c, _runs_other(inv, c.name))
                                  for c in dispatch.clusters) if dispatch else ""
@@ -147,7 +157,7 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
                 clusters = "all members"  # Karmada propagates Namespaces by itself
             rows.append([inv.bundle, inv.verdict, clusters or "-",
                          str(health) if health else "-", age(since, now), age(applied, now),
-                         revision_cell(inv), " ".join(message.split()) or "-"])
+                         revision_cell(inv), message or "-"])
             continue
         states: list[ClusterState | None] = list(dispatch.clusters) if dispatch else []
         for state in states or [None]:
