@@ -4,8 +4,10 @@ gitgate.yaml counts only when one of the gate signers signed it.
 The loop keeps the last revision whose freeze files were all changed by gate signers
 (`refs/gitgate/gates-trusted`, also recorded on the API server: see `source.anchors`). Each
 head is judged against it by one rule (`GateGuard.judge`, which `check --since` uses too): for
-every freeze file that differs between the two, the newest commit of the head's history that
-touched it (and that the trusted revision's history lacks) decides. Signed by a gate signer,
+every freeze file that differs between the two, the newest commit that brought its content
+into the history being judged decides (`source.deciders`: down from the head to the trusted
+revision, so a merge that takes a file's version from another branch decides it, never that
+branch's old commit). Signed by a gate signer,
 the file is taken as the head has it; otherwise it is put back as the newest gate signer's
 commit (or the trusted revision) left it. So a forged removal or weakening leaves the freeze
 on. A file that did not exist there is kept as the head has it: a forged *added* gate holds
@@ -26,6 +28,7 @@ import git
 
 from gitgate.errors import GitgateError, SourceError
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
+from gitgate.source.deciders import changed_paths, deciders
 from gitgate.source.discover import PAUSE_FILE
 from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Signature, Trust
@@ -169,27 +172,35 @@ class GateGuard:
         signers = self.signers(repo, base)
         if signers is None:
             return None
-        refused, put_back = self._review(repo, base, head, *signers)
         rewritten = not _is_ancestor(repo, base, head)
+        refused, put_back = self._review(repo, base, head, *signers, rewritten)
         restored = () if rewritten and refused else tuple(
             sorted(p for r, p in put_back if _has(repo, r, p)))
         return GateReport(head, base if refused else head, refused, restored, rewritten,
                           tuple(put_back))
 
     def _review(self, repo: git.Repo, base: str, head: str, trust: Trust,
-                names: tuple[str, ...]) -> tuple[tuple[Refused, ...], list[tuple[str, str]]]:
+                names: tuple[str, ...], rewritten: bool,
+                ) -> tuple[tuple[Refused, ...], list[tuple[str, str]]]:
         """The commits whose freeze-file changes do not count, and for each such file the
-        revision to take it from (the newest gate signer's change of it, or `base`)."""
+        revision to take it from (the newest gate signer's change of it, or `base`). The
+        commits that decide a file are those that brought its content into the history
+        being judged (`source.deciders`)."""
         gate_dirs = {self._gates_path(repo, base), self._gates_path(repo, head)}
         keys = self._key_files(repo, base) | self._key_files(repo, head)
-        changed = [p for p in str(repo.git.diff("--name-only", "--no-renames", base, head))
-                   .splitlines() if p and self._freeze_file(p, gate_dirs, keys)]
+        changed = sorted(p for p in changed_paths(repo, base, head)
+                         if self._freeze_file(p, gate_dirs, keys))
+        decided = deciders(repo, base, head, changed, rewritten) if changed else {}
+        signatures: dict[str, str] = {}
         refused: dict[str, list[str]] = {}
         reasons: dict[str, str] = {}
         put_back = []
         for path in changed:
-            commits = str(repo.git.rev_list(f"{base}..{head}", "--", path)).split()
-            checks = [(c, _judged(trust.check(repo, c), names)) for c in commits]
+            checks = []
+            for commit in decided[path]:
+                if commit not in signatures:
+                    signatures[commit] = _judged(trust.check(repo, commit), names)
+                checks.append((commit, signatures[commit]))
             if not checks:  # it changed, and no commit says who changed it: fail closed
                 refused.setdefault("unknown", []).append(path)
                 reasons["unknown"] = "no commit between the two revisions changes it"

@@ -8,7 +8,13 @@
 - an OpenPGP user id whose comment holds a gate signer's address does not make its key one;
 - an SSH key whose allowed-signers entry has expired does not sign, however the commit is
   dated;
-- no gpg daemon outlives the gitgate process that made the keyring."""
+- no gpg daemon outlives the gitgate process that made the keyring;
+- the commit that decides a freeze file is the one that brought its content into the history
+  since the trusted revision: a merge that takes a gate signer's old, unmerged version (onto
+  main, into the stale branch, octopus, criss-cross, after a deletion) or keeps its branch's
+  version over the other side's change is its signer's decision (`History`: real keys, the
+  judge directly; `check --since` for the first case);
+- freeze files named outside ASCII are judged."""
 
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from gitgate.passes.recorded import read_document
 from gitgate.source.signatures import Trust
 from tests.conftest import REPO_ROOT, set_identity
 from tests.support.daemons import MARK, gpg_daemons_left
+from tests.support.histories import History
 from tests.support.hostile import gitgate
 from tests.support.http import free_port, get, until
 from tests.support.looping import Upstream
@@ -345,3 +352,158 @@ def test_no_gpg_agent_outlives_the_command_that_made_the_keyring(tmp_path, keys)
                     str(keys.allowed_gpg), "-o", "json")
     assert commit_case(check)["failures"] == [], check.stdout
     assert gpg_daemons_left(os.environ[MARK], timeout=5) == []
+
+
+def test_a_merge_that_takes_an_unmerged_gate_signer_version_is_decided_by_its_signer(
+        tmp_path, keys):
+    """alice once lifted the freeze on a branch nobody merged, then signed a stronger gate on
+    main. carol's merge of that branch, taking its version (the gate gone), is carol's
+    decision: `check --since main` names her merge. The same merge signed by alice passes."""
+    root, repo = ci_repo(tmp_path, keys, "", {})
+    gates = allowed_signers(tmp_path / "gate_signers", keys.folder, "alice")
+    lift(root, repo, keys, "alice", "abandoned")
+    repo.git.checkout("main")
+    (root / "gates/freeze.yaml").write_text(
+        "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: freeze}\n"
+        "spec: {bundles: [app], reason: INC-2}\n")
+    repo.git.add("-A")
+    keys.commit(root, "alice", "a stronger freeze")
+
+    def merged_by(who: str) -> str:
+        repo.git.checkout("-B", f"merged-by-{who}", "main")
+        repo.git.merge("--no-ff", "--no-commit", "-s", "ours", "abandoned")
+        repo.git.rm("-q", "gates/freeze.yaml")
+        keys.commit(root, who, f"merge abandoned, signed by {who}")
+        return repo.head.commit.hexsha
+
+    merged = merged_by("carol")
+    check = gitgate("check", str(root), "--since", "main", "--gate-signers", str(gates),
+                    "-o", "json")
+    assert check.returncode == 1, check.stdout + check.stderr
+    [failure] = commit_case(check)["failures"]
+    assert failure["type"] == "UntrustedGates"
+    assert f"commit {merged[:12]} changed gates/freeze.yaml" in failure["message"]
+
+    merged_by("alice")
+    check = gitgate("check", str(root), "--since", "main", "--gate-signers", str(gates),
+                    "-o", "json")
+    assert commit_case(check)["failures"] == [], check.stdout
+
+
+GATE = "gates/freeze.yaml"
+
+
+def test_a_merge_whose_first_parent_is_a_stale_branch_decides_against_the_trusted_one(
+        tmp_path, keys):
+    """carol merges the trusted revision into alice's stale branch and keeps the stale gate:
+    her merge is compared with the trusted revision, so it decides, and the gate is put back
+    as the trusted revision has it."""
+    history = History(tmp_path, keys, "alice")
+    old = history.commit("alice", {"app.yaml": "a: 1\n", GATE: "WEAK\n"}, "a weak gate")
+    history.commit("alice", {GATE: "WEAKER\n"}, "a PR never merged", branch="stale", start=old)
+    trusted = history.commit("alice", {GATE: "STRONG\n"}, "a strong gate", branch="main")
+    head = history.merge("carol", "stale", "main", files={"app.yaml": "a: 2\n"})
+    report = history.judge(trusted, head)
+    assert [(r.commit, r.paths) for r in report.refused] == [(head, (GATE,))]
+    assert report.sources == ((trusted, GATE),) and report.restored == (GATE,)
+
+
+def test_an_octopus_merge_that_takes_a_stale_gate_decides_it(tmp_path, keys):
+    """carol's octopus merge of two side branches onto main takes the gate of alice's stale
+    one: the merge brings that content in, so the merge decides."""
+    history = History(tmp_path, keys, "alice")
+    old = history.commit("alice", {"app.yaml": "a: 1\n", GATE: "WEAK\n"}, "a weak gate")
+    history.commit("carol", {"app.yaml": "a: 3\n"}, "a feature", branch="feature", start=old)
+    history.commit("alice", {GATE: "WEAKER\n"}, "a PR never merged", branch="stale", start=old)
+    trusted = history.commit("alice", {GATE: "STRONG\n"}, "a strong gate", branch="main")
+    head = history.merge("carol", "main", "feature", "stale",
+                         files={"app.yaml": "a: 3\n", GATE: "WEAKER\n"})
+    report = history.judge(trusted, head)
+    assert [r.commit for r in report.refused] == [head]
+    assert report.sources == ((trusted, GATE),)
+
+
+def test_a_criss_cross_merge_that_keeps_a_stale_gate_decides_it(tmp_path, keys):
+    """Two merges of alice's stale branch and a branch of the trusted revision, each way, then
+    a merge of both that takes the stale gate: the merge that took it from the stale branch
+    and the one that kept it over the other side's change decide (both carol's)."""
+    history = History(tmp_path, keys, "alice")
+    old = history.commit("alice", {"app.yaml": "a: 1\n", GATE: "WEAK\n"}, "a weak gate")
+    history.commit("alice", {GATE: "WEAKER\n"}, "a PR never merged", branch="stale", start=old)
+    trusted = history.commit("alice", {GATE: "STRONG\n"}, "a strong gate", branch="main")
+    history.commit("carol", {"app.yaml": "a: 2\n"}, "a feature", branch="feature",
+                   start=trusted)
+    kept = history.merge("carol", "feature", "stale", files={})  # keeps STRONG
+    history.git("branch", "-f", "weak-side", "stale")
+    took = history.merge("carol", "weak-side", f"{kept}^1",
+                         files={"app.yaml": "a: 2\n"})  # stale's WEAKER, the feature's app
+    head = history.merge("carol", "weak-side", kept, files={})
+    assert history.git("show", f"{head}:{GATE}") == "WEAKER"
+    assert len(history.git("merge-base", "--all", took, kept).split()) == 2
+    report = history.judge(trusted, head)
+    assert {r.commit for r in report.refused} == {head, took}
+    assert report.sources == ((trusted, GATE),)
+
+
+def test_a_gate_deleted_then_brought_back_stale_by_a_merge_is_put_back(tmp_path, keys):
+    """carol deletes alice's gate, then merges alice's unmerged branch that once added a weak
+    one: both of carol's commits decide it, and the gate goes back to the trusted one."""
+    history = History(tmp_path, keys, "alice")
+    old = history.commit("alice", {"app.yaml": "a: 1\n"}, "no gate yet")
+    history.commit("alice", {GATE: "WEAK\n"}, "a PR never merged", branch="stale", start=old)
+    trusted = history.commit("alice", {GATE: "STRONG\n"}, "a strong gate", branch="main")
+    deleted = history.commit("carol", {GATE: None}, "lift")
+    head = history.merge("carol", "main", "stale", files={GATE: "WEAK\n"})
+    report = history.judge(trusted, head)
+    assert {r.commit for r in report.refused} == {head, deleted}
+    assert report.sources == ((trusted, GATE),) and report.restored == (GATE,)
+
+
+def test_a_merge_that_keeps_its_branch_gate_over_a_newer_one_decides_it(tmp_path, keys):
+    """Since the trusted revision alice proposed a weaker gate (a branch) and then signed a
+    stronger one on main; carol merges main into the branch keeping the weaker: the merge
+    dropped main's change, so it decides."""
+    history = History(tmp_path, keys, "alice")
+    trusted = history.commit("alice", {"app.yaml": "a: 1\n", GATE: "STRONG\n"}, "a gate")
+    history.commit("alice", {GATE: "WEAK\n"}, "a PR never merged", branch="pr", start=trusted)
+    history.commit("alice", {GATE: "STRONGER\n"}, "a stronger gate", branch="main")
+    head = history.merge("carol", "pr", "main", files={"app.yaml": "a: 2\n"})
+    report = history.judge(trusted, head)
+    assert [r.commit for r in report.refused] == [head]
+
+
+def test_a_merge_that_brings_a_gate_signers_change_in_is_decided_by_its_signer(
+        tmp_path, keys):
+    """A feature branch that forked before alice's new gate is merged after it: the merge
+    keeps alice's gate and decides nothing. alice's gate change merged by carol (a merge
+    commit) is carol's decision; merged by alice, hers."""
+    history = History(tmp_path, keys, "alice")
+    trusted = history.commit("alice", {"app.yaml": "a: 1\n", GATE: "STRONG\n"}, "a gate")
+    history.commit("carol", {"app.yaml": "a: 2\n"}, "a feature", branch="feature",
+                   start=trusted)
+    history.commit("alice", {GATE: "STRONGER\n"}, "a stronger gate", branch="main")
+    head = history.merge("carol", "main", "feature", files={"app.yaml": "a: 2\n"})
+    assert history.judge(trusted, head).refused == ()
+
+    history.commit("alice", {GATE: "WEAK\n"}, "alice's PR", branch="gate-pr", start=trusted)
+    by_carol = history.merge("carol", "main", "gate-pr", files={GATE: "WEAK\n"})
+    assert [r.commit for r in history.judge(trusted, by_carol).refused] == [by_carol]
+    history.git("checkout", "-q", "-B", "main", "main~1")
+    by_alice = history.merge("alice", "main", "gate-pr", files={GATE: "WEAK\n"})
+    assert history.judge(trusted, by_alice).refused == ()
+
+
+@pytest.mark.parametrize(("config", "frozen"), [
+    ("", "gates/frühjahr.yaml"),
+    ("", "teams/zürich/PAUSE"),
+    ("gatesPath: sperren-ü\n", "sperren-ü/freeze.yaml"),
+])
+def test_a_freeze_file_named_outside_ascii_is_judged(tmp_path, keys, config, frozen):
+    """git quotes such names in its path lists; read unquoted, carol's removal is refused."""
+    history = History(tmp_path, keys, "alice")
+    trusted = history.commit("alice", {"gitgate.yaml": config or None, "app.yaml": "a: 1\n",
+                                       frozen: "STRONG\n"}, "a freeze")
+    head = history.commit("carol", {frozen: None}, "lift")
+    report = history.judge(trusted, head)
+    assert [(r.commit, r.paths) for r in report.refused] == [(head, (frozen,))]
+    assert report.restored == (frozen,)
