@@ -40,6 +40,14 @@ def not_out_yet(needs: tuple[str, ...], elsewhere: frozenset[str],
     return waiting
 
 
+def held_never_out(needs: tuple[str, ...], work: dict[str, BundleWork]) -> list[str]:
+    """The dependencies this pass holds that no pass ever applied (no record, or none that
+    says so): what depends on them waits, as for a dependency another pass writes."""
+    return [need for need in needs if need in work and (unit := work[need]).plan is not None
+            and unit.plan.verdict.verdict is Verdict.HELD
+            and (unit.previous is None or not unit.previous.applied_digest)]
+
+
 def prepare(plan: Plan, inventories: dict[str, Inventory],
              options: ApplyOptions) -> tuple[list[str], dict[str, BundleWork]]:
     """Each bundle's starting point: failed, held, or open with its diff against the
@@ -71,6 +79,10 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
                         f"depends on {', '.join(outside)}, which this pass does not write "
                         "(another replica's shard, or outside --bundle) and whose record "
                         "shows it failed or never applied: it waits for it")
+        elif held := held_never_out(item.bundle.source.options.depends_on, work):
+            result.fail(Reason.DEPENDENCY_NOT_READY,
+                        f"depends on {', '.join(held)}, which is held and has never gone out: "
+                        "it waits for it")
         else:
             unit.resync = _resync_due(previous, options)
             kept = prunes.kept_back(item, failed)

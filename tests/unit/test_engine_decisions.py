@@ -123,6 +123,23 @@ def test_a_failed_dependency_stops_what_depends_on_it_and_dependents_come_after(
     assert configmaps.index("ConfigMap ns/db") < configmaps.index("ConfigMap ns/web")
 
 
+def test_a_held_dependency_that_never_went_out_keeps_what_depends_on_it_waiting():
+    gate = ("apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {name: freeze}\n"
+            "spec: {bundles: [store], reason: INC-1}\n")
+    web, store = source("web", cm("web"), depends_on=("store",)), source("store", cm("db"))
+    cluster = MemoryCluster()
+    got = results(plan_of(web, store, gates={"gates/freeze.yaml": gate}), cluster)
+    assert got["store"].reason is Reason.HELD and not got["store"].failed
+    assert got["web"].failed and got["web"].reason is Reason.DEPENDENCY_NOT_READY
+    assert "store" in got["web"].message and "ConfigMap ns/web" not in cluster.writes()
+
+    cluster = MemoryCluster()  # once it went out, holding it stops nothing that depends on it
+    results(plan_of(web, store), cluster)
+    got = results(plan_of(source("web", cm("web", data={"v": "2"}), depends_on=("store",)),
+                          store, gates={"gates/freeze.yaml": gate}), cluster)
+    assert got["store"].reason is Reason.HELD and not got["web"].failed
+
+
 def test_mass_prune_is_blocked_until_allowed():
     cluster = MemoryCluster()
     many = [cm(f"c{i}") for i in range(6)]
