@@ -12,4 +12,5 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
             f"freeze histories: seed {SEED or 'fixed'} (GITGATE_PROPERTY_SEED), up to {EXAMPLES} "
             f"histories of {STEPS} steps (GITGATE_PROPERTY_EXAMPLES, _STEPS): ran "
             f"{counts['histories']} histories, {counts['steps']} steps, {counts['passes']} "
-            "passes")
+            f"passes ({counts['approvals']} approvals, {counts['mid-pass']} freezes pushed "
+            "mid-pass)")

@@ -96,3 +96,12 @@ def test_an_object_moved_out_of_a_suspended_bundle_stays_frozen_in_its_record(hi
     history.move_object(dst=2, src=0)
     history.move(i=0, pause_moves=False, where="apps/a{i}")
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_dependent_waits_for_a_held_dependency_that_never_went_out(history):
+    """gitgate wrote a bundle whose `dependsOn` named a held bundle that had never gone out
+    (renamed under a `PAUSE`): only a dependency that failed stopped it."""
+    history.pause_folder(i=1)
+    history.rename(i=1, name="x")
+    history.depend(i=0, j=1)
+    history.the_cluster_holds_what_the_model_says_is_live()

@@ -1,13 +1,19 @@
-"""The histories the property suite generates: a state machine whose steps are commits
-(apps renamed, moved, relabelled, emptied, swallowed by a parent kustomization, changed;
-`PAUSE` files and gates added and lifted) each followed by a real pass of gitgate against the
-API emulator, checked against the reference model (`tests/support/freezemodel.py`) from the
-emulator's request log and objects:
+"""The histories the property suite generates: a state machine whose steps are commits to a
+Git repo (apps renamed, moved, relabelled, emptied, swallowed by a parent kustomization,
+changed, customized per member cluster, made to depend on each other; OverridePolicies in a
+platform folder acting on them; `PAUSE` files and gates added, lifted and approved with the
+real `gitgate approve`; a freeze pushed while a pass writes) each followed by a real pass of
+gitgate against the API emulator, checked against the reference model
+(`tests/support/freezemodel.py`) from the emulator's request log and objects:
 
-- no write or delete touched an object the model says is frozen;
+- no write or delete touched an object the model says is frozen (a held bundle's own
+  OverridePolicies and policy, a platform OverridePolicy acting on it, included);
+- after a freeze appeared mid-pass, no write touched what it covers, and only the bundles it
+  covers (or that depend on them) stopped;
 - nothing a bundle of the commit still claims was deleted;
-- a bundle the model says is open runs its content, and gitgate did not fail it;
-- the cluster holds what the model says is live;
+- a bundle the model says is open runs its content, and gitgate did not fail it; one that
+  waits for a dependency failed with `DependencyNotReady` and wrote nothing;
+- the cluster holds what the model says is live (templates and OverridePolicies);
 - a bundle the model says is suspended has the suspension in its policy;
 - once nothing is frozen, two passes bring the cluster to exactly what the commit says."""
 
@@ -15,30 +21,54 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 import time
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from ruamel.yaml import YAML
 
+from gitgate.apply.bundlerecord import bundle_name as record_name
+from gitgate.apply.bundlerecord import from_bundle
 from gitgate.apply.work import ApplyOptions
+from gitgate.cli import main as gitgate_cli
+from gitgate.errors import Reason
 from gitgate.passes.onepass import reconcile
-from tests.support.freezemodel import App, GateSpec, Model, Repo, bundles_of
+from gitgate.progression.livefreeze import NewerFreezes, read_freezes
+from gitgate.source.tree import scan_repo
+from tests.support.freezemodel import (
+    MEMBERS,
+    PLATFORM,
+    App,
+    GateSpec,
+    Identity,
+    Judgement,
+    Model,
+    Record,
+    Repo,
+    bundles_of,
+    content_of,
+    is_configmap,
+    target_of,
+)
 
 SEED = os.environ.get("GITGATE_PROPERTY_SEED")  # unset: the same histories every run
-EXAMPLES = int(os.environ.get("GITGATE_PROPERTY_EXAMPLES", "12"))
-STEPS = int(os.environ.get("GITGATE_PROPERTY_STEPS", "14"))
-PLACED = "member1"  # the one member cluster every bundle is placed on
+EXAMPLES = int(os.environ.get("GITGATE_PROPERTY_EXAMPLES", "16"))
+STEPS = int(os.environ.get("GITGATE_PROPERTY_STEPS", "16"))
 ACTIONS = st.sampled_from(["hold", "suspend"])
 APPS = 3
 FOLDERS = ("apps/a{i}", "apps/a{i}/v2", "other/a{i}")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
+POLICIES = "/apis/policy.karmada.io/v1alpha1/namespaces/{ns}/"
 
 
 class FreezeHistories(RuleBasedStateMachine):
-    """One history: a repo folder, a model, one instance and namespace on the API server
+    """One history: a Git repo, a model, one instance and namespace on the API server
     (the emulator, or Karmada: the requests gitgate sent are read from its own client)."""
 
     cluster = None  # set by the test: a RecordingKube
@@ -47,7 +77,7 @@ class FreezeHistories(RuleBasedStateMachine):
     # with a real Karmada: its member clusters, each read after every step
     members: dict | None = None
     member_timeout = 60.0
-    counts = {"histories": 0, "steps": 0, "passes": 0}
+    counts = {"histories": 0, "steps": 0, "passes": 0, "approvals": 0, "mid-pass": 0}
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,19 +90,27 @@ class FreezeHistories(RuleBasedStateMachine):
         self.model = Model()
         self.version = 0
         self.counts["histories"] += 1
+        self.root.mkdir(parents=True)
+        self.git("init", "-q", "-b", "main")
+        self.git("config", "user.name", "history")
+        self.git("config", "user.email", "history@example.com")
+        self.git("config", "commit.gpgsign", "false")
         self.write_repo()
         self.run_pass()
 
     # ------------------------------------------------------------------ the repo's files
-    def write_repo(self) -> None:
-        if self.root.exists():
-            shutil.rmtree(self.root)
+    def git(self, *args: str) -> str:
+        return subprocess.run(["git", *args], cwd=self.root, check=True, capture_output=True,
+                              text=True).stdout
+
+    def files(self, repo: Repo) -> dict[str, str]:
+        members = ", ".join(MEMBERS)
         files = {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
-                                 f"{{clusterNames: [{PLACED}]}}}}}}\n",
+                                 f"{{clusterNames: [{members}]}}}}}}\n",
                  "ns/bundle.yaml": f"name: {self.instance}-ns\n",
                  "ns/ns.yaml": "apiVersion: v1\nkind: Namespace\n"
                                f"metadata: {{name: {self.ns}}}\n"}
-        for app in self.repo.apps.values():
+        for app in repo.apps.values():
             if app.present:
                 files[f"{app.folder}/cm.yaml"] = "".join(
                     f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, "
@@ -80,61 +118,158 @@ class FreezeHistories(RuleBasedStateMachine):
                     for name, value in sorted(app.objects.items()))
                 said = [f"name: {app.name}"] if app.name else []
                 said += [f"labels: {{team: {app.team}}}"] if app.team else []
+                said += [f"dependsOn: ['{app.depends_on}']"] if app.depends_on else []
+                if app.custom is not None:
+                    said.append(f"clusters:\n  - clusters: [{MEMBERS[1]}]\n    patches:\n"
+                                "      - target: {kind: ConfigMap}\n        patch: [{op: "
+                                f"replace, path: /data/value, value: '{app.custom}'}}]")
                 if said:
                     files[f"{app.folder}/bundle.yaml"] = "\n".join(said) + "\n"
-        for folder in self.repo.pauses:
+        for target, value in repo.platform.items():
+            files[f"{PLATFORM}/p-{target}.yaml"] = (
+                "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\n"
+                f"metadata: {{name: p-{target}, namespace: {self.ns}}}\n"
+                "spec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: "
+                f"{target}}}]\n  overrideRules:\n    - targetCluster: {{clusterNames: "
+                f"[{MEMBERS[0]}]}}\n      overriders: {{plaintext: [{{operator: replace, "
+                f"path: /data/value, value: '{value}'}}]}}\n")
+        for folder in repo.pauses:
             files[f"{folder}/PAUSE"] = "frozen by the history\n"
-        for file, spec in self.repo.gates.items():
+        for file, spec in repo.gates.items():
             selector = (f"bundles: ['{spec.value}']" if spec.by == "name"
                         else f"selector: {{matchLabels: {{team: {spec.value}}}}}")
             until = f", until: '{spec.until.isoformat()}'" if spec.until else ""
+            approve = ", approve: [{}]".format(", ".join(
+                f"{{bundle: '{b}', digest: '{d}'}}" for b, d, _ in spec.approvals)
+            ) if spec.approvals else ""
             files[f"gates/{file}.yaml"] = self.gate(
-                file, f"{selector}, action: {spec.action}{until}")
-        if self.repo.swallowed:
+                file, f"{selector}, action: {spec.action}{until}{approve}")
+        if repo.swallowed:
             below = sorted(f"{a.folder.removeprefix('apps/')}/cm.yaml"
-                           for a in self.repo.apps.values()
+                           for a in repo.apps.values()
                            if a.present and a.folder.startswith("apps/"))
-            files["apps/kustomization.yaml"] = f"resources: [{', '.join(below)}]\n"
-        for rel, text in files.items():
-            (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (self.root / rel).write_text(text)
+            if below:
+                files["apps/kustomization.yaml"] = f"resources: [{', '.join(below)}]\n"
+        return files
+
+    def write_repo(self, repo: Repo | None = None, root: Path | None = None) -> None:
+        """The commit: the repo's files as `repo` says, committed (into the history's Git
+        repo; `root`: a plain folder for a newer commit's freeze files)."""
+        root = root or self.root
+        for entry in root.iterdir() if root.exists() else ():
+            if entry.name != ".git":
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        for rel, text in self.files(repo or self.repo).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        if root == self.root:
+            self.git("add", "-A")
+            self.git("commit", "-q", "--allow-empty", "-m", f"step {self.counts['steps']}")
 
     @staticmethod
     def gate(name: str, selector: str) -> str:
         return (f"apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: {{name: {name}}}\n"
                 f"spec: {{{selector}, reason: a freeze of the history}}\n")
 
-    # ------------------------------------------------------------------ a pass
-    def live(self, cluster=None) -> dict[str, str]:
-        """The ConfigMaps of the history's namespace: the templates, or a member's."""
-        return {o["metadata"]["name"]: (o.get("data") or {}).get("value", "")
-                for o in (cluster or self.cluster).list_objects("v1", "ConfigMap", self.ns)
-                if o["metadata"]["name"] != "kube-root-ca.crt"}
+    # ------------------------------------------------------------------ what is live
+    def key(self, path: str) -> str | None:
+        """The model's name of the object a request path names (None: not one it follows)."""
+        configmaps = f"/api/v1/namespaces/{self.ns}/configmaps/"
+        policies = POLICIES.format(ns=self.ns)
+        if path.startswith(configmaps):
+            return path.removeprefix(configmaps)
+        if path.startswith(policies + "overridepolicies/"):
+            name = path.removeprefix(policies + "overridepolicies/")
+            return ("op/" if name.startswith("gitgate-") else "pop/") + name
+        if path.startswith(policies + "propagationpolicies/"):
+            return "pp/" + path.removeprefix(policies + "propagationpolicies/")
+        return None
 
-    def run_pass(self) -> None:
+    def live(self, cluster=None) -> dict[str, str]:
+        """The ConfigMaps of the history's namespace (the templates, or a member's) and, on
+        the control plane, its OverridePolicies (the value each sets)."""
+        cluster = cluster or self.cluster
+        out = {o["metadata"]["name"]: (o.get("data") or {}).get("value", "")
+               for o in cluster.list_objects("v1", "ConfigMap", self.ns)
+               if o["metadata"]["name"] != "kube-root-ca.crt"}
+        if cluster is self.cluster:
+            for o in cluster.list_objects("policy.karmada.io/v1alpha1", "OverridePolicy",
+                                          self.ns):
+                name = o["metadata"]["name"]
+                rules = (o.get("spec") or {}).get("overrideRules") or [{}]
+                plain = ((rules[0].get("overriders") or {}).get("plaintext") or [{}])[0]
+                out[("op/" if name.startswith("gitgate-") else "pop/") + name] = str(
+                    plain.get("value", ""))
+        return out
+
+    def record(self, name: str) -> Record | None:
+        """A bundle's record as gitgate left it on the API server (after a pass a freeze
+        stopped mid-way, where the model cannot say how far it got)."""
+        obj = self.cluster.get("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                               record_name(name, self.instance))
+        if obj is None:
+            return None
+        inventory = from_bundle(obj)
+        objects = set()
+        for entry in inventory.entries:
+            path = (f"/api/v1/namespaces/{entry.namespace}/configmaps/{entry.name}"
+                    if entry.kind == "ConfigMap" else
+                    POLICIES.format(ns=entry.namespace) + f"overridepolicies/{entry.name}"
+                    if entry.kind == "OverridePolicy" else "")
+            if (found := self.key(path)) is not None:
+                objects.add(found)
+        labels = dict(inventory.labels)
+        return Record(Identity(name, labels.get("team"), inventory.source), objects,
+                      applied=bool(inventory.applied_digest))
+
+    # ------------------------------------------------------------------ a pass
+    def run_pass(self, newer: Repo | None = None, at: int = 0) -> None:
+        """A real pass over the commit, checked. With `newer`: a commit adding a freeze is
+        pushed after the pass's `at`-th write, and the pass learns of it before its next
+        write or delete (as `gitgate run` does when it looks at the remote)."""
         judged = self.model.judge(self.repo)
         before = self.live()
         start = len(self.cluster.sent)
+        appeared: list[int] = []
+        late = None
+        if newer is not None:
+            freezes = self.newer_freezes(newer)
+
+            def late() -> NewerFreezes | None:
+                if not appeared:
+                    if sum(1 for m, _, _, dry in self.cluster.sent[start:]
+                           if m in WRITES and not dry) < at:
+                        return None
+                    appeared.append(len(self.cluster.sent))
+                return freezes
+
         result = reconcile(self.root, self.tools, self.cluster, ApplyOptions(
-            now=self.repo.now, instance=self.instance, allow_mass_prune=True)).result
+            now=self.repo.now, instance=self.instance, allow_mass_prune=True,
+            concurrency=1 if newer is not None else 8), late=late).result
         self.counts["passes"] += 1
         assert result is not None
-        prefix = f"/api/v1/namespaces/{self.ns}/configmaps/"
-        touched = {path.removeprefix(prefix) for method, path, _, dry in self.cluster.sent[start:]
-                   if method in WRITES and path.startswith(prefix) and not dry}
+        touched = {k for method, path, _, dry in self.cluster.sent[start:]
+                   if method in WRITES and not dry and (k := self.key(path)) is not None}
         after = self.live()
-        assert not touched & judged.frozen, (
-            f"frozen objects written: {sorted(touched & judged.frozen)}; repo {self.repo}")
+        never = judged.frozen | judged.kept | {f"pp/gitgate-{name}" for name in judged.held}
+        assert not touched & never, (
+            f"frozen objects written: {sorted(touched & never)}; repo {self.repo}")
         claimed = {o for b in bundles_of(self.repo) for o in b.objects}
         deleted = {o for o in before if o not in after}
         assert not deleted & claimed, f"deleted while still in Git: {sorted(deleted & claimed)}"
         outcome = {b.bundle: b for b in result.bundles}
+        stopped: set[str] = set()
+        if newer is not None and appeared:
+            stopped = self.stopped_mid_pass(judged, newer, outcome, appeared[0])
         for b in judged.open:
             done = outcome[b.identity.name]
+            if b.identity.name in stopped:
+                continue
             assert not done.failed, f"{b.identity.name} failed: {done.reason}: {done.message}"
             for obj, value in b.objects.items():
-                assert after.get(obj) == value, f"{obj} of open {b.identity.name} is not live"
-        for name in judged.suspended:
+                if obj not in judged.kept:
+                    assert after.get(obj) == value, f"{obj} of open {b.identity.name} not live"
+        for name in judged.suspended - stopped:
             policy = self.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy",
                                       self.ns, f"gitgate-{name}")
             assert policy is not None and (policy.get("spec") or {}).get("suspension"), (
@@ -143,17 +278,96 @@ class FreezeHistories(RuleBasedStateMachine):
             done = outcome.get(b.identity.name)
             assert done is None or done.failed or done.verdict in ("held", "suspended"), (
                 f"{b.identity.name} should be held or refused, got {done}")
-        self.model.after_pass(judged)
+        for name, why in judged.waiting.items():
+            done = outcome[name]
+            assert done.failed and done.reason == Reason.DEPENDENCY_NOT_READY, (
+                f"{name} should wait for its dependency ({why}), got {done}")
+        had = {name: r.objects.copy() for name, r in self.model.records.items()}
+        suspended = {name for name, r in self.model.records.items() if r.suspended}
+        self.model.after_pass(judged, stopped)
+        for name in sorted(stopped):
+            self.adopt(name, judged, had.get(name, set()), name in suspended, before, after)
         if self.members:
             self.members_run_what_the_model_says()
 
+    def newer_freezes(self, newer: Repo) -> NewerFreezes:
+        """The freeze files of the newer commit, read as the loop reads a newer head's."""
+        folder = self.root.with_name(self.root.name + "-newer")
+        folder.mkdir(exist_ok=True)
+        self.write_repo(newer, folder)
+        return read_freezes(f"newer-{self.counts['steps']}", scan_repo(folder))
+
+    def stopped_mid_pass(self, judged: Judgement, newer: Repo, outcome: dict,
+                         appeared: int) -> set[str]:
+        """What a freeze that appeared mid-pass stopped: no write after it appeared touched
+        what it covers (README: a bundle it covers, or whose overrides act on one, gets
+        nothing more written or pruned; the others go on). Returns the bundles of the
+        judgement's open ones (and records) that gitgate stopped."""
+        covers = self.model.newly_covered(self.repo, newer)
+        bundles = bundles_of(self.repo)
+        stopping = {b.identity.name for b in bundles if b.identity.name in covers}
+        objects = set()
+        for b in bundles:
+            if b.identity.name in stopping or (b.identity.name == PLATFORM and any(
+                    target_of(k) in o.objects for k in b.objects for o in bundles
+                    if o.identity.name in stopping)):
+                stopping.add(b.identity.name)
+                objects |= set(b.objects) | {f"pp/gitgate-{b.identity.name}"}
+        for name, record in self.model.records.items():
+            if name in covers or name in stopping:
+                objects |= record.objects
+        late = {k for method, path, _, dry in self.cluster.sent[appeared:]
+                if method in WRITES and not dry and (k := self.key(path)) is not None}
+        assert not late & objects, (
+            f"written after a freeze appeared mid-pass: {sorted(late & objects)}; "
+            f"the freeze: {newer}")
+        failed = {name for name, b in outcome.items() if b.failed}
+        waits = {b.identity.name: b.depends_on for b in bundles}
+        stopped = set()
+        for b in judged.open:
+            name = b.identity.name
+            if name not in failed:
+                continue
+            chain, need = [], waits.get(name)
+            while need is not None and need not in chain:
+                chain.append(need)
+                need = waits.get(need)
+            assert name in stopping or failed & set(chain), (
+                f"{name} stopped by a freeze that does not cover it: "
+                f"{outcome[name].reason}: {outcome[name].message}")
+            stopped.add(name)
+        return stopped | {name for name in judged.gone if name in covers}
+
+    def adopt(self, name: str, judged: Judgement, had: set[str], suspended: bool,
+              before: dict[str, str], after: dict[str, str]) -> None:
+        """A bundle a freeze stopped mid-pass is as far as it got: each of its objects has
+        its old or its new content (or is gone, if it left Git), and its record (read from
+        the API server) lists only objects it had or has."""
+        record = self.record(name)
+        if record is not None:
+            record.suspended = suspended or name in judged.suspended  # as far as known
+        now = next((b.objects for b in judged.open if b.identity.name == name), {})
+        if record is not None:
+            assert record.objects <= had | set(now), (
+                f"{name}'s record lists {sorted(record.objects - had - set(now))}")
+        claimed = {o for b in bundles_of(self.repo) for o in b.objects}
+        values: dict[str, str | None] = {}
+        for key in had | set(now) | (record.objects if record else set()):
+            if key in after:
+                assert after[key] in (before.get(key), now.get(key)), (
+                    f"{key} of {name} is neither old nor new: {after[key]}")
+                values[key] = after[key]
+            elif key not in claimed:
+                values[key] = None
+        self.model.adopt(name, record, values)
+
     def members_run_what_the_model_says(self) -> None:
-        """The member the placement names comes to run what the model says (Karmada
-        propagates in seconds; a suspended bundle's member keeps what it had); any other
-        member runs none of it."""
+        """Each member comes to run what the model says (Karmada propagates in seconds; a
+        suspended bundle's member keeps what it had; the customizations and the platform's
+        overrides applied on their member)."""
         deadline = time.monotonic() + self.member_timeout
         for name, member in (self.members or {}).items():
-            wanted = self.model.member if name == PLACED else {}
+            wanted = self.model.member[name]
             while (seen := self.live(member)) != wanted:
                 assert time.monotonic() < deadline, (
                     f"{name} runs {seen}, the model says {wanted}")
@@ -178,6 +392,13 @@ class FreezeHistories(RuleBasedStateMachine):
         self.counts["steps"] += 1
         self.write_repo()
         self.run_pass()
+
+    def bundle_of(self, i: int) -> str | None:
+        """The name of the bundle app `i` is part of now (None: its folder is empty)."""
+        names = [b.identity.name for b in bundles_of(self.repo) if b.identity.name != PLATFORM
+                 and (any(o.startswith(f"a{i}-") for o in b.objects if is_configmap(o))
+                      or b.identity.folder == self.repo.apps[i].folder)]
+        return names[0] if names else None
 
     @rule(i=st.integers(0, APPS - 1))
     def change(self, i: int) -> None:
@@ -228,11 +449,10 @@ class FreezeHistories(RuleBasedStateMachine):
 
     @rule(i=st.integers(0, APPS - 1), action=ACTIONS, expires=st.booleans())
     def gate_the_bundle(self, i: int, action: str, expires: bool) -> None:
-        names = [b.identity.name for b in bundles_of(self.repo)
-                 if f"a{i}-" in "".join(b.objects) or b.identity.folder == self.repo.apps[i].folder]
-        if names:
+        name = self.bundle_of(i)
+        if name is not None:
             until = self.repo.now + timedelta(hours=2) if expires else None
-            self.repo.gates[f"n-{names[0]}"] = GateSpec("name", names[0], action, until)
+            self.repo.gates[f"n-{name}"] = GateSpec("name", name, action, until)
             self.step()
 
     @rule(team=st.sampled_from(["shop", "pay"]), action=ACTIONS)
@@ -257,6 +477,96 @@ class FreezeHistories(RuleBasedStateMachine):
         self.repo.swallowed = not self.repo.swallowed
         self.step()
 
+    @rule(i=st.integers(0, APPS - 1), on=st.booleans())
+    def customize(self, i: int, on: bool) -> None:
+        """`clusters:` in the app's bundle.yaml: every ConfigMap another value on member2
+        (or the entry removed)."""
+        self.version += 1
+        self.repo.apps[i].custom = f"m{self.version}" if on else None
+        self.step()
+
+    @rule(i=st.integers(0, APPS - 1), on=st.booleans())
+    def override_from_platform(self, i: int, on: bool) -> None:
+        """An OverridePolicy in the platform folder changing `a<i>-c1` on member1 (or
+        removed), whichever bundle has that ConfigMap."""
+        self.version += 1
+        if on:
+            self.repo.platform[f"a{i}-c1"] = f"p{self.version}"
+        elif self.repo.platform.pop(f"a{i}-c1", None) is None:
+            return
+        self.step()
+
+    @rule(i=st.integers(0, APPS - 1), j=st.sampled_from([None, 0, 1, 2]))
+    def depend(self, i: int, j: int | None) -> None:
+        """App `i` depends on the bundle app `j` is part of now (None: on nothing)."""
+        app = self.repo.apps[i]
+        app.depends_on = None if j is None else (
+            self.bundle_of(j) or self.repo.apps[j].name or self.repo.apps[j].folder.replace(
+                "/", "-"))
+        self.step()
+
+    def approvable(self) -> list[str]:
+        """The bundles an active gate covers as the commit names them."""
+        return sorted(b.identity.name for b in bundles_of(self.repo) if any(
+            g.active(self.repo.now) and g.selects(b.identity) for g in self.repo.gates.values()))
+
+    @precondition(lambda self: bool(self.approvable()))
+    @rule(data=st.data())
+    def approve(self, data) -> None:
+        """`gitgate approve` on a bundle a gate covers: the real CLI on the history's repo
+        writes the digest of its committed content into every active gate covering it, and
+        commits; that content goes through those gates, a later change does not."""
+        self.approve_bundle(data.draw(st.sampled_from(self.approvable())))
+
+    def approve_bundle(self, name: str) -> None:
+        bundles = bundles_of(self.repo)
+        bundle = next(b for b in bundles if b.identity.name == name)
+        holding = sorted(f for f, g in self.repo.gates.items()
+                         if g.active(self.repo.now) and g.selects(bundle.identity))
+        handler = signal.getsignal(signal.SIGTERM)  # the CLI installs its own
+        try:
+            code = gitgate_cli(["approve", name, "--repo", str(self.root)],
+                               clock=lambda: self.repo.now)
+        finally:
+            signal.signal(signal.SIGTERM, handler)
+        assert code == (0 if holding else 2), f"approve {name} exited {code}"
+        self.counts["approvals"] += bool(holding)
+        content = content_of(bundle, bundles)
+        for file in holding:
+            spec = YAML(typ="safe").load((self.root / "gates" / f"{file}.yaml").read_text())
+            entries = spec["spec"]["approve"]
+            entries = [entries] if isinstance(entries, dict) else entries
+            digest = next(e["digest"] for e in entries if e["bundle"] == name)
+            gate = self.repo.gates[file]
+            self.repo.gates[file] = replace(gate, approvals=tuple(
+                a for a in gate.approvals if a[0] != name) + ((name, digest, content),))
+        self.step()
+
+    @rule(i=st.integers(0, APPS - 1), how=st.sampled_from(["name", "team", "pause"]),
+          action=ACTIONS, at=st.integers(0, 14))
+    def push_mid_pass(self, i: int, how: str, action: str, at: int) -> None:
+        """Every app changes; while the pass writes them, a freeze of app `i`'s bundle (by
+        name, by its team, or a `PAUSE` in its folder) is pushed after the `at`-th write.
+        The next step's commit has it."""
+        self.version += 1
+        for app in self.repo.apps.values():
+            app.objects = {k: f"v{self.version}" for k in app.objects}
+        newer = Repo(apps=self.repo.apps, pauses=set(self.repo.pauses),
+                     gates=dict(self.repo.gates), swallowed=self.repo.swallowed,
+                     platform=self.repo.platform, now=self.repo.now)
+        name, app = self.bundle_of(i), self.repo.apps[i]
+        if how == "pause":
+            newer.pauses.add(app.folder)
+        elif how == "team" and app.team is not None:
+            newer.gates[f"t-{app.team}"] = GateSpec("team", app.team, action)
+        elif name is not None:
+            newer.gates[f"n-{name}"] = GateSpec("name", name, action)
+        self.counts["steps"] += 1
+        self.counts["mid-pass"] += 1
+        self.write_repo()
+        self.run_pass(newer, at)
+        self.repo = newer
+
     @precondition(lambda self: bool(self.repo.pauses or self.repo.gates))
     @rule()
     def lift_every_freeze(self) -> None:
@@ -268,7 +578,8 @@ class FreezeHistories(RuleBasedStateMachine):
     def settles(self) -> None:
         """With nothing frozen, two passes bring the cluster to what the commit says."""
         judged = self.model.judge(self.repo)
-        if judged.frozen or judged.blocked or judged.suspended:
+        if judged.frozen or judged.blocked or judged.suspended or judged.waiting or \
+                judged.kept:
             return
         self.write_repo()
         self.run_pass()
@@ -279,4 +590,3 @@ class FreezeHistories(RuleBasedStateMachine):
     @invariant()
     def the_cluster_holds_what_the_model_says_is_live(self) -> None:
         assert self.live() == self.model.live
-

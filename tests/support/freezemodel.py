@@ -4,14 +4,45 @@ them a freeze holds as the commit names them and as they are live, which objects
 write, and what the cluster holds once nothing is frozen.
 
 The repo: apps, each a folder of ConfigMaps with an optional bundle.yaml (a name, a `team`
-label); a `PAUSE` file in a folder; gates holding or suspending bundles by name or by label,
-some until a time; a parent kustomization (`apps/kustomization.yaml`) that takes in every app
-folder below `apps/`."""
+label, a `dependsOn`, a `clusters:` entry changing every ConfigMap's value on one member); a
+`PAUSE` file in a folder; gates holding or suspending bundles by name or by label, some until
+a time, some with approvals (`gitgate approve`: a digest of the bundle's content, which the
+model knows as the content itself); a parent kustomization (`apps/kustomization.yaml`) that
+takes in every app folder below `apps/`; a `platform/` folder of OverridePolicies, each
+changing one ConfigMap on the other member.
+
+Objects are named by one string: a ConfigMap by its name, the bundle's own OverridePolicy
+that a `clusters:` entry makes (README "Per-cluster changes": `gitgate-<bundle>.<kind>.<name>`)
+as `op/<its name>`, a platform OverridePolicy as `pop/<its name>`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+MEMBERS = ("member1", "member2")  # the member clusters every bundle is placed on
+CUSTOMIZED = "member2"  # the member a bundle's `clusters:` entry changes
+OVERRIDDEN = "member1"  # the member the platform's OverridePolicies change
+PLATFORM = "platform"  # the folder (and bundle) of the platform's OverridePolicies
+
+
+def override_key(bundle: str, obj: str) -> str:
+    """The OverridePolicy a bundle's `clusters:` entry makes for its ConfigMap `obj`."""
+    return f"op/gitgate-{bundle}.configmap.{obj}"
+
+
+def platform_key(target: str) -> str:
+    """The platform's OverridePolicy that acts on the ConfigMap `target`."""
+    return f"pop/p-{target}"
+
+
+def target_of(key: str) -> str | None:
+    """The ConfigMap a platform OverridePolicy selects (None: not one)."""
+    return key.removeprefix("pop/p-") if key.startswith("pop/p-") else None
+
+
+def is_configmap(key: str) -> bool:
+    return "/" not in key
 
 
 @dataclass(frozen=True)
@@ -28,12 +59,23 @@ class App:
     name: str | None = None  # bundle.yaml's name
     team: str | None = None
     present: bool = True  # its manifests are in the repo
+    custom: str | None = None  # `clusters:`: every ConfigMap's value on CUSTOMIZED
+    depends_on: str | None = None  # `dependsOn: [this bundle]`
 
 
 @dataclass
 class Record:
     identity: Identity
     objects: set[str]
+    suspended: bool = False  # its live policy carries a suspension
+    applied: bool = True  # it went out once (a write-ahead record alone: not yet)
+
+
+# What an approval lets through: the bundle's name, objects (its own overrides too), label,
+# dependsOn and the platform's overrides acting on it (README: the digest covers the rendered
+# objects, placement, labels, dependsOn, rollout, and the overrides acting on the bundle).
+Content = tuple[str, tuple[tuple[str, str], ...], str | None, str | None,
+                tuple[tuple[str, str], ...]]
 
 
 @dataclass(frozen=True)
@@ -44,12 +86,18 @@ class GateSpec:
     value: str
     action: str = "hold"  # or "suspend" (every cluster)
     until: datetime | None = None
+    # `approve:` entries: (bundle, digest gitgate wrote, the content the model approved)
+    approvals: tuple[tuple[str, str, Content], ...] = ()
 
     def active(self, now: datetime) -> bool:
         return self.until is None or now < self.until
 
     def selects(self, identity: Identity) -> bool:
         return identity.name == self.value if self.by == "name" else identity.team == self.value
+
+    def approves(self, name: str, content: Content | None) -> bool:
+        return content is not None and any(b == name and c == content
+                                           for b, _, c in self.approvals)
 
 
 @dataclass
@@ -60,6 +108,7 @@ class Repo:
     pauses: set[str] = field(default_factory=set)  # folders with a PAUSE file
     gates: dict[str, GateSpec] = field(default_factory=dict)  # by file name
     swallowed: bool = False  # apps/kustomization.yaml takes in the folders below apps/
+    platform: dict[str, str] = field(default_factory=dict)  # ConfigMap -> value on OVERRIDDEN
     now: datetime = datetime(2026, 11, 18, 12, tzinfo=UTC)
 
 
@@ -67,6 +116,7 @@ class Repo:
 class Bundle:
     identity: Identity
     objects: dict[str, str]
+    depends_on: str | None = None
 
 
 def bundle_name(folder: str) -> str:
@@ -74,8 +124,10 @@ def bundle_name(folder: str) -> str:
 
 
 def bundles_of(repo: Repo) -> list[Bundle]:
-    """The commit's bundles: each app folder, or `apps` for every app folder below `apps/`
-    while the parent kustomization takes them in."""
+    """The commit's bundles: each app folder (with its `clusters:` overrides), or `apps` for
+    every app folder below `apps/` while the parent kustomization takes them in (their
+    bundle.yaml files are then not read: a kustomize folder is one source); and `platform`
+    while it has an OverridePolicy."""
     out: list[Bundle] = []
     parent: dict[str, str] = {}
     for app in sorted(repo.apps.values(), key=lambda a: a.folder):
@@ -84,20 +136,35 @@ def bundles_of(repo: Repo) -> list[Bundle]:
         if repo.swallowed and app.folder.startswith("apps/"):
             parent.update(app.objects)
             continue
-        out.append(Bundle(Identity(app.name or bundle_name(app.folder), app.team, app.folder),
-                          dict(app.objects)))
+        name = app.name or bundle_name(app.folder)
+        objects = dict(app.objects)
+        if app.custom is not None:
+            objects.update({override_key(name, o): app.custom for o in app.objects})
+        out.append(Bundle(Identity(name, app.team, app.folder), objects, app.depends_on))
     if parent:
         out.append(Bundle(Identity("apps", None, "apps"), parent))
+    if repo.platform:
+        out.append(Bundle(Identity(PLATFORM, None, PLATFORM),
+                          {platform_key(t): v for t, v in repo.platform.items()}))
     return out
 
 
-def covered(identity: Identity, repo: Repo, action: str | None = None) -> bool:
+def content_of(bundle: Bundle, bundles: list[Bundle]) -> Content:
+    acting = sorted((k, v) for b in bundles for k, v in b.objects.items()
+                    if target_of(k) in bundle.objects)
+    return (bundle.identity.name, tuple(sorted(bundle.objects.items())), bundle.identity.team,
+            bundle.depends_on, tuple(acting))
+
+
+def covered(identity: Identity, repo: Repo, action: str | None = None,
+            content: Content | None = None) -> bool:
     """Whether a freeze covers `identity` (with `action`: a gate of that action, or for
-    "hold" a `PAUSE` file too)."""
+    "hold" a `PAUSE` file too). `content`: the commit's content of the bundle of that name,
+    which a gate's approval of it lets through."""
     if identity.folder in repo.pauses and action in (None, "hold"):
         return True
     return any(g.active(repo.now) and g.selects(identity) and action in (None, g.action)
-               for g in repo.gates.values())
+               and not g.approves(identity.name, content) for g in repo.gates.values())
 
 
 @dataclass
@@ -111,6 +178,11 @@ class Judgement:
     gone: list[str]  # records whose bundle left Git and nothing keeps
     claimed: set[str]  # every object a bundle of the commit has: never deleted
     by_record: set[str] = field(default_factory=set)  # suspended as live, not as committed
+    held: set[str] = field(default_factory=set)  # of the blocked, those a freeze holds
+    waiting: dict[str, str] = field(default_factory=dict)  # open but for a dependency: why
+    # platform overrides acting on a held or frozen bundle: neither written nor deleted
+    kept: set[str] = field(default_factory=set)
+    contents: dict[str, Content] = field(default_factory=dict)
 
 
 class Model:
@@ -119,28 +191,26 @@ class Model:
 
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
-        self.live: dict[str, str] = {}  # the templates on the control plane
-        self.member: dict[str, str] = {}  # what the member cluster runs (no suspension there)
+        self.live: dict[str, str] = {}  # the templates and overrides on the control plane
+        # what each member cluster runs: a ConfigMap's value there
+        self.member: dict[str, dict[str, str]] = {m: {} for m in MEMBERS}
 
     def judge(self, repo: Repo) -> Judgement:
         bundles = bundles_of(repo)
         names = {b.identity.name for b in bundles}
+        contents = {b.identity.name: content_of(b, bundles) for b in bundles}
         frozen_records = {name for name, record in self.records.items()
-                          if covered(record.identity, repo)}
+                          if covered(record.identity, repo, None, contents.get(name))}
 
-        def holding(identity: Identity) -> bool:
+        def freezing(identity: Identity, action: str) -> bool:
             record = self.records.get(identity.name)
-            return covered(identity, repo, "hold") or (
-                record is not None and covered(record.identity, repo, "hold"))
+            content = contents.get(identity.name)
+            return covered(identity, repo, action, content) or (
+                record is not None and covered(record.identity, repo, action, content))
 
-        def suspending(identity: Identity) -> bool:
-            record = self.records.get(identity.name)
-            return covered(identity, repo, "suspend") or (
-                record is not None and covered(record.identity, repo, "suspend"))
-
-        held_now = {b.identity.name for b in bundles if holding(b.identity)}
+        held_now = {b.identity.name for b in bundles if freezing(b.identity, "hold")}
         suspended_now = {b.identity.name for b in bundles
-                         if b.identity.name not in held_now and suspending(b.identity)}
+                         if b.identity.name not in held_now and freezing(b.identity, "suspend")}
         frozen: dict[str, set[str]] = {}  # object -> the bundles it is frozen for
         for name in frozen_records:
             for obj in self.records[name].objects:
@@ -162,50 +232,172 @@ class Model:
                 blocked.append(b)
             else:
                 open_.append(b)
+        # a suspended bundle writes its own templates (the suspension in its policy first)
+        own = {o for b in open_ for o in (set(b.objects) | (
+            self.records[b.identity.name].objects if b.identity.name in self.records else set()))
+            if frozen.get(o) == {b.identity.name}}
+        frozen_now = set(frozen) - own
+        # README "Per-cluster changes": an OverridePolicy in another folder is held with a
+        # held bundle it acts on, and a freeze covers what acts on a frozen object
+        stopped = {o for b in blocked for o in b.objects if is_configmap(o)}
+        platform = self.records.get(PLATFORM)
+        acting = set(platform.objects if platform else ()) | {
+            k for b in bundles for k in b.objects if target_of(k) is not None}
+        kept = {k for k in acting if (t := target_of(k)) in frozen_now or t in stopped}
+        waiting = self._waiting(bundles, open_, {b.identity.name for b in blocked}, held_now)
+        open_ = [b for b in open_ if b.identity.name not in waiting]
         claimed_blocked = {o for b in blocked for o in b.objects}
         gone = [name for name, record in self.records.items()
                 if name not in names and name not in frozen_records
                 and not any(frozen.get(o, set()) - {name} for o in record.objects)
                 and not record.objects & claimed_blocked]
-        # a suspended bundle writes its own templates (the suspension in its policy first)
-        own = {o for b in open_ for o in (set(b.objects) | (
-            self.records[b.identity.name].objects if b.identity.name in self.records else set()))
-            if frozen.get(o) == {b.identity.name}}
         suspended = {b.identity.name for b in open_} & suspended_now
         # suspended through the identity it is live under alone: its record keeps it
         by_record = {b.identity.name for b in open_ if b.identity.name in suspended
                      and b.identity.name in self.records and any(
                          g.active(repo.now) and g.selects(self.records[b.identity.name].identity)
                          and not g.selects(b.identity) for g in repo.gates.values())}
-        return Judgement(open_, suspended, blocked, set(frozen) - own, gone,
-                         {o for b in bundles for o in b.objects}, by_record)
+        return Judgement(open_, suspended, blocked, frozen_now, gone,
+                         {o for b in bundles for o in b.objects}, by_record, held_now,
+                         waiting, kept, contents)
 
-    def after_pass(self, judgement: Judgement) -> None:
-        """The records and live objects once a pass did what the model allows."""
+    def _waiting(self, bundles: list[Bundle], open_: list[Bundle], blocked: set[str],
+                 held: set[str]) -> dict[str, str]:
+        """The open bundles that wait for a dependency (README "Applying to Karmada": a bundle
+        goes out after the bundles it `dependsOn`): one the commit lacks, a cycle, one that
+        fails or waits itself, one held that never went out. A held dependency that is live
+        stops nothing."""
+        needs = {b.identity.name: b.depends_on for b in bundles}
+        waiting: dict[str, str] = {}
+        for b in open_:
+            seen, at = [b.identity.name], b.depends_on
+            while at is not None and at in needs and at not in seen:
+                seen.append(at)
+                at = needs[at]
+            if at is not None and at in seen:
+                waiting[b.identity.name] = "cycle"
+            elif b.depends_on is not None and b.depends_on not in needs:
+                waiting[b.identity.name] = "unknown"
+        changed = True
+        while changed:
+            changed = False
+            for b in open_:
+                name, need = b.identity.name, b.depends_on
+                if name in waiting or need is None:
+                    continue
+                record = self.records.get(need)
+                if need in waiting or (need in blocked and need not in held) or (
+                        need in held and (record is None or not record.applied)):
+                    waiting[name] = f"waits for {need}"
+                    changed = True
+        return waiting
+
+    def newly_covered(self, older: Repo, newer: Repo) -> set[str]:
+        """The bundles of `older` (and the records) that the freezes `newer` adds cover: a
+        `PAUSE` file or a gate (new or changed, active) selecting them as the commit names
+        them or as they are live, unless the gate approves their content (README "A freeze
+        is checked at every write")."""
+        fresh = Repo(apps=older.apps, swallowed=older.swallowed, platform=older.platform,
+                     pauses=newer.pauses - older.pauses, now=older.now,
+                     gates={f: g for f, g in newer.gates.items() if older.gates.get(f) != g})
+        bundles = bundles_of(older)
+        contents = {b.identity.name: content_of(b, bundles) for b in bundles}
+        out = set()
+        for b in bundles:
+            name = b.identity.name
+            record = self.records.get(name)
+            if covered(b.identity, fresh, None, contents[name]) or (
+                    record is not None and covered(record.identity, fresh, None,
+                                                   contents[name])):
+                out.add(name)
+        out.update(name for name, record in self.records.items()
+                   if name not in contents and covered(record.identity, fresh))
+        return out
+
+    def after_pass(self, judgement: Judgement, stopped: set[str] | None = None) -> None:
+        """The records and live objects once a pass did what the model allows (but for the
+        bundles in `stopped`, which a freeze stopped mid-pass: see `adopt`)."""
+        kept = judgement.kept
+        stopped = stopped or set()
         for b in judgement.open:
+            if b.identity.name in stopped:
+                continue
             for record in self.records.values():
-                record.objects -= set(b.objects)
+                record.objects -= set(b.objects) - kept
         for name in judgement.gone:
-            for obj in self.records.pop(name).objects - judgement.claimed:
+            if name in stopped:
+                continue
+            record = self.records.pop(name)
+            staying = record.objects & kept
+            for obj in record.objects - judgement.claimed - staying:
                 self.live.pop(obj, None)
-                self.member.pop(obj, None)
+            if staying:
+                self.records[name] = Record(record.identity, staying, record.suspended,
+                                            record.applied)
         for b in judgement.open:
             name = b.identity.name
+            if name in stopped:
+                continue
             previous = self.records.get(name)
             suspended = name in judgement.suspended
             identity = (previous.identity if previous is not None and name in judgement.by_record
                         else b.identity)
-            objects = set(b.objects)
+            written = {k: v for k, v in b.objects.items() if k not in kept}
+            objects = set(written)
             if previous is not None:
+                objects |= previous.objects & kept
                 if suspended:  # a suspended bundle deletes no template until it lifts, and
                     objects |= previous.objects  # keeps what no open bundle took over
                 else:
-                    for obj in previous.objects - judgement.claimed:
+                    for obj in previous.objects - judgement.claimed - kept:
                         self.live.pop(obj, None)
-                        self.member.pop(obj, None)
-            self.records[name] = Record(identity, objects)
-            self.live.update(b.objects)
-            if not suspended:
-                self.member.update(b.objects)
+            self.records[name] = Record(identity, objects, suspended)
+            self.live.update(written)
         for name in [n for n, r in self.records.items() if not r.objects]:
             del self.records[name]
+        self.dispatch()
+
+    def adopt(self, name: str, record: Record | None, live: dict[str, str | None]) -> None:
+        """A bundle a freeze stopped mid-pass is as far as it got: its record as gitgate
+        left it, and its objects as they are (None: absent; the caller checked each has its
+        old or its new content)."""
+        if record is None:
+            self.records.pop(name, None)
+        else:
+            self.records[name] = record
+            for other, kept in self.records.items():
+                if other != name:
+                    kept.objects -= record.objects
+        for key, value in live.items():
+            if value is None:
+                self.live.pop(key, None)
+            else:
+                self.live[key] = value
+        self.dispatch()
+
+    def dispatch(self) -> None:
+        """What Karmada sends each member: every live ConfigMap with the overrides for that
+        member; a member whose dispatch a bundle's policy suspends keeps what it had (a
+        deleted template is deleted everywhere)."""
+        owner = {o: r for r in self.records.values() for o in r.objects if is_configmap(o)}
+        for member in MEMBERS:
+            runs = {}
+            for obj, value in self.live.items():
+                if not is_configmap(obj):
+                    continue
+                record = owner.get(obj)
+                if record is not None and record.suspended:
+                    if obj in self.member[member]:
+                        runs[obj] = self.member[member][obj]
+                    continue
+                runs[obj] = self.on_member(obj, value, member, record)
+            self.member[member] = runs
+
+    def on_member(self, obj: str, value: str, member: str, record: Record | None) -> str:
+        """A ConfigMap's value on `member`: the platform's override on OVERRIDDEN, its
+        bundle's `clusters:` override on CUSTOMIZED."""
+        if member == OVERRIDDEN:
+            return self.live.get(platform_key(obj), value)
+        if record is not None:
+            return self.live.get(override_key(record.identity.name, obj), value)
+        return value
