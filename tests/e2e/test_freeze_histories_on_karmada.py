@@ -1,8 +1,10 @@
 """The property suite's histories (`tests/support/freezehistories.py`) against a real
-Karmada: the same checks after every pass, and after every step each member cluster is read
-until it runs what the reference model says (a suspended bundle's member keeps what it had).
-A smaller run than `make test`'s: `GITGATE_E2E_HISTORIES` and `GITGATE_E2E_HISTORY_STEPS`
-run more."""
+Karmada, with every step of the emulator's run (customizations, platform overrides,
+`dependsOn`, `gitgate approve`, freezes pushed mid-pass): the same checks after every pass,
+and after every step each member cluster is read until it runs what the reference model says
+(member2 with the bundles' `clusters:` values, member1 with the platform's overrides; a
+suspended bundle's members keep what they had). A smaller run than `make test`'s:
+`GITGATE_E2E_HISTORIES` and `GITGATE_E2E_HISTORY_STEPS` run more."""
 
 from __future__ import annotations
 

@@ -248,6 +248,7 @@ class FreezeHistories(RuleBasedStateMachine):
             concurrency=1 if newer is not None else 8), late=late).result
         self.counts["passes"] += 1
         assert result is not None
+        self.last_result = result
         touched = {k for method, path, _, dry in self.cluster.sent[start:]
                    if method in WRITES and not dry and (k := self.key(path)) is not None}
         after = self.live()
@@ -367,7 +368,7 @@ class FreezeHistories(RuleBasedStateMachine):
         overrides applied on their member)."""
         deadline = time.monotonic() + self.member_timeout
         for name, member in (self.members or {}).items():
-            wanted = self.model.member[name]
+            wanted = self.model.member.get(name, {})  # a member not placed runs none
             while (seen := self.live(member)) != wanted:
                 assert time.monotonic() < deadline, (
                     f"{name} runs {seen}, the model says {wanted}")
@@ -518,6 +519,16 @@ class FreezeHistories(RuleBasedStateMachine):
         commits; that content goes through those gates, a later change does not."""
         self.approve_bundle(data.draw(st.sampled_from(self.approvable())))
 
+    @rule(i=st.integers(0, APPS - 1))
+    def hold_and_approve(self, i: int) -> None:
+        """A gate holds the bundle app `i` is part of (one commit, one pass), then `gitgate
+        approve` lets its content through."""
+        name = self.bundle_of(i)
+        if name is not None:
+            self.repo.gates[f"n-{name}"] = GateSpec("name", name)
+            self.step()
+            self.approve_bundle(name)
+
     def approve_bundle(self, name: str) -> None:
         bundles = bundles_of(self.repo)
         bundle = next(b for b in bundles if b.identity.name == name)
@@ -566,6 +577,7 @@ class FreezeHistories(RuleBasedStateMachine):
         self.write_repo()
         self.run_pass(newer, at)
         self.repo = newer
+        self.write_repo()  # the newer commit is the head now; the next step's pass judges it
 
     @precondition(lambda self: bool(self.repo.pauses or self.repo.gates))
     @rule()

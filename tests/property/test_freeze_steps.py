@@ -1,0 +1,86 @@
+"""Each step of the freeze histories (`tests/support/freezehistories.py`) that goes beyond a
+commit of files, taken on purpose once, with every check of the machine after every pass and
+what the step is for asserted here: an approval lets exactly the approved content through,
+a customization stays through other steps, a platform override waits with the bundle it acts
+on, a dependent waits for its dependency, a freeze pushed mid-pass stops what it covers."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitgate.errors import Reason
+from tests.support.freezehistories import FreezeHistories
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def history(kube, tools, tmp_path):
+    FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
+        kube.cluster, tools, tmp_path)
+    FreezeHistories.members = None
+    machine = FreezeHistories()
+    yield machine
+    machine.teardown()
+
+
+def test_an_approval_lets_exactly_the_approved_content_through(history):
+    history.gate_the_bundle(i=0, action="hold", expires=False)
+    history.change(i=0)
+    assert history.live()["a0-c0"] == "v0"
+    history.approve_bundle("apps-a0")
+    assert history.repo.gates["n-apps-a0"].approvals
+    assert history.live()["a0-c0"] == "v1"
+    history.change(i=0)  # a later change is held again
+    assert history.live()["a0-c0"] == "v1"
+    history.customize(i=0, on=True)  # and so is a new customization
+    assert "op/gitgate-apps-a0.configmap.a0-c0" not in history.live()
+
+
+def test_a_customization_stays_through_other_steps_and_waits_with_its_bundle(history):
+    history.customize(i=1, on=True)
+    made = {k: v for k, v in history.live().items() if k.startswith("op/")}
+    assert set(made) == {"op/gitgate-apps-a1.configmap.a1-c0",
+                         "op/gitgate-apps-a1.configmap.a1-c1"}
+    history.change(i=1)
+    history.relabel(i=1, team="shop")
+    history.gate_the_team(team="shop", action="hold")
+    history.customize(i=1, on=True)  # held: its overrides are not written
+    assert {k: v for k, v in history.live().items() if k.startswith("op/")} == made
+    history.lift_every_freeze()
+    custom = history.repo.apps[1].custom
+    assert {k: v for k, v in history.live().items() if k.startswith("op/")} == {
+        k: custom for k in made}
+
+
+def test_a_platform_override_waits_with_the_held_bundle_it_acts_on(history):
+    history.override_from_platform(i=2, on=True)
+    assert history.live()["pop/p-a2-c1"] == "p1"
+    history.pause_folder(i=2)
+    history.override_from_platform(i=2, on=True)  # changed while a2 is held
+    assert history.live()["pop/p-a2-c1"] == "p1"
+    history.override_from_platform(i=2, on=False)  # removed while a2 is held
+    assert history.live()["pop/p-a2-c1"] == "p1"
+    history.pause_folder(i=2)
+    assert "pop/p-a2-c1" not in history.live()
+
+
+def test_a_dependent_waits_for_a_dependency_the_commit_lacks(history):
+    history.depend(i=0, j=1)
+    history.rename(i=1, name="x")  # apps-a0 now names a bundle the commit lacks
+    history.change(i=0)
+    assert history.live()["a0-c0"] == "v0"
+    history.depend(i=0, j=1)
+    assert history.live()["a0-c0"] == "v1"
+
+
+@pytest.mark.parametrize("how", ["name", "pause"])
+def test_a_freeze_pushed_mid_pass_stops_what_it_covers(history, how):
+    history.push_mid_pass(i=2, how=how, action="hold", at=3)
+    assert history.counts["mid-pass"]
+    last = history.last_result
+    assert last is not None and any(
+        b.reason == Reason.FROZEN and "committed while this pass was writing" in b.message
+        for b in last.bundles), "the freeze appeared too late to stop anything"
+    history.change(i=2)  # the next pass judges the newer commit: held
+    assert history.live()["a2-c0"] != f"v{history.version}"
