@@ -58,7 +58,7 @@ from tests.support.freezemodel import (
 )
 
 SEED = os.environ.get("GITGATE_PROPERTY_SEED")  # unset: the same histories every run
-EXAMPLES = int(os.environ.get("GITGATE_PROPERTY_EXAMPLES", "16"))
+EXAMPLES = int(os.environ.get("GITGATE_PROPERTY_EXAMPLES", "12"))
 STEPS = int(os.environ.get("GITGATE_PROPERTY_STEPS", "16"))
 ACTIONS = st.sampled_from(["hold", "suspend"])
 APPS = 3
