@@ -96,3 +96,12 @@ def _changed_on_side(repo: git.Repo, parent: str | None, other: str,
     for fork in forks:
         changed |= changed_paths(repo, fork, other) & paths
     return changed
+
+
+def touched(repo: git.Repo, base: str, head: str, rewritten: bool) -> set[str]:
+    """Every path some commit of the walk changed, also those whose content is the same at
+    both ends (a gate added and removed again between two fetches)."""
+    found: set[str] = set()
+    for step in walk(repo, base, head, rewritten):
+        found |= changed_paths(repo, step.parent, step.commit)
+    return found

@@ -28,7 +28,7 @@ import git
 
 from gitgate.errors import GitgateError, SourceError
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
-from gitgate.source.deciders import changed_paths, deciders
+from gitgate.source.deciders import changed_paths, deciders, touched
 from gitgate.source.discover import PAUSE_FILE
 from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Signature, Trust
@@ -188,8 +188,11 @@ class GateGuard:
         being judged (`source.deciders`)."""
         gate_dirs = {self._gates_path(repo, base), self._gates_path(repo, head)}
         keys = self._key_files(repo, base) | self._key_files(repo, head)
-        changed = sorted(p for p in changed_paths(repo, base, head)
-                         if self._freeze_file(p, gate_dirs, keys))
+        net = changed_paths(repo, base, head)
+        # also a file changed and changed back on the way (a signed gate removed unsigned
+        # before the next fetch): judged when a gate signer's version of it is on the way
+        between = touched(repo, base, head, rewritten) - net
+        changed = sorted(p for p in net | between if self._freeze_file(p, gate_dirs, keys))
         decided = deciders(repo, base, head, changed, rewritten) if changed else {}
         signatures: dict[str, str] = {}
         refused: dict[str, list[str]] = {}
@@ -201,6 +204,8 @@ class GateGuard:
                 if commit not in signatures:
                     signatures[commit] = _judged(trust.check(repo, commit), names)
                 checks.append((commit, signatures[commit]))
+            if path in between and all(why for _, why in checks):
+                continue  # no gate signer's version on the way: nothing was frozen by it
             if not checks:  # it changed, and no commit says who changed it: fail closed
                 refused.setdefault("unknown", []).append(path)
                 reasons["unknown"] = "no commit between the two revisions changes it"

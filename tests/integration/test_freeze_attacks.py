@@ -709,9 +709,6 @@ def test_B3_shard_prunes_what_a_held_bundle_of_another_shard_claims(two, kube, c
     assert live(kube, "v1", "ConfigMap", ns, "moving") is not None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open, issue 60: the gate guard compares the two revisions it fetched, not every commit "
-    "between them"))
 def test_C3_with_gate_signers_a_signed_gate_removed_unsigned_before_the_next_fetch_never_holds(
         tmp_path, kube, tools):
     """`--gate-signers` (alice). alice pushes a gate; carol (no gate signer) deletes it before
