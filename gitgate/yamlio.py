@@ -122,13 +122,54 @@ def check_limits(text: str, limits: YamlLimits) -> None:
                               "GITGATE_YAML_MAX_DEPTH if it is meant", None)
 
 
+# what ruamel quotes of the syntax itself: a token (`','`, `']'`, `'<stream end>'`), kept;
+# any other quoted text longer than a few characters may be a value, and goes
+_QUOTED_IN_PROBLEM = re.compile(r"(?P<token>'<[a-z ]+>'|'[^\w\s']{1,3}')"
+                                r"|\"[^\"]{4,}\"|'[^']{4,}'")
+_TOKEN_WORDS = {"'<stream end>'": "the end of the file", "<stream end>": "the end of the file",
+                "'<document end>'": "the end of the document",
+                "'<block end>'": "the end of the indented block",
+                "<block end>": "the end of the indented block"}
+# what ruamel's context names, in the user's words, and what closes it
+_OPENED = {"while parsing a flow sequence": ("the list '['", "']'"),
+           "while parsing a flow mapping": ("the mapping '{'", "'}'"),
+           "while scanning a quoted scalar": ("the quoted string", "its quote")}
+
+
 def safe_problem(problem: str) -> str:
     """ruamel's problem text without the document's values (a Secret's duplicated key quotes
-    both values): key names stay, longer quoted text goes."""
+    both values): key names and YAML's own tokens stay, longer quoted text goes."""
     duplicate = re.match(r'found duplicate key "([^"]*)"', problem)
     if duplicate:
         return f'found duplicate key "{duplicate.group(1)}"'
-    return re.sub(r'"[^"]{4,}"|\'[^\']{4,}\'', "(…)", problem)
+    kept = _QUOTED_IN_PROBLEM.sub(
+        lambda m: m.group(0) if m.group("token") else "(…)", problem)
+    for token, words in _TOKEN_WORDS.items():
+        kept = kept.replace(token, words)
+    return kept
+
+
+def syntax_message(exc: MarkedYAMLError, text: str) -> tuple[str, int | None]:
+    """What a YAML syntax error says to a person: what is wrong, on which line (the line of
+    the opening `[`, `{` or quote when the file ends before it is closed, never a line past
+    the file's end) and what to do."""
+    problem = safe_problem(exc.problem or exc.context or "invalid YAML")
+    problem_line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
+    context_line = exc.context_mark.line + 1 if exc.context_mark is not None else None
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    opened = _OPENED.get(exc.context or "")
+    if opened is not None and context_line is not None:
+        what, closer = opened
+        at_end = problem_line is None or problem_line > lines or "end of" in problem
+        if at_end:
+            return (f"invalid YAML: {what} opened on line {context_line} is never closed "
+                    f"({problem}); close it with {closer}", context_line)
+        return (f"invalid YAML: {problem} inside {what} opened on line {context_line}; "
+                f"close it with {closer} or add the missing ','", problem_line)
+    line = problem_line or context_line
+    if line is not None and line > lines:
+        line = max(lines, 1)
+    return f"invalid YAML: {problem}; fix the YAML syntax on this line", line
 
 
 @dataclass(frozen=True)
@@ -247,12 +288,10 @@ def load_documents(text: str, *, located: bool = False, key_lines: bool = False,
             yield Document(to_plain(data, budget), _line_of(data),
                            _key_lines(data) if key_lines else None)
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = safe_problem(exc.problem or exc.context or "invalid YAML")
-        raise YamlSyntaxError(f"invalid YAML: {problem}", line) from None
+        raise YamlSyntaxError(*syntax_message(exc, text)) from None
     except YAMLError as exc:
-        raise YamlSyntaxError(f"invalid YAML: {safe_problem(str(exc))}", None) from None
+        raise YamlSyntaxError(f"invalid YAML: {safe_problem(str(exc))}; fix the YAML syntax",
+                              None) from None
     except RecursionError:
         raise YamlSyntaxError(f"the YAML nests too deeply (over {limits.max_depth} levels); "
                               "raise GITGATE_YAML_MAX_DEPTH if it is meant", None) from None

@@ -248,7 +248,7 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
     for line in notes:
         console.warn(line)
     for failure in failures:
-        console.warn(f"[{failure.type}] {failure.message}")
+        console.warn(failure.message)
     return 1 if plan.problems or plan.invalid_gates or failed or failures else 0
 
 

@@ -84,18 +84,19 @@ def warn(text: str) -> None:
 
 
 def problem_line(problem: Problem, *, warning: bool = False) -> str:
-    """`error: FILE:LINE: [Reason] message` on one line, whatever the file name holds."""
-    if warning:
-        return f"warning: {single_line(problem.location())}: {single_line(problem.message)}"
-    return (f"error: {single_line(problem.location())}: [{problem.reason}] "
-            f"{single_line(problem.message)}")
+    """`error: FILE:LINE: message` on one line, whatever the file name holds. The reason
+    word (`RenderFailed`) is for machines: the documents and `check` carry it, a message
+    line says what happened in words."""
+    label = "warning" if warning else "error"
+    return f"{label}: {single_line(problem.location())}: {single_line(problem.message)}"
 
 
 def invalid_gate_line(file: str, line: int | None, message: str,
                       within: tuple[str, ...] = ()) -> str:
     where = f"{file}:{line}" if line else file
     held = "every bundle of its tenant is held" if within else "every bundle is held"
-    return f"error: {single_line(where)}: [InvalidGate] {single_line(message)} ({held})"
+    return (f"error: {single_line(where)}: invalid gate: {single_line(message)} ({held} "
+            "until it is fixed)")
 
 
 def problems(errors: Iterable[Problem], warnings: Iterable[Problem] = ()) -> None:
@@ -106,11 +107,14 @@ def problems(errors: Iterable[Problem], warnings: Iterable[Problem] = ()) -> Non
 
 
 def error(exc: GitgateError) -> None:
-    """`error: [Reason] message (file:line)`; a message of several lines keeps them, each
-    made safe to print on its own and indented under the first."""
-    where = f" ({exc.file}{':' + str(exc.line) if exc.line else ''})" if exc.file else ""
+    """`error: FILE:LINE: message` (`error: message` when no file is known); a message of
+    several lines keeps them, each made safe to print on its own and indented under the
+    first. No reason word: that is for documents, not for people."""
+    where = f"{exc.file}{':' + str(exc.line) if exc.line else ''}: " if exc.file else ""
     first, *more = exc.message.split("\n")
-    _say(f"error: [{exc.reason}] {single_line(first)}{single_line(where)}"
+    if where and first.startswith(where):
+        where = ""  # the message names its place itself
+    _say(f"error: {single_line(where)}{single_line(first)}"
          + "".join(f"\n  {single_line(line)}" for line in more), sys.stderr)
 
 

@@ -24,7 +24,7 @@ def render_raw(source: Source, tree: RepoTree) -> tuple[list[Manifest], list[Pro
         try:
             documents = list(load_documents(text))
         except YamlSyntaxError as exc:
-            problems.append(Problem(source.path, f"{exc}; fix the YAML syntax", file, exc.line))
+            problems.append(Problem(source.path, str(exc), file, exc.line))
             continue
         lines: list[int] | None = None
         for index, document in enumerate(documents):

@@ -460,7 +460,7 @@ def test_a_second_pause_keeps_every_reason_with_who_and_when(repo, tmp_path):
 def test_resuming_what_is_not_paused_is_not_an_error(repo):
     """Issue 28, item 11: `resume` of a bundle nothing holds exited 2 as [InvalidConfig],
     turning the example pause workflow red. It says so and exits 0. A bundle held by a gate
-    resume may not lift exits 2 with [Held], one line per holder (not a literal \\n)."""
+    resume may not lift exits 2, one line per holder (not a literal \\n)."""
     root = repo.working_tree_dir
     done = gitgate("resume", "payments", "--repo", root)
     assert done.returncode == 0, done.stderr
@@ -471,5 +471,5 @@ def test_resuming_what_is_not_paused_is_not_an_error(repo):
     held = gitgate("resume", "payments", "--repo", root)
     assert held.returncode == 2
     first, second = held.stderr.splitlines()[:2]
-    assert first.startswith("error: [Held] nothing was changed")
+    assert first.startswith("error: nothing was changed")
     assert second.startswith("  gates/team.yaml: gate team holds payments") and "\\n" not in first

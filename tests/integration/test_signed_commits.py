@@ -167,4 +167,4 @@ def test_check_and_plan_in_ci_verify_the_commit_under_test(tmp_path, keys):
     assert case["failures"][0]["type"] == "Unverified"
     assert "is not signed" in case["failures"][0]["message"]
     plan = gitgate("plan", str(root), *flags)
-    assert plan.returncode == 1 and "[Unverified] commit " in plan.stderr
+    assert plan.returncode == 1 and "warning: commit " in plan.stderr
