@@ -207,10 +207,10 @@ def _cluster_rules(bundle: Bundle, tenant: Tenant, members: Members | None) -> I
             placement = (obj.get("spec") or {}).get("placement")
             reached += [(str(ObjectRef.of(obj)), c)
                         for c in _choices(placement if isinstance(placement, dict) else {})]
-    for index, custom in enumerate(options.clusters, 1):
+    for index, custom in enumerate(options.clusters):
         reached.append((f"clusters[{index}] in {where}",
                         _Choice(custom.clusters, custom.selector, custom.selector is not None)))
-    for index, wave in enumerate(options.rollout.waves if options.rollout else (), 1):
+    for index, wave in enumerate(options.rollout.waves if options.rollout else ()):
         reached.append((f"rollout.waves[{index}] in {where}",
                         _Choice(wave.clusters, wave.selector, wave.selector is not None)))
     for what, choice in reached:

@@ -20,6 +20,7 @@ class Customization:
     selector: ClusterSelector | None = None
     values: Manifest = field(default_factory=dict)
     patches: tuple[Manifest, ...] = ()
+    line: int | None = field(default=None, compare=False)  # of the entry in bundle.yaml
 
     def target_cluster(self) -> Manifest:
         """Karmada's `targetCluster` for these clusters."""

@@ -65,7 +65,7 @@ def compile_overrides(default: tuple[Manifest, ...],
     by_ref = {ObjectRef.of(o): o for o in default}
     rules: dict[ObjectRef, list[OverrideRule]] = {}
     problems: list[str] = []
-    for index, (customization, objects) in enumerate(variants, 1):
+    for index, (customization, objects) in enumerate(variants):
         mine = {ObjectRef.of(o): o for o in objects}
         extra = sorted(set(mine) - set(by_ref))
         dropped = sorted(set(by_ref) - set(mine))
@@ -94,7 +94,7 @@ def compile_overrides(default: tuple[Manifest, ...],
             ops = json_diff(by_ref[ref], obj)
             if ops:
                 rules.setdefault(ref, []).append(
-                    OverrideRule(customization.target_cluster(), tuple(ops), index))
+                    OverrideRule(customization.target_cluster(), tuple(ops), index + 1))
     overrides = tuple(ObjectOverride(ref, str(by_ref[ref]["apiVersion"]), tuple(found))
                       for ref, found in sorted(rules.items()))
     return overrides, problems

@@ -4,6 +4,7 @@ pure post-processing (validation, default namespace, duplicates across sources).
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from gitgate.render.helm import helm_values_merge, make_client, render_helm
 from gitgate.render.helm_schema import check_chart_schemas
 from gitgate.render.kustomize import kustomize_build
 from gitgate.render.kustomize_guard import check_kustomization, has_kustomization
-from gitgate.render.patches import patched
+from gitgate.render.patches import PatchFailed, patched
 from gitgate.render.rawyaml import render_raw
 from gitgate.render.tools import Tools
 from gitgate.source.config import BUNDLE_CONFIG
@@ -147,8 +148,9 @@ def _with_variants(rendered: RenderedSource, tree: RepoTree, root: Path, tools: 
     source = rendered.source
     config = join(source.path, "bundle.yaml")
     variants: list[tuple[Manifest, ...]] = []
-    for index, customization in enumerate(source.options.clusters, 1):
+    for index, customization in enumerate(source.options.clusters):
         where = f"clusters[{index}] ({customization.describe()})"
+        at: tuple[str, ...] = ("clusters", str(index))
         objects: tuple[Manifest, ...] = rendered.objects
         try:
             if customization.values:
@@ -160,7 +162,8 @@ def _with_variants(rendered: RenderedSource, tree: RepoTree, root: Path, tools: 
                 result = _rendered(again, tree, root, tools, helm_client)
                 if result.failed:
                     return replace(result, problems=tuple(
-                        replace(p, message=f"{config}: {where}: {p.message}")
+                        replace(p, message=f"{config}:{_line(tree, config, at)}: {where}: "
+                                           f"{p.message}")
                         for p in result.problems))
                 objects = result.objects
             if customization.patches:
@@ -168,12 +171,35 @@ def _with_variants(rendered: RenderedSource, tree: RepoTree, root: Path, tools: 
                     raise ToolMissing("kustomize is needed to apply the patches", file=config)
                 documents = patched(objects, customization.patches, tools.kustomize, config)
                 objects = tuple(d for d in documents if isinstance(d, dict))
+        except PatchFailed as exc:
+            at = (*at, "patches", str(exc.index))
+            return RenderedSource(source, (), (Problem(
+                source.path, f"clusters[{index}].patches[{exc.index}] "
+                f"({customization.describe()}): {exc.message}", config,
+                _line(tree, config, at), exc.reason),))
         except GitgateError as exc:
             return RenderedSource(source, (), (Problem(
-                source.path, f"{where}: {exc.message}", exc.file or config, exc.line,
-                exc.reason),))
+                source.path, f"{where}: {exc.message}", exc.file or config,
+                exc.line if exc.file else _line(tree, config, at), exc.reason),))
         variants.append(objects)
     return replace(rendered, variants=tuple(variants))
+
+
+def _entry_line(source: Source, problem: str) -> int | None:
+    """The line of the `clusters[N]` entry a problem begins with."""
+    index = re.match(r"clusters\[(\d+)\]", problem)
+    entries = source.options.clusters
+    return entries[int(index.group(1))].line if index and int(index.group(1)) < len(entries) \
+        else None
+
+
+def _line(tree: RepoTree, file: str, path: tuple[str, ...]) -> int | None:
+    """The line of `path` (keys and list indexes from 0) in the repo's YAML `file`."""
+    try:
+        text = tree.read(file)
+    except GitgateError:
+        return None
+    return key_line(text, path) if text else None
 
 
 def _rendered(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
@@ -381,7 +407,8 @@ def _placed(result: RenderedSource, crds: dict[tuple[str, str], bool],
     if problems:
         config = join(result.source.path, "bundle.yaml")
         return replace(result, objects=(), variants=(), problems=result.problems + tuple(
-            Problem(result.source.path, problem, config) for problem in problems)), warnings
+            Problem(result.source.path, problem, config, _entry_line(result.source, problem))
+            for problem in problems)), warnings
     return replace(result, objects=tuple(post.labelled_early(
         objects, result.source.bundle_name, result.source.options.split == "app")),
         variants=(), overrides=overrides), warnings

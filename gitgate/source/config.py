@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitgate.errors import ConfigError
@@ -137,7 +137,7 @@ def parse_tenancy(data: dict[str, Any], file: str) -> Tenancy:
     if not isinstance(value, list):
         raise ConfigError("tenants must be a list of {name, paths, namespaces, ...}", file=file)
     tenants: list[Tenant] = []
-    for index, item in enumerate(value, 1):
+    for index, item in enumerate(value):
         where = f"tenants[{index}]"
         if not isinstance(item, dict):
             raise ConfigError(f"{where} must be a mapping", file=file)
@@ -197,8 +197,8 @@ def _located(exc: ConfigError, text: str | None) -> ConfigError:
     if named is None:
         return exc
     parts = [p for p in re.split(r"[.\[\]]+", named.group(1)) if p]
-    # messages count list items from 1 (`waves[1]` is the first wave); the lines from 0
-    exc.line = key_line(text, tuple(str(int(p) - 1) if p.isdigit() else p for p in parts))
+    # messages count list items from 0, as Kubernetes paths do (`waves[0]` is the first wave)
+    exc.line = key_line(text, tuple(parts))
     return exc
 
 
@@ -289,7 +289,7 @@ def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
                           "{labelSelector: {matchLabels: {...}}}", file=file)
     waves: list[Wave] = []
     seen: set[str] = set()
-    for index, wave_value in enumerate(waves_value, 1):
+    for index, wave_value in enumerate(waves_value):
         wave = _wave(wave_value, file, f"{key}.waves[{index}]")
         twice = sorted(seen & set(wave.clusters))
         if twice:
@@ -338,7 +338,7 @@ def _selector(value: Any, file: str, where: str) -> ClusterSelector:
     if not isinstance(expressions, list):
         raise ConfigError(f"{where}.matchExpressions must be a list", file=file)
     requirements = []
-    for index, item in enumerate(expressions, 1):
+    for index, item in enumerate(expressions):
         at = f"{where}.matchExpressions[{index}]"
         if not isinstance(item, dict) or not isinstance(item.get("key"), str):
             raise ConfigError(f"{at} must be {{key, operator, values}}", file=file)
@@ -362,9 +362,14 @@ def parse_bundle_options(text: str | None, file: str, repo: RepoConfig) -> Bundl
     """Read a bundle.yaml; the repo defaults fill what it leaves out. A complaint names the
     line of the key it is about."""
     try:
-        return _bundle_options(text, file, repo)
+        options = _bundle_options(text, file, repo)
     except ConfigError as exc:
         raise _located(exc, text) from None
+    if options.clusters and text:  # each entry's line, for what rendering finds wrong in it
+        options = replace(options, clusters=tuple(
+            replace(c, line=key_line(text, ("clusters", str(i))))
+            for i, c in enumerate(options.clusters)))
+    return options
 
 
 def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOptions:
@@ -414,7 +419,7 @@ def parse_customizations(value: Any, file: str) -> tuple[Customization, ...]:
                           "labelSelector: {...}, values: {...}, patches: [...]}", file=file)
     out = []
     named: set[str] = set()
-    for index, item in enumerate(value, 1):
+    for index, item in enumerate(value):
         where = f"clusters[{index}]"
         if not isinstance(item, dict):
             raise ConfigError(f"{where} must be a mapping", file=file)
@@ -442,7 +447,7 @@ def _patches(value: Any, file: str, where: str) -> tuple[Manifest, ...]:
         raise ConfigError(f"{where} must be a list of {{target: {{kind, name}}, patch: ...}}",
                           file=file)
     out = []
-    for index, item in enumerate(value, 1):
+    for index, item in enumerate(value):
         at = f"{where}[{index}]"
         if not isinstance(item, dict) or "patch" not in item:
             raise ConfigError(f"{at} must be {{target: {{kind, name, ...}}, patch: a JSON 6902 "
@@ -455,7 +460,7 @@ def _patches(value: Any, file: str, where: str) -> tuple[Manifest, ...]:
         if isinstance(patch, list):
             if target is None:
                 raise ConfigError(f"{at}: a JSON 6902 patch needs a target", file=file)
-            for op_index, op in enumerate(patch, 1):
+            for op_index, op in enumerate(patch):
                 if not isinstance(op, dict) or not isinstance(op.get("path"), str) or (
                         op.get("op") not in ("add", "remove", "replace", "move", "copy",
                                              "test")):

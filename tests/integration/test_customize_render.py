@@ -84,7 +84,7 @@ def test_helm_values_per_cluster_render_the_chart_again(tmp_path, tools):
     ({"web/bundle.yaml": RAW_CUSTOMIZED.replace(
         "data: {mode: blue}", "data: {mode: blue}\n      - patch:\n          apiVersion: v1\n"
         "          kind: ConfigMap\n          metadata: {name: extra}\n          data: {}\n"),
-      "web/app.yaml": WEB}, "clusters[1]"),
+      "web/app.yaml": WEB}, "clusters[0]"),
     ({"web/bundle.yaml": "name: web\nclusters:\n  - clusters: [member2]\n    patches:\n"
                          "      - target: {kind: Deployment, name: web}\n"
                          "        patch: [{op: replace, path: /spec/nothing/here, value: 1}]\n",
@@ -92,14 +92,14 @@ def test_helm_values_per_cluster_render_the_chart_again(tmp_path, tools):
     ({"web/bundle.yaml": "name: web\nclusters:\n  - clusters: [member2]\n",
       "web/app.yaml": WEB}, "changes nothing"),
     ({"web/bundle.yaml": "name: web\nclusters:\n  - clusters: [member2]\n    patches: [{}]\n",
-      "web/app.yaml": WEB}, "clusters[1].patches[1]"),
+      "web/app.yaml": WEB}, "clusters[0].patches[0]"),
     ({"web/bundle.yaml": "name: web\nclusters:\n  - {clusters: [m2], values: {a: 1}}\n"
                          "  - {clusters: [m2], values: {a: 2}}\n",
       "web/app.yaml": WEB}, "already customized"),
     ({**CHART, "api/bundle.yaml": "name: api\nclusters:\n  - clusters: [member2]\n"
                                   "    values: {image: {tag: '{{'}}\n",
       "api/templates/more.yaml": "{{ if eq .Values.image.tag \"{{\" }}{{ fail \"no\" }}"
-                                 "{{ end }}\n"}, "clusters[1]"),
+                                 "{{ end }}\n"}, "clusters[0]"),
 ])
 def test_a_bad_customization_fails_its_source_naming_the_entry(tmp_path, tools, files,
                                                                expected):

@@ -84,7 +84,7 @@ def test_a_customization_may_not_add_or_drop_objects():
     web, config = deployment("web"), cm("web-config")
     _, problems = compile_overrides((web, config), [(M2, (web, config, cm("extra")))])
     assert len(problems) == 1 and "ConfigMap ns/extra" in problems[0]
-    assert "clusters[1] (clusters member2)" in problems[0]
+    assert "clusters[0] (clusters member2)" in problems[0]
     _, problems = compile_overrides((web, config), [(M2, (web,))])
     assert "does not render ConfigMap ns/web-config" in problems[0]
 

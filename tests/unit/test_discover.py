@@ -147,14 +147,14 @@ def test_a_folder_whose_bundle_yaml_breaks_keeps_the_folders_below():
 @pytest.mark.parametrize(("file", "text", "line", "words"), [
     ("app/bundle.yaml", "name: a\n\ndri: x\n", 3, "unknown field(s) dri"),
     ("app/bundle.yaml", "rollout:\n  waves:\n  - clusters: [a]\n  - clusters: [a]\n", 4,
-     "rollout.waves[2]"),
+     "rollout.waves[1]"),
     ("app/bundle.yaml", "clusters:\n- clusters: [a]\n  values: {x: 1}\n- clusters: [b]\n", 4,
-     "clusters[2] changes nothing"),
+     "clusters[1] changes nothing"),
     ("app/bundle.yaml", "name: a\nsplit: apps\n", 2, "split must be"),
     ("gitgate.yaml", "paths: [app]\ndefaults:\n  nmespace: x\n", 3, "defaults.nmespace"),
     ("gitgate.yaml", "paths: [app]\ngatesPath: /abs\n", 2, "gatesPath"),
     ("gitgate.yaml", "paths: [app]\ntenants:\n- name: a\n  paths: [a]\n- name: a\n  paths: [b]\n",
-     5, "tenants[2].name 'a' is used twice"),
+     5, "tenants[1].name 'a' is used twice"),
     ("gitgate.yaml", "paths: [app]\ntenants:\n- name: a\n  paths: [a]\n  serviceAccount: "
      "{namespace: t}\n", 5, "serviceAccount needs a namespace and a name"),
     ("gitgate.yaml", "paths: [app]\ntenants:\n- {name: a, paths: ['../x']}\n", 3,

@@ -35,20 +35,20 @@ def test_waves_by_name_and_by_label_selector():
 
 @pytest.mark.parametrize(("waves", "message"), [
     ("[{clusters: [a], labelSelector: {matchLabels: {x: y}}}]",
-     "rollout.waves[1] must be {clusters: [member cluster names]} or {labelSelector"),
-    ("[{labelSelector: {}}]", "rollout.waves[1].labelSelector must be a mapping"),
+     "rollout.waves[0] must be {clusters: [member cluster names]} or {labelSelector"),
+    ("[{labelSelector: {}}]", "rollout.waves[0].labelSelector must be a mapping"),
     ("[{labelSelector: {matchLabels: {}}}]",
-     "rollout.waves[1].labelSelector selects nothing"),
+     "rollout.waves[0].labelSelector selects nothing"),
     ("[{labelSelector: {matchExpressions: [{key: a, operator: Near, values: [b]}]}}]",
-     "rollout.waves[1].labelSelector.matchExpressions[1].operator must be one of In, NotIn, "
+     "rollout.waves[0].labelSelector.matchExpressions[0].operator must be one of In, NotIn, "
      "Exists, DoesNotExist, not 'Near'"),
     ("[{labelSelector: {matchExpressions: [{key: a, operator: In}]}}]",
-     "matchExpressions[1]: In needs values"),
+     "matchExpressions[0]: In needs values"),
     ("[{labelSelector: {matchExpressions: [{key: a, operator: Exists, values: [b]}]}}]",
-     "matchExpressions[1]: Exists takes no values"),
-    ("[{labelSelector: {matchLabel: {a: b}}}]", "unknown field(s) rollout.waves[1]."
+     "matchExpressions[0]: Exists takes no values"),
+    ("[{labelSelector: {matchLabel: {a: b}}}]", "unknown field(s) rollout.waves[0]."
      "labelSelector.matchLabel"),
-    ("[{clusters: [a]}, {clusters: [b, a]}]", "rollout.waves[2]: cluster(s) a already in an "
+    ("[{clusters: [a]}, {clusters: [b, a]}]", "rollout.waves[1]: cluster(s) a already in an "
      "earlier wave"),
 ])
 def test_a_bad_wave_names_the_file_and_the_field(waves, message):
