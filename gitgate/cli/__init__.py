@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,7 +28,13 @@ def main(argv: list[str] | None = None, *,
         import argcomplete  # completes when the shell asks (_ARGCOMPLETE set), else returns
 
         argcomplete.autocomplete(parser)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error is 2, but `plan --exit-code` says changes so
+        words = argv if argv is not None else sys.argv[1:]
+        if exc.code == 2 and "--exit-code" in words:
+            return 1
+        raise
     args.now = clock
     _stop_tools_on_sigterm()
     try:

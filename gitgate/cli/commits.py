@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gitgate.cli.flags import completes, connection_flags, git_flags, kube_flags
-from gitgate.cli.kube import cluster_from
+from gitgate.cli.kube import cluster_asked, cluster_from
 from gitgate.errors import ConfigError, KubeError
 from gitgate.gitops import workflow
 from gitgate.output import console
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pause.add_argument("--clusters", help="suspend only these member clusters (a,b); checked "
                                           "against Karmada's Clusters with --kubeconfig")
     git_flags(pause)
-    connection_flags(pause, "no check of --clusters")
+    connection_flags(pause, "$KUBECONFIG when set, else no check of --clusters")
     pause.set_defaults(func=cmd_pause)
 
     resume = sub.add_parser(
@@ -111,7 +111,7 @@ def cmd_pause(args: argparse.Namespace) -> int:
         now, parse_time(args.until, "--until") if args.until else None,
         parse_duration(args.duration) if args.duration else None)
     clusters = tuple(c.strip() for c in (args.clusters or "").split(",") if c.strip())
-    known = _member_clusters(args) if clusters and args.kubeconfig else None
+    known = _member_clusters(args) if clusters and cluster_asked(args) else None
     return _said(workflow.pause(_repo(args), args.selector, args.reason, now,
                                 action=args.action, until=until, clusters=clusters,
                                 known_clusters=known))
@@ -123,14 +123,15 @@ def _member_clusters(args: argparse.Namespace) -> frozenset[str]:
         return member_names(cluster_from(args))
     except KubeError as exc:
         if exc.status == 404:
-            raise ConfigError(f"{args.kubeconfig}: {exc.message}: cannot check "
-                              "--clusters") from None
+            raise ConfigError(f"{exc.message}: this API server is not Karmada's, so "
+                              "--clusters cannot be checked; pass the Karmada API server's "
+                              "kubeconfig with --kubeconfig") from None
         raise
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
     now = args.now()
-    retry = _retry_halts(args, now) if args.kubeconfig else None
+    retry = _retry_halts(args, now) if cluster_asked(args) else None
     return _said(workflow.resume(_repo(args), args.selector, now, dry_run=args.dry_run,
                                  retry=retry))
 
@@ -153,7 +154,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 def cmd_rollback(args: argparse.Namespace) -> int:
     revision = args.to
     if revision is None:
-        if not (args.kubeconfig or args.context):
+        if not cluster_asked(args):
             raise ConfigError("name the revision with --to, or pass --kubeconfig to take the "
                               "last applied one from the bundle's history")
         found = next((inv for inv in recorded_status(cluster_from(args), args.instance)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -62,12 +63,15 @@ def path_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="the gitgate repo folder (holding gitgate.yaml)")
 
 
-def kube_flags(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    """`required`: the command always talks to the API server (else only when asked to)."""
+def kube_flags(parser: argparse.ArgumentParser, *, required: bool,
+               offline: str = "$KUBECONFIG when set, else none") -> None:
+    """`required`: the command always talks to the API server; else only when asked to
+    (`offline` says when: `plan` only with the flag)."""
     connection_flags(parser, "$KUBECONFIG, ~/.kube/config, in-cluster" if required
-                     else "offline")
-    parser.add_argument("--instance", default="default",
-                        help="name of this gitgate when several share one API server")
+                     else offline)
+    parser.add_argument("--instance", default=os.environ.get("GITGATE_INSTANCE") or "default",
+                        help="name of this gitgate when several share one API server "
+                             "($GITGATE_INSTANCE)")
 
 
 def connection_flags(parser: argparse.ArgumentParser, default: str) -> None:

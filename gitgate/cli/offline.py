@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from gitgate.apply.changeset import WRITES, ChangeKind
 from gitgate.bundle.group import grouped
 from gitgate.check import Case, Failure, Report, check_report
 from gitgate.cli.flags import (
@@ -24,8 +25,8 @@ from gitgate.cli.flags import (
     trust_from,
     verify_flags,
 )
-from gitgate.cli.kube import cluster_from
-from gitgate.errors import ConfigError, Reason
+from gitgate.cli.kube import cluster_asked, cluster_from
+from gitgate.errors import ConfigError, GitgateError, Reason
 from gitgate.karmada.effective import member_view
 from gitgate.model import Verdict
 from gitgate.output import console
@@ -74,7 +75,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           epilog="examples:\n  gitgate plan examples/repo\n"
                                  "  gitgate plan examples/repo --at 2026-12-24T18:00:00Z\n"
                                  "  gitgate plan examples/repo --kubeconfig karmada.config"
-                                 "   (with the live diff)")
+                                 "   (with the live diff)\n"
+                                 "  gitgate plan examples/repo --exit-code   (CI: 2 when "
+                                 "something would change)")
     path_arg(plan)
     output_flag(plan, "table", "wide", "json")
     verify_flags(plan, "fail unless HEAD is signed by an allowed key, as a verifying loop "
@@ -87,8 +90,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     plan.add_argument("--allow-mass-prune", action="store_true",
                       help="with --kubeconfig: show the deletes a pass run with "
                            "--allow-mass-prune would do")
+    plan.add_argument("--exit-code", action="store_true",
+                      help="exit 0 when nothing would change on the cluster, 2 when something "
+                           "would be created, configured or deleted, 1 on any error (as "
+                           "`kubectl diff`); compares with the cluster, so it reads "
+                           "$KUBECONFIG when --kubeconfig is not given")
     tool_flags(plan)
-    kube_flags(plan, required=False)
+    kube_flags(plan, required=False, offline="offline: $KUBECONFIG is not read")
     plan.set_defaults(func=cmd_plan)
 
     gates = sub.add_parser("gates", help="every gate: active or not, what it covers, when next")
@@ -199,14 +207,28 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+EXIT_CHANGES = 2  # plan --exit-code: something would change
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
-    with keyring_folder("gitgate-review-") as keyrings:
-        return _plan(args, keyrings)
+    if not args.exit_code:
+        with keyring_folder("gitgate-review-") as keyrings:
+            return _plan(args, keyrings)
+    try:  # --exit-code: 2 says "changes", so every error is 1
+        with keyring_folder("gitgate-review-") as keyrings:
+            return _plan(args, keyrings)
+    except GitgateError as exc:
+        console.error(exc)
+        return 1
 
 
 def _plan(args: argparse.Namespace, keyrings: Path) -> int:
     trust, gates = trusts_from(args, keyrings)
-    cluster = cluster_from(args) if args.kubeconfig or args.context else None
+    asked = args.kubeconfig or args.context or (args.exit_code and cluster_asked(args))
+    cluster = cluster_from(args) if asked else None
+    if cluster is None and args.exit_code:
+        raise ConfigError("--exit-code says whether anything would change on the cluster: "
+                          "pass --kubeconfig (or set KUBECONFIG)")
     if cluster is None and os.environ.get("KUBECONFIG"):
         console.warn("plan reads the repo only: $KUBECONFIG is set but not read; pass "
                      "--kubeconfig \"$KUBECONFIG\" to compare with what the cluster holds")
@@ -249,7 +271,11 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
         console.warn(line)
     for failure in failures:
         console.warn(failure.message)
-    return 1 if plan.problems or plan.invalid_gates or failed or failures else 0
+    if plan.problems or plan.invalid_gates or failed or failures:
+        return 1
+    writes = changes is not None and any(c.action in (*WRITES, ChangeKind.DELETED)
+                                         for c in changes)
+    return EXIT_CHANGES if args.exit_code and writes else 0
 
 
 def trusts_from(args: argparse.Namespace,

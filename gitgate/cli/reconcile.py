@@ -1,5 +1,6 @@
 """`gitgate reconcile [BUNDLE] [--wait]`: ask a running `gitgate run` for a pass now, like
-`flux reconcile` or `argocd app sync`. With `--kubeconfig`: through the API server, an
+`flux reconcile` or `argocd app sync`. With `--kubeconfig` (or `$KUBECONFIG`, unless
+`--secret-file` is given): through the API server, an
 annotation on the bundles' Bundle objects that the loop watches and acknowledges in their
 status (`passes.requests`); no port-forward, no secret. Otherwise the loop's `POST
 /reconcile`, authenticated with the webhook secret; a standby answers 503 and the request is
@@ -17,10 +18,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitgate.cli.flags import HelpFormatter, completes, kube_flags, read_secret_file
-from gitgate.cli.kube import cluster_from
-from gitgate.errors import GitgateError
+from gitgate.cli.kube import cluster_asked, cluster_from
+from gitgate.errors import ConfigError, GitgateError
 from gitgate.model import Verdict
 from gitgate.output import console
+from gitgate.passes.leading import leadership
 from gitgate.passes.onepass import selected
 from gitgate.passes.recorded import recorded_status
 from gitgate.passes.requests import handled, request_reconcile
@@ -77,13 +79,14 @@ def _call(url: str, *, secret: bytes | None = None, timeout: float = 10.0
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    if args.kubeconfig or args.context:
+    if args.kubeconfig or args.context or (cluster_asked(args) and not args.secret_file):
         return _through_the_api(args)
     if args.bundle is not None:
-        raise GitgateError("BUNDLE is for a request through the API server: add --kubeconfig")
+        raise ConfigError("BUNDLE is for a request through the API server: add --kubeconfig "
+                          "(or set KUBECONFIG)")
     if not args.secret_file:
-        raise GitgateError("pass --kubeconfig (through the API server) or --secret-file (the "
-                           "loop's webhook endpoint at --url)")
+        raise ConfigError("pass --kubeconfig or set KUBECONFIG (through the API server), or "
+                          "--secret-file (the loop's webhook endpoint at --url)")
     secret = read_secret_file(args.secret_file, "--secret-file")
     timeout = duration_flag(args.timeout, "--timeout").total_seconds()
     deadline = time.monotonic() + timeout
@@ -130,7 +133,16 @@ def _through_the_api(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + duration_flag(args.timeout, "--timeout").total_seconds()
     waiting = dict(zip(names, chosen, strict=True))
     failed = False
+    asked_lease = 0.0
     while waiting and time.monotonic() < deadline:
+        if time.monotonic() >= asked_lease:  # a loop that is not there never answers
+            asked_lease = time.monotonic() + LEASE_EVERY
+            leads = leadership(cluster, args.instance, args.now())
+            if leads.nobody():
+                console.out(f"no `gitgate run` leads instance {args.instance} ({leads.said}): "
+                            "nothing will handle the request until one runs; start `gitgate "
+                            "run` (or look at its pods), the request stays on the bundles")
+                return 1
         for name, bundle in list(waiting.items()):
             done = handled(cluster, name, token)
             if done is None:
@@ -148,3 +160,6 @@ def _through_the_api(args: argparse.Namespace) -> int:
                     f"handle the request of {', '.join(sorted(waiting.values()))} (--timeout)")
         return 1
     return 1 if failed else 0
+
+
+LEASE_EVERY = 5.0  # seconds between reads of the instance's Leases while waiting

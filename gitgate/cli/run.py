@@ -29,7 +29,7 @@ from gitgate.cli.flags import (
     verify_flags,
     write_flags,
 )
-from gitgate.cli.kube import timeouts_from
+from gitgate.cli.kube import load_api, timeouts_from
 from gitgate.endpoints.routes import LoopEndpoints
 from gitgate.endpoints.server import EndpointServer, parse_listen
 from gitgate.errors import GitgateError
@@ -38,6 +38,7 @@ from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
 from gitgate.output.logs import setup_logging
 from gitgate.output.statusviews import loop_document
 from gitgate.output.webui import WebUi, loop_source
+from gitgate.passes.leading import leader_lease
 from gitgate.passes.onepass import (
     SYSTEM_NAMESPACE,
     ApplyOptions,
@@ -186,7 +187,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     keep_records_parsed()  # a pass every interval: read again only the records that changed
     # the kubernetes client loads slowly: only when a command talks to a cluster
     from gitgate.apiserver.lease import LeaseElector
-    from gitgate.apiserver.transport import load_client, tls_verification_off
+    from gitgate.apiserver.transport import tls_verification_off
     from gitgate.apiserver.verbs import KubeCluster
 
     # every startup mistake is found before anything starts: one line each, exit 2
@@ -209,8 +210,8 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     urls = read_urls(Path(args.notify_urls_file)) if args.notify_urls_file else []
     ui_token, ui_refresh = ui_settings(args)
     tools = find_tools(args.helm, args.kustomize)
-    api = load_client(args.kubeconfig, args.context, timeouts=timeouts)
-    if tls_verification_off(api):
+    api = load_api(args)
+    if tls_verification_off(api):  # said once, at start
         log.warning("TLS verification is off for %s (insecure-skip-tls-verify)",
                     display_url(api.configuration.host))
     cluster = KubeCluster(api, timeouts=timeouts)
@@ -272,7 +273,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
             return 0
         deadline = max(2, lease * 2 // 3)
         renewed, lost = reconciler.fenced_by_lease(deadline)
-        elector = LeaseElector(api, SYSTEM_NAMESPACE, f"gitgate-{args.instance}", identity,
+        elector = LeaseElector(api, SYSTEM_NAMESPACE, leader_lease(args.instance), identity,
                                lease_duration=lease, renew_deadline=deadline,
                                retry_period=max(1, lease // 7),
                                on_leading=reconciler.trigger,

@@ -53,6 +53,19 @@ def is_signed(repo: git.Repo, commit: str) -> bool:
     return any(line.startswith("gpgsig") for line in raw.split("\n\n", 1)[0].splitlines())
 
 
+def git_said_of(exc: git.GitCommandError) -> str:
+    """What git said, in one line, without GitPython's wrapping (`Cmd('git') failed due to
+    exit code(1)`, the command line)."""
+    parts = [re.sub(r"^\s*(?:stderr|stdout): '(.*)'\s*$", r"\1", str(part or ""), flags=re.S)
+             for part in (exc.stderr, exc.stdout)]
+    said = " ".join(" ".join(parts).split())
+    if "tell me who you are" in said or "user.email" in said:
+        return "no git identity: set it with git config user.name / user.email"
+    if "nothing to commit" in said or "no changes added to commit" in said:
+        return "nothing changed (it is already as asked)"
+    return said or f"git exited with {exc.status}"
+
+
 def commit_only(repo: git.Repo, paths: list[Path], message: str) -> str:
     """Commit exactly `paths` as they are on disk (added, changed or deleted); other staged
     changes stay staged and are not part of the commit. Uses the user's git identity."""
@@ -67,10 +80,7 @@ def commit_only(repo: git.Repo, paths: list[Path], message: str) -> str:
                 repo.git.rm("--cached", "--quiet", "--ignore-unmatch", "--", rel)
         repo.git.commit("--only", "--quiet", "-m", message, "--", *rels)
     except git.GitCommandError as exc:
-        detail = (exc.stderr or str(exc)).strip()
-        if "tell me who you are" in detail or "user.email" in detail:
-            detail = "no git identity: set it with git config user.name / user.email"
-        raise GitOpError(f"could not commit {', '.join(rels)}: {detail}") from None
+        raise GitOpError(f"could not commit {', '.join(rels)}: {git_said_of(exc)}") from None
     return repo.head.commit.hexsha
 
 

@@ -300,9 +300,13 @@ def approve(repo: GitRepo, bundle: str, now: datetime) -> Committed:
     paths = [repo.root / file for file in files]
     for path in paths:
         _refuse_uncommitted(checked[0], path)
-    for path in paths:
-        path.write_text(with_approval(path.read_text(encoding="utf-8"), bundle, digest),
-                        encoding="utf-8")
+    texts = {path: path.read_text(encoding="utf-8") for path in paths}
+    approved = {path: with_approval(text, bundle, digest) for path, text in texts.items()}
+    if approved == texts:  # approve run again: this content is let through already
+        return Committed(f"{bundle} is already approved at digest {digest[:12]} through "
+                         f"{', '.join(files)}: nothing to commit")
+    for path, text in approved.items():
+        path.write_text(text, encoding="utf-8")
     message = f"approve {bundle} {digest[:12]} through {', '.join(files)}"
     return _commit(repo, checked, paths, message, f"approved {bundle} at digest {digest}")
 
