@@ -44,6 +44,11 @@ class Change:
     def failed(self) -> bool:
         return self.action is ChangeKind.FAILED
 
+    @property
+    def changes_cluster(self) -> bool:
+        """A write or a delete: what `plan --exit-code` counts as a change."""
+        return self.action in (*WRITES, ChangeKind.DELETED)
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"object": str(self.ref), "group": self.ref.group,
                                "kind": self.ref.kind, "namespace": self.ref.namespace,

@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from gitgate.apply.changeset import WRITES, ChangeKind
 from gitgate.bundle.group import grouped
 from gitgate.check import Case, Failure, Report, check_report
 from gitgate.cli.flags import (
@@ -273,8 +272,7 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
         console.warn(failure.message)
     if plan.problems or plan.invalid_gates or failed or failures:
         return 1
-    writes = changes is not None and any(c.action in (*WRITES, ChangeKind.DELETED)
-                                         for c in changes)
+    writes = changes is not None and any(c.changes_cluster for c in changes)
     return EXIT_CHANGES if args.exit_code and writes else 0
 
 

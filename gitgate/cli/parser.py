@@ -5,7 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gitgate.cli import cluster, commits, describe, info, offline, reconcile, run, ui
+from gitgate.cli import (
+    cluster,
+    commits,
+    describe,
+    info,
+    offline,
+    reconcile,
+    remove,
+    run,
+    ui,
+)
 from gitgate.cli.flags import HelpFormatter
 
 EXAMPLES = """examples:
@@ -16,6 +26,7 @@ EXAMPLES = """examples:
   gitgate resume 'shop/*' --push
   gitgate status                                what gitgate last did with each bundle
   gitgate describe shop/web                     one bundle: gates, clusters, history, events
+  gitgate delete shop/web --dry-run             what deleting a bundle from the cluster does
   gitgate run --repo https://github.com/acme/fleet.git
   gitgate ui --kubeconfig karmada.config        the read-only web page, on this machine
 """
@@ -37,6 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND",
         parser_class=_CommandParser)
-    for family in (offline, cluster, describe, commits, reconcile, run, ui, info):
+    for family in (offline, cluster, describe, commits, reconcile, remove, run, ui, info):
         family.register(sub)
     return parser

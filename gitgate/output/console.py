@@ -118,6 +118,11 @@ def error(exc: GitgateError) -> None:
          + "".join(f"\n  {single_line(line)}" for line in more), sys.stderr)
 
 
+def error_line(text: str) -> None:
+    """An error a command says in its own words (stderr)."""
+    _say(printable(f"error: {text}"), sys.stderr)
+
+
 def progress(text: str) -> None:
     """A line of progress while a command waits (stderr, so stdout stays a document)."""
     _say(printable(text), sys.stderr, flush=True)
