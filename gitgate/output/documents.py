@@ -6,8 +6,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitgate.model import ObjectRef
+
 API_VERSION = "gitgate.io/v1alpha1"
 
 
 def document(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": kind, **body}
+
+
+def object_ref(ref: ObjectRef, api_version: str = "") -> dict[str, str]:
+    """The one shape of an object reference in every document (`objectRef` in the schema):
+    group, kind, namespace ("" when cluster-scoped) and name, and the apiVersion where the
+    document knows which version it means (what is rendered or recorded)."""
+    out = {"group": ref.group, "kind": ref.kind, "namespace": ref.namespace, "name": ref.name}
+    if api_version:
+        out = {"apiVersion": api_version, **out}
+    return out

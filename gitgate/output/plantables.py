@@ -12,7 +12,7 @@ from gitgate.karmada.effective import MemberView
 from gitgate.karmada.syncsteps import sync_plan
 from gitgate.model import ObjectRef
 from gitgate.output.console import invalid_gate_line, problem_line
-from gitgate.output.documents import document
+from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, rfc3339, table
 from gitgate.plan import BundlePlan, Plan, destination
 from gitgate.timespec import age
@@ -22,6 +22,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     bundles = []
     for item in plan.bundles:
         verdict = item.verdict
+        versions = {ObjectRef.of(o): str(o.get("apiVersion", "")) for o in item.bundle.objects}
         bundles.append({
             "name": item.bundle.name,
             "source": {"path": item.bundle.source.path, "kind": str(item.bundle.source.kind)},
@@ -30,8 +31,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "nextChange": rfc3339(verdict.next_change),
             **planned_standing(item).as_dict(),
             "digest": verdict.digest,
-            "objects": [_ref_dict(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
-            "heldObjects": [str(r) for r in verdict.held_objects],
+            "objects": [object_ref(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
+            "heldObjects": [object_ref(r, versions.get(r, "")) for r in verdict.held_objects],
             "policies": list(item.policies),
             "clusters": destination(item),
             "rollout": _rollout_document(item),
@@ -72,10 +73,11 @@ def _hooks_document(item: BundlePlan) -> dict[str, Any] | None:
     if not sync.has_hooks and not item.bundle.skipped:
         return None
     out: dict[str, Any] = {
-        "steps": [{"phase": str(s.phase), "wave": s.wave, "hooks": [str(r) for r in s.hooks],
-                   "templates": [str(r) for r in s.templates]} for s in sync.steps],
-        "onFail": [str(r) for r in sync.on_fail],
-        "skipped": [{"object": str(r), "why": why} for r, why in item.bundle.skipped]}
+        "steps": [{"phase": str(s.phase), "wave": s.wave,
+                   "hooks": [object_ref(r) for r in s.hooks],
+                   "templates": [object_ref(r) for r in s.templates]} for s in sync.steps],
+        "onFail": [object_ref(r) for r in sync.on_fail],
+        "skipped": [{"object": object_ref(r), "why": why} for r, why in item.bundle.skipped]}
     if item.hooks is not None:
         state = item.hooks.state
         out.update(step=min(state.step + 1, len(sync.steps)), failed=state.failed or None,
@@ -113,11 +115,6 @@ def _rollout_cell(item: BundlePlan) -> str:
     if state.complete(spec):
         return f"{waves}: done"
     return f"{waves}: {'halted at ' if state.halted else ''}wave {state.wave + 1}"
-
-
-def _ref_dict(ref: ObjectRef, api_version: str) -> dict[str, str]:
-    return {"apiVersion": api_version, "kind": ref.kind, "namespace": ref.namespace,
-            "name": ref.name}
 
 
 def plan_table(plan: Plan, *, wide: bool = False) -> str:
@@ -190,7 +187,8 @@ def _shown(ref: ObjectRef, op: dict[str, Any]) -> dict[str, Any]:
 def member_document(view: MemberView) -> dict[str, Any]:
     """`plan --cluster`: per bundle, each field Karmada overrides on that member."""
     return {"name": view.cluster, "notes": list(dict.fromkeys(view.notes)), "bundles": [
-        {"name": bundle, "overrides": [{"object": str(ref), "policy": policy, **_shown(ref, op)}
+        {"name": bundle, "overrides": [{"object": object_ref(ref), "policy": policy,
+                                        **_shown(ref, op)}
                                        for ref, policy, op in changes]}
         for bundle, changes in sorted(view.changes.items())]}
 

@@ -11,7 +11,7 @@ from gitgate.apply.bundlerecord import conditions_of
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.standing import standing_of
 from gitgate.karmada.dispatch import Dispatch
-from gitgate.output.documents import document
+from gitgate.output.documents import document, object_ref
 from gitgate.output.statusviews import (
     bundle_document,
     cluster_cell,
@@ -78,7 +78,8 @@ def describe_document(inv: Inventory, dispatch: Dispatch,
     return document("BundleDescription", {
         **bundle_document(inv, dispatch), "source": inv.source, "instance": inv.instance,
         "conditions": list(inv.conditions), "history": list(inv.history),
-        "objectRefs": [e.as_dict() for e in inv.entries], "events": events})
+        "objectRefs": [{**object_ref(e.ref, e.api_version), "hash": e.hash}
+                       for e in inv.entries], "events": events})
 
 
 def describe_text(inv: Inventory, dispatch: Dispatch, events: list[dict[str, Any]],

@@ -13,7 +13,7 @@ from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
 from gitgate.model.shardmap import ShardMap
-from gitgate.output.documents import document
+from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
 from gitgate.passes.recorded import provenance_document
 from gitgate.timespec import age
@@ -184,12 +184,14 @@ def pass_document(result: PassResult) -> dict[str, Any]:
             "dryRun": result.dry_run,
             "bundles": [{
                 "name": b.bundle, "verdict": b.verdict, "reason": b.reason, "message": b.message,
-                "failed": b.failed, "applied": [str(r) for r in b.applied],
-                "unchanged": b.unchanged, "pruned": [str(r) for r in b.pruned],
-                "kept": [str(r) for r in b.kept], "notOwned": [str(r) for r in b.not_owned],
+                "failed": b.failed, "applied": [object_ref(r) for r in b.applied],
+                "unchanged": b.unchanged, "pruned": [object_ref(r) for r in b.pruned],
+                "kept": [object_ref(r) for r in b.kept],
+                "notOwned": [object_ref(r) for r in b.not_owned],
                 "pruneHeld": list(b.held),
                 "changes": b.changes.summary(),
-                "pruneFailed": [str(r) for r in b.prune_failed]} for b in result.bundles]})
+                "pruneFailed": [object_ref(r) for r in b.prune_failed]}
+                for b in result.bundles]})
 
 
 def pass_table(result: PassResult) -> str:

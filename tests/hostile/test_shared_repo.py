@@ -24,6 +24,7 @@ from tests.support.hostile import (
     rendered_names,
     repo,
 )
+from tests.support.objects import shown
 
 pytestmark = pytest.mark.integration
 
@@ -292,8 +293,9 @@ def test_prune_leaves_an_object_that_is_no_longer_this_bundles(tmp_path, emulato
     (root / "other" / "bundle.yaml").unlink()
     result = _apply(root, kubeconfig)
     other = _bundle(result, "other")
-    assert other["pruned"] == ["ConfigMap shop/other-a"], other
-    assert sorted(other["notOwned"]) == ["ConfigMap shop/shop-a", "Namespace gitgate-system"]
+    assert [shown(r) for r in other["pruned"]] == ["ConfigMap shop/other-a"], other
+    assert sorted(map(shown, other["notOwned"])) == ["ConfigMap shop/shop-a",
+                                                     "Namespace gitgate-system"]
     objects = _objects(emulator)
     assert ("configmaps", "shop", "shop-a") in objects
     assert ("namespaces", "", "gitgate-system") in objects
@@ -591,7 +593,8 @@ def test_the_api_server_says_a_kind_is_cluster_scoped(tmp_path, emulator, tools)
     assert "also rendered by" in _bundle(both, "a")["message"]  # one object, two owners
     (root / "b" / "w.yaml").unlink()
     alone = _apply(root, kubeconfig)
-    assert _bundle(alone, "a")["applied"] == ["Widget.example.com shared"], alone
+    assert [shown(r) for r in _bundle(alone, "a")["applied"]] == ["Widget.example.com shared"], \
+        alone
     assert ("widgets", "", "shared") in _objects(emulator)
 
 

@@ -10,6 +10,7 @@ from gitgate.cli import main
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
 from tests.support.manifests import crd_yaml
+from tests.support.objects import shown
 from tests.support.records import record
 
 pytestmark = pytest.mark.integration
@@ -43,7 +44,7 @@ def test_apply_then_status_then_live_plan(small_repo, kube, tools, capsys):
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     code, doc = run(capsys, "apply", str(root), *flags, "-o", "json")
     assert code == 0 and doc["ok"]
-    applied = {b["name"]: b["applied"] for b in doc["bundles"]}
+    applied = {b["name"]: [shown(r) for r in b["applied"]] for b in doc["bundles"]}
     assert f"ConfigMap {ns}/settings" in applied[f"{kube.run_id}-app"]
 
     code, status = run(capsys, "status", *flags, "-o", "json")
@@ -135,9 +136,9 @@ def test_live_plan_shows_the_deletes_of_a_removed_bundle_and_honours_prune(small
     assert actions[f"gitgate-{gone}"] == "deleted"  # its generated policy
     code, result = run(capsys, "apply", str(root), *flags, "-o", "json")
     [done] = [b for b in result["bundles"] if b["name"] == gone]
-    assert sorted(done["pruned"]) == sorted(
+    assert sorted(map(shown, done["pruned"])) == sorted(
         [f"ConfigMap {ns}/g1", f"PropagationPolicy.policy.karmada.io {ns}/gitgate-{gone}"])
-    assert done["kept"] == [f"ConfigMap {ns}/g2"]
+    assert [shown(r) for r in done["kept"]] == [f"ConfigMap {ns}/g2"]
 
     # the brake: removing the app too would delete more than half of what gitgate manages
     for rel in ("app/bundle.yaml", "app/cm.yaml"):
@@ -197,7 +198,8 @@ def test_a_dry_run_is_labelled_and_a_first_deploy_does_not_fail_on_what_it_creat
     assert doc["dryRun"] is True and doc["ok"] is True
     app = next(b for b in doc["bundles"] if b["name"] == f"{kube.run_id}-app")
     assert not app["failed"]
-    assert {f"ConfigMap {ns}/settings", f"Widget.example.com {ns}/w"} <= set(app["applied"])
+    assert {f"ConfigMap {ns}/settings",
+            f"Widget.example.com {ns}/w"} <= set(map(shown, app["applied"]))
     assert "not checked by the server" in app["message"]
     table = gitgate("apply", str(root), "--dry-run", *flags)
     assert "(server dry run: nothing was written): ok" in table.stdout.splitlines()[0]

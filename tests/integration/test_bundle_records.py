@@ -18,6 +18,7 @@ from gitgate.apply.ledger import read_inventories
 from gitgate.apply.legacyinventory import configmap_name, to_configmap
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
+from tests.support.objects import shown
 from tests.support.records import names, record
 from tests.support.schemas import validate
 
@@ -121,7 +122,8 @@ def test_an_upgrade_moves_configmap_records_into_bundles_and_loses_nothing(tmp_p
     done = gitgate("apply", str(root), *flags, "-o", "json")
     assert done.returncode == 0, done.stderr
     web = next(b for b in json.loads(done.stdout)["bundles"] if b["name"] == "up-web")
-    assert web["pruned"] == ["ConfigMap shop/extra"]  # the migrated record listed it
+    # the migrated record listed it
+    assert [shown(r) for r in web["pruned"]] == ["ConfigMap shop/extra"]
     assert emulator.state.object("", "configmaps", "shop", "extra") is None
     for name in earlier:
         assert emulator.state.object("", "configmaps", NAMESPACE, configmap_name(name)) is None

@@ -49,3 +49,38 @@ def test_a_wrong_document_fails_the_schema():
     with pytest.raises(AssertionError):
         validate({"apiVersion": "gitgate.io/v1alpha1", "kind": "Status",
                   "bundles": [{"name": "x"}]}, "Status")
+
+
+REF_KEYS = {"group", "kind", "namespace", "name"}
+
+
+def refs_in(value, key: str = ""):
+    """Every object reference a document holds under a key that names objects."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from refs_in(v, k)
+    elif isinstance(value, list):
+        for item in value:
+            if key in REF_LISTS:
+                yield item
+            else:
+                yield from refs_in(item, key)
+
+
+REF_LISTS = {"objects", "heldObjects", "hooks", "templates", "onFail", "applied", "pruned",
+             "kept", "notOwned", "pruneFailed"}
+
+
+def test_one_shape_for_object_references(tools, capsys):
+    """Issue 61: `plan -o json` gave `objects` as references but `heldObjects` as display
+    strings. Every reference is one shape: group, kind, namespace, name (and apiVersion where
+    the document knows it), `heldObjects` exactly as `objects`."""
+    plan = printed(capsys, "plan", str(EXAMPLES), "-o", "json", "--at", "2026-11-28T12:00:00Z")
+    validate(plan, "Plan")
+    overrides = next(b for b in plan["bundles"] if b["name"] == "platform-overrides")
+    assert overrides["heldObjects"] == [{
+        "apiVersion": "policy.karmada.io/v1alpha1", "group": "policy.karmada.io",
+        "kind": "OverridePolicy", "namespace": "shop", "name": "carts-member2-memory"}]
+    assert overrides["heldObjects"][0] in overrides["objects"]
+    refs = list(refs_in(plan["bundles"]))
+    assert refs and all(isinstance(r, dict) and set(r) >= REF_KEYS for r in refs), refs

@@ -18,6 +18,7 @@ from gitgate.endpoints.routes import LoopEndpoints
 from gitgate.endpoints.server import EndpointServer
 from gitgate.output.statusviews import loop_document
 from tests.support.looping import T0, Clock, Upstream, reconciler, wait_for
+from tests.support.objects import shown
 
 pytestmark = pytest.mark.integration
 
@@ -301,7 +302,7 @@ def test_the_loop_and_apply_make_the_same_pass(upstream, kube, tools, tmp_path, 
         kubeconfig = other.write_kubeconfig(tmp_path / "other-kubeconfig")
         assert main(["apply", str(upstream.root), "--kubeconfig", str(kubeconfig),
                      "--instance", kube.run_id, "-o", "json"]) == 0
-        applied = {b["name"]: (b["verdict"], b["reason"], sorted(b["applied"]))
+        applied = {b["name"]: (b["verdict"], b["reason"], sorted(map(shown, b["applied"])))
                    for b in json.loads(capsys.readouterr().out)["bundles"]}
         assert KubeCluster(load_client(str(kubeconfig))).get(
             "v1", "ConfigMap", upstream.ns, "settings") is not None

@@ -35,3 +35,11 @@ def deployment(name: str, ns: str = "ns", *, configmaps=(), secrets=(), labels=N
         "template": {"metadata": {"labels": pod_labels or {"app": name}},
                      "spec": {"containers": [{"name": name, "image": "img",
                                               "envFrom": env_from}]}}}}
+
+
+def shown(ref: dict) -> str:
+    """A document's object reference (`objectRef`) as gitgate's tables write it:
+    `Kind.group namespace/name`."""
+    kind = f"{ref['kind']}.{ref['group']}" if ref["group"] else ref["kind"]
+    where = f"{ref['namespace']}/" if ref["namespace"] else ""
+    return f"{kind} {where}{ref['name']}"
