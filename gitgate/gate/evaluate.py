@@ -37,6 +37,7 @@ class GateState:
     active: bool
     next_change: datetime | None
     covers: tuple[str, ...] = field(default_factory=tuple)
+    since: datetime | None = None  # when it began to hold: the window's start, else the pause
 
 
 def gate_covers(gate: Gate, bundle: Bundle) -> bool:
@@ -79,7 +80,8 @@ def gate_states(gates: Iterable[Gate], bundles: list[Bundle], now: datetime) -> 
     for gate in gates:
         activity = gate_activity(gate, now)
         covers = tuple(b.name for b in bundles if gate_covers(gate, b))
-        states.append(GateState(gate, activity.active, activity.next_change, covers))
+        states.append(GateState(gate, activity.active, activity.next_change, covers,
+                                activity.since if activity.active else None))
     return states
 
 

@@ -182,7 +182,18 @@ def gate_from_data(data: Any, file: str) -> Gate:
         approvals=_approvals(spec.get("approve")),
         paused_for=_annotation(meta, PAUSED_FOR),
         owner=owner.strip() if isinstance(owner, str) else _annotation(meta, PAUSED_BY),
+        paused_at=_moment(_annotation(meta, PAUSED_AT)),
     )
+
+
+def _moment(text: str | None) -> datetime | None:
+    """An annotation's time; None when absent or not a time (it only informs people)."""
+    if text is None:
+        return None
+    try:
+        return parse_time(text, PAUSED_AT)
+    except ConfigError:
+        return None
 
 
 def _annotation(meta: dict[str, Any], key: str) -> str | None:

@@ -16,6 +16,7 @@ from gitgate.model import Gate, Window
 class Activity:
     active: bool
     next_change: datetime | None  # when `active` flips next, None if never
+    since: datetime | None = None  # when the holding began, where known
 
 
 FOLD_REACH = timedelta(hours=3)  # more than any zone's clock change (at most 2 hours)
@@ -67,13 +68,15 @@ def window_activity(windows: tuple[Window, ...], now: datetime) -> Activity:
     covers = [_window_cover(w, now) for w in windows]
     ends = [end for end, _ in covers if end is not None]
     if ends:
+        since = min(end - w.duration for w, (end, _) in zip(windows, covers, strict=True)
+                    if end is not None)
         end = max(ends)
         for _ in range(100):  # an occurrence starting before `end` extends the window
             later = [e for e, _ in (_window_cover(w, end) for w in windows) if e is not None]
             if not later or max(later) <= end:
                 break
             end = max(later)
-        return Activity(True, end)
+        return Activity(True, end, since)
     return Activity(False, min(start for _, start in covers))
 
 
@@ -83,9 +86,10 @@ def gate_activity(gate: Gate, now: datetime) -> Activity:
     if gate.until is not None and now >= gate.until:
         return Activity(False, None)
     if not gate.windows:
-        return Activity(True, gate.until)
+        return Activity(True, gate.until, gate.paused_at)
     activity = window_activity(gate.windows, now)
     change = activity.next_change
     if gate.until is not None and (change is None or gate.until < change):
-        return Activity(activity.active, gate.until if activity.active else None)
+        return Activity(activity.active, gate.until if activity.active else None,
+                        activity.since)
     return activity

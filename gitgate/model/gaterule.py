@@ -52,6 +52,7 @@ class Gate:
     paused_for: str | None = None  # the selector `gitgate pause` wrote this gate for
     reasons: tuple[str, ...] = ()  # each reason given (spec.reason, then spec.reasons), bare
     owner: str | None = None  # whom to ask about it: spec.owner, else who ran `gitgate pause`
+    paused_at: datetime | None = None  # when `gitgate pause` wrote it (its annotation)
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,7 @@ def gates_document(plan: Plan) -> dict[str, Any]:
         "reason": s.gate.reason, "owner": s.gate.owner, "active": s.active,
         "covers": list(s.covers),
         "until": rfc3339(s.gate.until), "nextChange": rfc3339(s.next_change),
+        "since": rfc3339(s.since),
     } for s in plan.gates], "invalid": [{"file": g.file, "line": g.line, "message": g.message}
                                          for g in plan.invalid_gates]})
 

@@ -3,6 +3,13 @@ no internet: nothing is fetched from a CDN, and no front-end framework is needed
 that only reads). The script refreshes the page's content every few seconds without a
 reload; without JavaScript the page works and is simply reloaded by hand."""
 
+# the tab's icon: a gate, drawn inline (no file, no fetch from elsewhere); served at
+# /favicon.ico, where browsers look for one
+ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+        '<rect width="16" height="16" rx="3" fill="#101820"/>'
+        '<path d="M3 13V4M13 13V4M3 6h10M3 9.5h10" stroke="#7fb0ff" stroke-width="1.6"/>'
+        '</svg>')
+
 STYLE = """
 :root { --fg: #1d232b; --muted: #5b6673; --line: #d8dee6; --bg: #fff; --head: #f3f5f8;
   --ok: #17794a; --warn: #9a5b00; --bad: #b42318; --info: #2457c5; --pause: #6b4fbb; }
@@ -29,6 +36,8 @@ thead th { background: var(--head); white-space: nowrap; }
 tbody th { white-space: nowrap; }
 td.msg { max-width: 36rem; overflow-wrap: anywhere; color: var(--muted); }
 code { font-size: .88em; overflow-wrap: anywhere; }
+code.cmd { user-select: all; background: var(--head); padding: 0 .3rem; }
+.lift { color: var(--muted); }
 .badge { display: inline-block; padding: 0 .45rem; border-radius: .7rem; font-size: .82rem;
   font-weight: 600; border: 1px solid currentColor; white-space: nowrap; }
 .v-apply { color: var(--ok); } .v-held { color: var(--warn); } .v-suspended { color: var(--pause); }
@@ -82,8 +91,11 @@ SCRIPT = """
     busy = true;
     fetch(window.location.href, {credentials: "same-origin", cache: "no-store"})
       .then(function (answer) {
-        // 503: gitgate answers but cannot read its records; its page says why
-        if (!answer.ok && answer.status !== 503) { throw new Error("HTTP " + answer.status); }
+        // 503: gitgate answers but cannot read its records; its page says why. 404: a
+        // bundle not recorded (yet): its page says so, and shows it once it is
+        if (!answer.ok && answer.status !== 503 && answer.status !== 404) {
+          throw new Error("HTTP " + answer.status);
+        }
         unreadable = answer.status === 503;
         return answer.text();
       })

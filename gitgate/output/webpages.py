@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import html
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,6 +24,7 @@ from gitgate.output.statusviews import namespaces_everywhere, revision_cell
 from gitgate.output.tables import parse_stamp
 from gitgate.timespec import age, duration_text, rfc3339
 
+ICON_LINK = '<link rel="icon" href="/favicon.ico" type="image/svg+xml">'
 VERDICTS = (Verdict.APPLY, Verdict.HELD, Verdict.SUSPENDED, Verdict.HALTED, Verdict.FAILED)
 
 
@@ -107,7 +109,7 @@ def layout(title: str, body: str, snap: Snapshot, active: str) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<title>{e(title)} · gitgate</title><link rel="stylesheet" href="/ui/app.css">'
-        '<script src="/ui/app.js" defer></script></head>'
+        f'{ICON_LINK}<script src="/ui/app.js" defer></script></head>'
         f'<body data-refresh="{snap.refresh_seconds}"><header><strong>gitgate</strong>'
         f'<nav>{tabs}</nav><span id="live" class="live" aria-live="polite"></span></header>'
         f'<main id="main"><h1>{e(title)}</h1>{problems}{body}</main>'
@@ -249,14 +251,19 @@ def _gate_table(title: str, gates: list[dict[str, Any]], now: datetime, when: st
             f" and {more} more" if more else "") or "nothing now"
         clusters = (f" on {e(', '.join(g.get('clusters') or []))}" if g.get("clusters")
                     else "")
+        since = _when(g.get("since"), now) if g.get("since") else "-"
+        lift = (f'<code class="cmd">{e(lift_gate(str(g.get("name"))))}</code>'
+                if when != "starts" else "-")
         rows.append(
             f'<tr data-gate="{e(g.get("name"))}"><th scope="row">{e(g.get("name"))}</th>'
             f"<td>{e(g.get('action'))}{clusters}</td><td>{e(g.get('reason'))}</td>"
-            f"<td>{e(g.get('owner') or '-')}</td><td>{timing}{windows}</td>"
-            f"<td>{covered}</td><td><code>{e(g.get('file'))}</code></td></tr>")
+            f"<td>{e(g.get('owner') or '-')}</td><td class=\"since\">{since}</td>"
+            f"<td>{timing}{windows}</td><td>{covered}</td>"
+            f"<td><code>{e(g.get('file'))}</code></td><td>{lift}</td></tr>")
     return (f"<h2>{e(title)}</h2><div class=\"scroll\"><table><thead><tr><th>Gate</th>"
-            "<th>Action</th><th>Reason</th><th>Owner</th><th>When</th><th>Covers now</th>"
-            f"<th>File</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+            "<th>Action</th><th>Reason</th><th>Owner</th><th>Since</th><th>When</th>"
+            "<th>Covers now</th><th>File</th><th>To lift</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 # ------------------------------------------------------------------ rollouts
@@ -291,7 +298,8 @@ def _rollout(snap: Snapshot, inv: Inventory) -> str:
     head = (f"<p>{'Complete.' if done else e(spec.get('waitingFor') or '')} "
             f"Bake {e(duration_text(bake))}, deadline {e(duration_text(deadline))}, on failure "
             f"{e(spec.get('onFailure') or 'hold')}.</p>" if spec else "")
-    halted = (f'<p class="alert halted" role="alert">Halted: {e(state.halted)}</p>'
+    halted = (f'<p class="alert halted" role="alert">Halted: {e(state.halted)}. To retry the '
+              f'wave: <code class="cmd">{e(retry_halt(inv.bundle))}</code></p>'
               if state is not None and state.halted else "")
     return (f"{halted}{head}<div class=\"scroll\"><table class=\"waves\"><thead><tr><th>#</th>"
             f"<th>Clusters</th><th>State</th></tr></thead><tbody>{''.join(rows)}</tbody>"
@@ -330,7 +338,8 @@ def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) ->
     reasons = "".join(
         f"<li><code>{e(r.get('file'))}{':' + e(r['line']) if r.get('line') else ''}</code> "
         f"{e(r.get('kind'))} <strong>{e(r.get('gate'))}</strong>: {e(r.get('reason'))}"
-        + (f" (until {_when(str(r['until']), snap.now)})" if r.get("until") else "") + "</li>"
+        + (f" (until {_when(str(r['until']), snap.now)})" if r.get("until") else "")
+        + _lifted_by(r, inv.bundle) + "</li>"
         for r in inv.reasons)
     in_force = "".join(f'<li data-gate="{e(g.gate)}">{e(g.said())}</li>' for g in meaning.gates)
     parts.append("<h2>Gates in force</h2>" + (f'<ul class="gates-in-force">{in_force}</ul>'
@@ -391,9 +400,38 @@ def _last_change(snap: Snapshot, inv: Inventory) -> str:
             + (f"<p>and {more} more objects</p>" if more else ""))
 
 
-def missing_page(snap: Snapshot, name: str) -> str:
-    return layout("Not found", f"<p>No bundle named <code>{e(name)}</code> is recorded. "
-                  '<a href="/ui/">All bundles</a></p>', snap, "")
+def missing_page(snap: Snapshot, name: str, what: str = "bundle") -> str:
+    said = (f"No bundle named <code>{e(name)}</code> is recorded." if what == "bundle"
+            else f"There is no page <code>{e(name)}</code>.")
+    return layout("Not found", f'<p>{said} <a href="/ui/">All bundles</a></p>', snap, "")
+
+
+# ------------------------------------------------------------------ what lifts a hold
+def lift_gate(gate: str) -> str:
+    """The command that lifts a gate, run in a checkout of the repo."""
+    return f"gitgate resume {shlex.quote(gate)} --push"
+
+
+def retry_halt(bundle: str) -> str:
+    """The command that asks a halted rollout to try its wave again."""
+    return f"gitgate resume {shlex.quote(bundle)} --kubeconfig KARMADA_KUBECONFIG"
+
+
+def _lifted_by(reason: Mapping[str, Any], bundle: str) -> str:
+    """What ends one of a bundle's hold reasons, as a command where one exists."""
+    kind, file = reason.get("kind"), str(reason.get("file") or "")
+    if kind == "gate" and reason.get("gate"):
+        said = f'<code class="cmd">{e(lift_gate(str(reason["gate"])))}</code>'
+    elif kind == "rollout":
+        said = f'<code class="cmd">{e(retry_halt(bundle))}</code>'
+    elif kind == "pause-file" and file:
+        said = f'<code class="cmd">{e("git rm " + shlex.quote(file))}</code>, commit and push'
+    elif kind == "invalid-gate" and file:
+        said = f"fix <code>{e(file)}</code> (<code>gitgate check</code> says what is wrong)"
+    else:
+        return ""
+    return f' <span class="lift">To lift: {said}</span>'
+
 
 
 def _yes(value: bool) -> str:
@@ -406,7 +444,8 @@ def login_page(said: str = "") -> str:
     return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<title>Sign in · gitgate</title><link rel="stylesheet" href="/ui/app.css">'
-            '</head><body><header><strong>gitgate</strong></header><main><h1>Sign in</h1>'
+            f'{ICON_LINK}</head><body><header><strong>gitgate</strong></header><main>'
+            '<h1>Sign in</h1>'
             f'{alert}<p>This page is protected by the token gitgate was started with '
             '(<code>--ui-token-file</code>).</p><form class="login" method="post" '
             'action="/ui/login"><label>Token <input type="password" name="token" '

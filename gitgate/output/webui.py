@@ -34,7 +34,7 @@ from gitgate.karmada.dispatch import Dispatch
 from gitgate.loop import Reconciler
 from gitgate.model import Verdict
 from gitgate.output.statusviews import provenance_lines
-from gitgate.output.webassets import SCRIPT, STYLE
+from gitgate.output.webassets import ICON, SCRIPT, STYLE
 from gitgate.output.webpages import (
     Filters,
     Snapshot,
@@ -100,6 +100,7 @@ class WebUi:
     def routes(self) -> list[BaseRoute]:
         return [Route("/", self._home), Route("/ui", self._home),
                 Route("/ui/app.css", self._style), Route("/ui/app.js", self._script),
+                Route("/favicon.ico", self._icon),
                 Route("/ui/login", self._login, methods=["GET", "POST"]),
                 Route("/ui/{rest:path}", self._page)]
 
@@ -112,6 +113,9 @@ class WebUi:
 
     async def _script(self, request: Request) -> Response:
         return Response(SCRIPT, 200, _ASSET, media_type="text/javascript; charset=utf-8")
+
+    async def _icon(self, request: Request) -> Response:
+        return Response(ICON, 200, _ASSET, media_type="image/svg+xml")
 
     @staticmethod
     def _sign_in_form(status: int, said: str = "") -> Response:
@@ -175,25 +179,27 @@ class WebUi:
                 snap = self.source.snapshot()
             except GitgateError as exc:  # the API server cannot be read: said, tried again
                 return _html(503, _unreadable(exc.message))
-            return _html(200, self.page(snap, path, query))
+            status, body = self.page(snap, path, query)
+            return _html(status, body)
         except Exception:  # a bug in a page: said in the log, never half a page
             log.exception("the web page %s failed", path, extra={"event": "ui"})
             return PlainTextResponse("the page failed: see gitgate's log\n", 500)
 
-    def page(self, snap: Snapshot, path: str, query: str) -> str:
+    def page(self, snap: Snapshot, path: str, query: str) -> tuple[int, str]:
+        """The HTTP status and the page: 404 for a bundle or a page that does not exist."""
         if path == "/ui/":
-            return overview_page(snap, Filters.of(parse_qs(query)))
+            return 200, overview_page(snap, Filters.of(parse_qs(query)))
         if path == "/ui/gates":
-            return gates_page(snap)
+            return 200, gates_page(snap)
         if path == "/ui/rollouts":
-            return rollouts_page(snap)
+            return 200, rollouts_page(snap)
         if path.startswith("/ui/bundles/"):
             name = path.removeprefix("/ui/bundles/")
             found = next((i for i in snap.inventories if i.bundle == name), None)
             if found is None:
-                return missing_page(snap, name)
-            return bundle_page(snap, found, self.source.events(found))
-        return missing_page(snap, path.removeprefix("/ui/"))
+                return 404, missing_page(snap, name)
+            return 200, bundle_page(snap, found, self.source.events(found))
+        return 404, missing_page(snap, path, "page")
 
 
 def _unreadable(message: str) -> str:

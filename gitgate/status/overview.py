@@ -32,6 +32,7 @@ def gate_view(state: GateState) -> dict[str, Any]:
             "clusters": list(gate.clusters),
             "until": rfc3339(gate.until) if gate.until else None,
             "nextChange": rfc3339(state.next_change) if state.next_change else None,
+            "since": rfc3339(state.since) if state.since else None,
             "windows": [f"{w.cron} for {duration_text(w.duration)} ({w.time_zone})"
                         for w in gate.windows]}
 

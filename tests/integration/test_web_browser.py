@@ -190,3 +190,38 @@ def test_on_call_sees_verdicts_a_new_hold_a_halted_rollout_and_no_secret(chromiu
     assert all(CANARY not in html for html in seen)
     assert errors == []
     context.close()
+
+
+def test_no_console_error_a_favicon_and_a_404_for_what_does_not_exist(chromium, loop):
+    """Issue 61: every load logged a console error for `/favicon.ico` (404), and an unknown
+    bundle's page answered 200. Here nothing is cleared: every page loads without a console
+    error, the tab's icon is gitgate's own (served inline, fetched from nowhere else), and an
+    unknown bundle is a 404 whose page says so."""
+    from playwright.sync_api import expect
+
+    base, _ = loop
+    context = chromium.new_context(extra_http_headers={"Authorization": f"Bearer {TOKEN}"})
+    page = context.new_page()
+    errors: list[str] = []
+    icons: list[tuple[str, int]] = []
+    elsewhere: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("response", lambda r: icons.append((r.url, r.status))
+            if "favicon" in r.url else None)
+    page.on("request", lambda r: elsewhere.append(r.url)
+            if not r.url.startswith(base) else None)
+    for path in ("/ui/", "/ui/gates", "/ui/rollouts", "/ui/bundles/web"):
+        page.goto(base + path)
+        expect(page.locator("#live")).to_contain_text("live")
+    icon = page.evaluate("fetch('/favicon.ico').then(r => r.status + ' ' + "
+                         "r.headers.get('content-type'))")
+    assert icon == "200 image/svg+xml"
+    assert page.locator('link[rel="icon"]').get_attribute("href") == "/favicon.ico"
+    assert all(status == 200 for _, status in icons), icons
+    assert errors == [] and elsewhere == []
+
+    missing = page.goto(base + "/ui/bundles/no-such-bundle")
+    assert missing is not None and missing.status == 404
+    expect(page.locator("h1")).to_have_text("Not found")
+    context.close()

@@ -371,3 +371,47 @@ def test_gitgate_ui_shows_what_the_loop_recorded_on_the_api_server(tmp_path, emu
         process.terminate()
         assert process.wait(10) == 0
     assert "gitgate ui: http://127.0.0.1" in (tmp_path / "ui.log").read_text()
+
+
+PAUSED = ("apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata:\n  name: pause-extra\n"
+          "  annotations: {gitgate.io/paused-at: '2026-11-24T03:00:00Z'}\n"
+          "spec: {bundles: [extra], reason: INC-7 on call}\n")
+
+
+def test_missing_pages_are_404_a_favicon_and_what_lifts_each_hold(tmp_path, emulator, tools):
+    """Issue 61: `/ui/bundles/<unknown>` answered 200 "Not found", `/favicon.ico` 404 on every
+    load; gates had no "since", and no command to lift a gate or retry a halt was shown."""
+    root, flags = repo_with_everything(tmp_path, emulator)
+    write_files(root, {"gates/pause-extra.yaml": PAUSED})
+    loop = halted_loop(root, flags, tools)
+    server, base = serve(WebUi(loop_source(loop, 1), TOKEN.encode()))
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    try:
+        for path in ("/ui/bundles/nothing", "/ui/no-such-page"):
+            status, body, _ = page(base + path, **bearer)
+            assert status == 404, path
+            assert "<h1>Not found</h1>" in body
+        status, icon, headers = page(base + "/favicon.ico")  # no token: an asset
+        assert status == 200 and headers["Content-Type"] == "image/svg+xml"
+        assert icon.startswith("<svg") and "href" not in icon  # nothing fetched from elsewhere
+        overview = page(base + "/ui/", **bearer)[1]
+        assert '<link rel="icon" href="/favicon.ico"' in overview
+
+        gates = page(base + "/ui/gates", **bearer)[1]
+        paused = re.search(r'<tr data-gate="pause-extra">.*?</tr>', gates, re.S).group(0)
+        assert '<td class="since"><time datetime="2026-11-24T03:00:00Z"' in paused
+        assert "<code class=\"cmd\">gitgate resume pause-extra --push</code>" in paused
+        freeze = re.search(r'<tr data-gate="freeze">.*?</tr>', gates, re.S).group(0)
+        assert "gitgate resume freeze --push" in freeze
+
+        rollouts = page(base + "/ui/rollouts", **bearer)[1]
+        halted = re.search(r'<p class="alert halted".*?</p>', rollouts, re.S).group(0)
+        assert "gitgate resume web --kubeconfig KARMADA_KUBECONFIG" in halted
+        extra = page(base + "/ui/bundles/extra", **bearer)[1]
+        reasons = extra.split("<h2>Gates and reasons</h2>")[1].split("<h2>")[0]
+        assert "To lift: <code class=\"cmd\">gitgate resume freeze --push</code>" in reasons
+        assert "gitgate resume pause-extra --push" in reasons
+        web = page(base + "/ui/bundles/web", **bearer)[1]
+        assert "gitgate resume web --kubeconfig KARMADA_KUBECONFIG" in web
+    finally:
+        server.stop()
