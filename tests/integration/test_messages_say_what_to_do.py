@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import committed_repo, write_files
+from tests.conftest import REPO_ROOT, committed_repo, write_files
 from tests.support.hostile import gitgate
 
 pytestmark = pytest.mark.integration
@@ -50,18 +50,40 @@ clusters:
 """
 
 
-def test_the_readmes_strategic_merge_acts_on_a_namespaced_object(tmp_path):
+def readme_customization() -> str:
+    """The `clusters:` example of the README's "Per-cluster changes" section, as written."""
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text.split("**Per-cluster values as data.**")[1]
+    return section.split("```yaml\n")[1].split("```")[0]
+
+
+CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    "values.yaml": "replicaCount: 2\nimage: {tag: 6.7.1}\n",
+    "templates/web.yaml": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
+        "spec:\n  replicas: {{ .Values.replicaCount }}\n  selector: {matchLabels: {app: web}}\n"
+        "  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: "
+        "web, image: 'web:{{ .Values.image.tag }}'}]}\n---\n" + CM + "data: {mode: green}\n"),
+}
+
+
+def test_the_readmes_customization_runs_as_written_on_namespaced_objects(tmp_path):
     """kustomize alone looks for a strategic-merge patch without a namespace outside every
     namespace: the README's example failed on a namespaced ConfigMap."""
     root = write_files(tmp_path / "repo", {
         "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: "
                         "[member1, member2]}}}\n",
-        "apps/web/bundle.yaml": README_CUSTOMIZATION,
-        "apps/web/cm.yaml": CM + "data: {mode: green}\n"})
+        "apps/web/bundle.yaml": "name: apps-web\n" + readme_customization(),
+        **{f"apps/web/{k}": v for k, v in CHART.items()}})
     rendered = gitgate("render", str(root), "--cluster", "member2", "-o", "json")
     assert rendered.returncode == 0, rendered.stderr
-    (obj,) = json.loads(rendered.stdout)["bundles"][0]["objects"]
-    assert obj["data"] == {"mode": "blue"} and obj["metadata"]["namespace"] == "shop"
+    objects = {o["kind"]: o for o in json.loads(rendered.stdout)["bundles"][0]["objects"]}
+    assert objects["ConfigMap"]["data"] == {"mode": "blue"}
+    assert objects["ConfigMap"]["metadata"]["namespace"] == "shop"
+    web = objects["Deployment"]
+    assert web["spec"]["replicas"] == 5  # the values said 1, the JSON 6902 patch 5
+    assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "web:6.7.2"
 
 
 def test_a_failed_patch_is_named_from_0_with_its_line_and_what_kustomize_said(tmp_path):
