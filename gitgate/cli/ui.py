@@ -8,7 +8,7 @@ import signal
 import threading
 
 from gitgate.cli.flags import kube_flags, ui_flags, ui_settings
-from gitgate.cli.kube import cluster_from
+from gitgate.cli.kube import cluster_from, kubeconfig_choice
 from gitgate.endpoints.routes import LoopEndpoints
 from gitgate.endpoints.server import EndpointServer, parse_listen
 from gitgate.output import console
@@ -32,7 +32,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     listen = parse_listen(args.listen)
     token, refresh = ui_settings(args)
     cluster = cluster_from(args)
-    origin = f"the API server of {args.kubeconfig or 'the default kubeconfig'}"
+    origin = f"the API server of {kubeconfig_choice(args.kubeconfig).said()}"
     source = ApiSource(cluster, args.instance, args.now, origin, refresh)
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: True, status=lambda: {}, metrics=lambda: b"", trigger=lambda: None,

@@ -34,7 +34,10 @@ def test_status_without_any_kubeconfig_says_what_to_do(tmp_path):
     env["HOME"] = str(tmp_path)  # no ~/.kube/config
     done = gitgate("status", env=env)
     assert done.returncode == 2
-    assert "not running in a pod: pass --kubeconfig, set KUBECONFIG" in done.stderr
+    assert done.stderr.startswith("error: no kubeconfig: --kubeconfig is not given, $KUBECONFIG "
+                                  "is not set")
+    assert "this is not a pod; pass the kubeconfig of the Karmada API server with "\
+        "--kubeconfig FILE" in done.stderr
     assert "Service host/port" not in done.stderr
 
 
