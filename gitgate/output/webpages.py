@@ -18,7 +18,7 @@ from gitgate.apply.inventory import Inventory
 from gitgate.apply.standing import standing_of
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.karmada.waves import RolloutState
-from gitgate.model import Verdict
+from gitgate.model import ReasonKind, Verdict
 from gitgate.output.recordviews import clusters_ready
 from gitgate.output.statusviews import namespaces_everywhere, revision_cell
 from gitgate.output.tables import parse_stamp
@@ -420,13 +420,13 @@ def retry_halt(bundle: str) -> str:
 def _lifted_by(reason: Mapping[str, Any], bundle: str) -> str:
     """What ends one of a bundle's hold reasons, as a command where one exists."""
     kind, file = reason.get("kind"), str(reason.get("file") or "")
-    if kind == "gate" and reason.get("gate"):
+    if kind == ReasonKind.GATE and reason.get("gate"):
         said = f'<code class="cmd">{e(lift_gate(str(reason["gate"])))}</code>'
-    elif kind == "rollout":
+    elif kind == ReasonKind.ROLLOUT:
         said = f'<code class="cmd">{e(retry_halt(bundle))}</code>'
-    elif kind == "pause-file" and file:
+    elif kind == ReasonKind.PAUSE_FILE and file:
         said = f'<code class="cmd">{e("git rm " + shlex.quote(file))}</code>, commit and push'
-    elif kind == "invalid-gate" and file:
+    elif kind == ReasonKind.INVALID_GATE and file:
         said = f"fix <code>{e(file)}</code> (<code>gitgate check</code> says what is wrong)"
     else:
         return ""
