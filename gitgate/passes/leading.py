@@ -51,7 +51,7 @@ def leadership(cluster: ClusterPort, instance: str, now: datetime) -> Leadership
     stories = []
     for name, lease in leases:
         replica = replica_of(lease)
-        if replica is None or replica.released:
+        if replica is None:
             stories.append(f"Lease {name} has no holder (its last replica stopped)")
             continue
         if replica.renewed is None:
