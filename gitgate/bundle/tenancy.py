@@ -9,12 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gitgate.bundle.selectors import CLUSTER_WIDE_KINDS, is_acting, is_propagation, selectors_of
+from gitgate.bundle.selectors import is_propagation, selectors_of
 from gitgate.errors import Reason
 from gitgate.model import Bundle, Manifest, ObjectRef, Problem, join
 from gitgate.model.kindscope import ScopeTable
 from gitgate.model.rolloutspec import OPERATORS, ClusterSelector, Members, Requirement
 from gitgate.model.tenantrules import (
+    REACH_READ,
     in_namespaces,
     kind_name,
     object_rules,
@@ -227,8 +228,11 @@ def unjudged(tenancy: Tenancy | None) -> list[str]:
 
 
 def is_cluster_wide(obj: Manifest) -> bool:
-    """A Karmada object that acts on what it selects in every namespace."""
-    return (is_acting(obj) or is_propagation(obj)) and obj.get("kind") in CLUSTER_WIDE_KINDS
+    """A Karmada object that acts on what it selects in every namespace, and whose reach
+    gitgate reads from its selectors (`REACH_READ`; any other cluster-scoped kind is refused
+    to a tenant by `object_rules`)."""
+    ref = ObjectRef.of(obj)
+    return (ref.group, ref.kind) in REACH_READ
 
 
 def police(bundles: list[Bundle], tenancy: Tenancy | None,

@@ -3,7 +3,16 @@ cluster-scoped objects only with `clusterScoped: true`. Whether an object is clu
 is the scope table's word (`model.kindscope`: the API server's, else Kubernetes' and
 Karmada's own), never the object's `namespace` field: a repo CRD or a stray `namespace:`
 cannot make a cluster-scoped object look like a tenant's. A kind nobody can place fails
-closed for a tenant."""
+closed for a tenant.
+
+A cluster-scoped object acts beyond any namespace, so even with `clusterScoped: true` a
+tenant writes one only where gitgate can read its whole reach from the object itself: its
+own Namespaces, and the Karmada kinds of `REACH_READ`, whose selectors and placements
+`bundle.tenancy` then holds to the tenant's namespaces and clusters. Any other cluster-scoped
+kind (a webhook or interpreter configuration, an admission policy, a CRD, a ClusterRole, a
+ClusterTaintPolicy, a Cluster, an APIService, a kind of any other group) fails closed: its
+reach is the whole cluster, or is decided by things gitgate cannot see (labels that other
+roles aggregate, names that other bindings reference, every request it intercepts)."""
 
 from __future__ import annotations
 
@@ -13,6 +22,15 @@ from fnmatch import fnmatchcase
 from gitgate.model.kindscope import ScopeTable
 from gitgate.model.objects import Manifest, ObjectRef
 from gitgate.model.tenantspec import PLATFORM, Tenancy, Tenant
+
+# the cluster-scoped kinds whose reach gitgate reads from the object (its selectors, its
+# placement): the only cluster-scoped kinds but Namespaces a tenant may write
+REACH_READ: frozenset[tuple[str, str]] = frozenset({
+    ("policy.karmada.io", "ClusterPropagationPolicy"),
+    ("policy.karmada.io", "ClusterOverridePolicy"),
+    ("apps.karmada.io", "WorkloadRebalancer"),
+    ("config.karmada.io", "ResourceInterpreterCustomization"),
+})
 
 
 def path_matches(path: str, pattern: str) -> bool:
@@ -62,9 +80,8 @@ def object_rules(obj: Manifest, tenant: Tenant, scopes: ScopeTable) -> Iterable[
         return
     namespaced = scopes.namespaced(ref.group, ref.kind)
     if namespaced is None:
-        if not (tenant.cluster_scoped and (not namespace or in_namespaces(tenant, namespace))):
-            yield (f"{ref}: {scopes.unknown_why(ref.group, ref.kind)}; {said} writes only "
-                   "what is known to be within its rules, so it is not applied")
+        yield (f"{ref}: {scopes.unknown_why(ref.group, ref.kind)}; {said} writes only "
+               "what is known to be within its rules, so it is not applied")
     elif namespaced:
         if not in_namespaces(tenant, namespace):
             yield (f"{ref} is in namespace {namespace or '(none)'}, outside {said}'s "
@@ -74,6 +91,12 @@ def object_rules(obj: Manifest, tenant: Tenant, scopes: ScopeTable) -> Iterable[
                "namespaced objects and its own Namespaces (clusterScoped: false; the kind "
                f"{kind} is cluster-scoped {scopes.said_by(ref.group, ref.kind)}, whatever "
                "namespace the object names)")
+    elif (ref.group, ref.kind) not in REACH_READ:
+        yield (f"{ref._replace(namespace='')} is cluster-scoped, and gitgate cannot prove that "
+               f"a {kind} acts only on {said}'s namespaces and clusters: with clusterScoped: "
+               "true a tenant writes only its Namespaces, ClusterPropagationPolicies, "
+               "ClusterOverridePolicies and WorkloadRebalancers that select within them "
+               "(anything else cluster-scoped is the platform's)")
 
 
 def owner_of(path: str, tenancy: Tenancy | None) -> Tenant | str:

@@ -326,6 +326,106 @@ def test_a_cluster_wide_policy_is_judged_by_what_it_could_select(tmp_path, emula
     assert writes_to(emulator, "clusterpropagationpolicies/infra-secrets") == []
 
 
+INFRA = TENANTS + ("  - name: infra\n    paths: [\"apps/infra/**\"]\n"
+                   "    namespaces: [infra]\n    clusterScoped: true\n")
+INTERPRETER_WEBHOOK = """
+apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterWebhookConfiguration
+metadata: {name: infra-interpreter}
+webhooks:
+  - name: all.infra.example.com
+    rules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], kinds: ["*"]}]
+    clientConfig: {url: "https://interpreter.example.com/interpret"}
+    interpreterContextVersions: ["v1alpha1"]
+"""
+TAINT_ALL = """
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: infra-evict-all}
+spec:
+  addOnConditions: [{conditionType: Ready, operator: In, statusValues: ["True"]}]
+  taints: [{key: infra, effect: NoExecute}]
+"""
+CLUSTER = ("apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: member1}\n"
+           "spec: {taints: [{key: infra, effect: NoExecute}]}\n")
+REMEDY = ("apiVersion: remedy.karmada.io/v1alpha1\nkind: Remedy\nmetadata: {name: infra}\n"
+          "spec: {actions: [TrafficControl]}\n")
+MUTATING = ("apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
+            "metadata: {name: infra-mutate}\nwebhooks: [{name: all.infra.example.com, "
+            "clientConfig: {url: 'https://m.example.com'}, rules: [{operations: ['*'], "
+            "apiGroups: ['*'], apiVersions: ['*'], resources: ['*']}], sideEffects: None, "
+            "admissionReviewVersions: [v1]}]\n")
+AGGREGATED_ROLE = ("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: "
+                   "{name: infra-everything, labels: "
+                   "{rbac.authorization.k8s.io/aggregate-to-view: 'true'}}\n"
+                   "rules: [{apiGroups: ['*'], resources: ['*'], verbs: ['*']}]\n")
+
+
+@pytest.mark.parametrize(("manifest", "ref", "limited"), [
+    (INTERPRETER_WEBHOOK, "ResourceInterpreterWebhookConfiguration.config.karmada.io "
+                          "infra-interpreter", False),
+    (TAINT_ALL, "ClusterTaintPolicy.policy.karmada.io infra-evict-all", False),
+    (TAINT_ALL, "ClusterTaintPolicy.policy.karmada.io infra-evict-all", True),
+    (CLUSTER, "Cluster.cluster.karmada.io member1", False),
+    (REMEDY, "Remedy.remedy.karmada.io infra", False),
+    (MUTATING, "MutatingWebhookConfiguration.admissionregistration.k8s.io infra-mutate", False),
+    (AGGREGATED_ROLE, "ClusterRole.rbac.authorization.k8s.io infra-everything", False),
+], ids=["interpreter-webhook", "taint-policy", "taint-policy-of-member1-tenant", "cluster",
+        "remedy", "admission-webhook", "aggregated-cluster-role"])
+def test_a_cluster_scoped_tenant_writes_nothing_whose_reach_gitgate_cannot_prove(
+        tmp_path, manifest, ref, limited):
+    """`clusterScoped: true` is no licence to act on every tenant: a cluster-scoped object
+    whose reach gitgate cannot read from it (it interprets, taints, admits or grants for the
+    whole cluster) fails the tenant's bundle in `check`; the same object in a platform folder
+    passes."""
+    config = INFRA.replace("    clusterScoped: true\n", "    clusterScoped: true\n"
+                           "    clusters: [member1]\n") if limited else INFRA
+    root = shared(tmp_path, {"apps/infra/x/obj.yaml": manifest,
+                             "apps/infra/x/bundle.yaml": "name: infra-x\n",
+                             "platform/x/obj.yaml": manifest.replace("name: ", "name: p-", 1),
+                             "platform/x/bundle.yaml": "name: platform-x\n"}, config)
+    check = gitgate("check", str(root), "-o", "json")
+    failures = {c["name"]: c["failures"] for c in json.loads(check.stdout)["cases"]
+                if c["failures"]}
+    assert check.returncode == 1 and list(failures) == ["infra-x"], check.stdout
+    said = json.dumps(failures["infra-x"])
+    assert "OutsideTenant" in said and ref in said, said
+    assert "gitgate cannot prove" in said and "tenant infra" in said
+
+
+WIDGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.infra.example.com"},
+    "spec": {"group": "infra.example.com", "scope": "Cluster",
+             "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                 "openAPIV3Schema": {"type": "object",
+                                     "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def test_a_served_cluster_scoped_kind_of_another_group_is_not_a_tenants(tmp_path, emulator):
+    """A kind the API server serves cluster-scoped, of a group gitgate knows nothing of: a
+    clusterScoped tenant's object of it fails closed and is never sent, while its
+    ClusterPropagationPolicy that selects within its namespace is applied."""
+    emulator.state.install_crd(WIDGET_CRD)
+    kubeconfig, _ = cluster_of(emulator, tmp_path)
+    within = ("apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterPropagationPolicy\n"
+              "metadata: {name: infra-own}\nspec:\n  resourceSelectors: "
+              "[{apiVersion: v1, kind: ConfigMap, namespace: infra}]\n"
+              "  placement: {clusterAffinity: {clusterNames: [member1]}}\n")
+    root = shared(tmp_path, {"apps/infra/w/w.yaml": "apiVersion: infra.example.com/v1\n"
+                                                    "kind: Widget\nmetadata: {name: w}\n",
+                             "apps/infra/w/bundle.yaml": "name: infra-widget\n",
+                             "apps/infra/p/cpp.yaml": within,
+                             "apps/infra/p/bundle.yaml": "name: infra-policy\n"}, INFRA)
+    done, results = apply(root, kubeconfig)
+    assert results["infra-widget"]["reason"] == "OutsideTenant"
+    assert "gitgate cannot prove" in results["infra-widget"]["message"]
+    assert writes_to(emulator, "widgets") == []
+    assert not results["infra-policy"]["failed"], results["infra-policy"]
+    assert writes_to(emulator, "clusterpropagationpolicies/infra-own")
+
+
 # ------------------------------------------------------ 3. every request as the tenant
 ACCOUNT = "    serviceAccount: {namespace: gitgate-tenants, name: orders}\n"
 ORDERS_USER = "system:serviceaccount:gitgate-tenants:orders"

@@ -85,11 +85,59 @@ def test_an_allow_list_limits_the_kinds():
                            "['ConfigMap', 'apps/*'], kinds.deny [])"]}
 
 
-def test_cluster_scoped_objects_when_the_tenant_may():
-    wide = Tenant("ops", ("ops/**",), ("ops",), cluster_scoped=True)
-    assert broken(bundle("ops", "ops", obj("ClusterRole", "r",
-                                           api="rbac.authorization.k8s.io/v1")),
-                  tenancy=Tenancy((wide,))) == {}
+WIDE = Tenant("ops", ("ops/**",), ("ops",), ("member1",), cluster_scoped=True)
+
+
+def within(kind: str, api: str = "policy.karmada.io/v1alpha1", **spec) -> dict:
+    return {**obj(kind, "mine", api=api), "spec": spec}
+
+
+def test_a_cluster_scoped_tenant_writes_what_gitgate_can_hold_to_it():
+    """With `clusterScoped: true`: its Namespaces, and the Karmada objects whose reach
+    gitgate reads from their selectors, when those select within its namespaces."""
+    own = [{"apiVersion": "v1", "kind": "ConfigMap", "namespace": "ops"}]
+    assert broken(bundle("ops", "ops", obj("Namespace", "ops"),
+                         within("ClusterPropagationPolicy", resourceSelectors=own,
+                                placement=PLACED),
+                         within("ClusterOverridePolicy", resourceSelectors=own),
+                         within("WorkloadRebalancer", "apps.karmada.io/v1alpha1", workloads=[
+                             {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d",
+                              "namespace": "ops"}])),
+                  tenancy=Tenancy((WIDE,))) == {}
+
+
+@pytest.mark.parametrize("culprit", [
+    obj("ResourceInterpreterWebhookConfiguration", "all", api="config.karmada.io/v1alpha1"),
+    obj("ClusterTaintPolicy", "evict", api="policy.karmada.io/v1alpha1"),
+    obj("Cluster", "member1", api="cluster.karmada.io/v1alpha1"),
+    obj("Remedy", "r", api="remedy.karmada.io/v1alpha1"),
+    obj("ResourceRegistry", "r", api="search.karmada.io/v1alpha1"),
+    obj("MutatingWebhookConfiguration", "m", api="admissionregistration.k8s.io/v1"),
+    obj("ValidatingAdmissionPolicy", "v", api="admissionregistration.k8s.io/v1"),
+    obj("CustomResourceDefinition", "widgets.example.com", api="apiextensions.k8s.io/v1"),
+    obj("APIService", "v1.example.com", api="apiregistration.k8s.io/v1"),
+    obj("ClusterRole", "r", api="rbac.authorization.k8s.io/v1"),
+    obj("ClusterRoleBinding", "r", api="rbac.authorization.k8s.io/v1"),
+    obj("FlowSchema", "f", api="flowcontrol.apiserver.k8s.io/v1"),
+    obj("PriorityClass", "p", api="scheduling.k8s.io/v1"),
+    obj("Widget", "w", api="example.com/v1"),  # a cluster-scoped kind of another group
+])
+def test_a_cluster_scoped_kind_whose_reach_gitgate_cannot_read_fails_closed(culprit):
+    scopes = ScopeTable(((("example.com", "Widget"), False),), served=True)
+    found = policed(bundle("ops", "ops", obj("ConfigMap", "c", "ops"), culprit), scopes=scopes,
+                    tenancy=Tenancy((WIDE,)))
+    assert list(found) == ["ops"]
+    assert any(str(ObjectRef.of(culprit)) in line and "gitgate cannot prove" in line
+               for line in found["ops"]), found
+    platform = bundle("infra", "platform/x", culprit)
+    assert policed(platform, scopes=scopes, tenancy=Tenancy((WIDE,))) == {}
+
+
+def test_a_kind_nobody_knows_fails_a_cluster_scoped_tenant_too():
+    gadget = obj("Gadget", "g", "ops", "things.example.com/v1")
+    found = policed(bundle("ops", "ops", gadget), scopes=ScopeTable(served=True),
+                    tenancy=Tenancy((WIDE,)))
+    assert "whether it is namespaced cannot be told" in found["ops"][0]
 
 
 @pytest.mark.parametrize(("options", "words"), [
