@@ -215,12 +215,18 @@ def ui_flags(parser: argparse.ArgumentParser) -> None:
                              "only): set it when the page is reached through a TLS proxy")
 
 
+def secret_file(path: str | None, flag: str, what: str) -> TokenFile | None:
+    """A secret file read again whenever it changes (None: no flag); checked once here, so a
+    missing or empty file is a startup error. `what` names it in the log."""
+    if not path:
+        return None
+    read_secret_file(path, flag)
+    return TokenFile(Path(path), what)
+
+
 def ui_settings(args: argparse.Namespace) -> tuple[TokenFile | None, int]:
     """The token file (None: no token; read again when it changes, and checked once here)
     and the refresh in whole seconds, from ui_flags."""
-    token = None
-    if args.ui_token_file:
-        read_secret_file(args.ui_token_file, "--ui-token-file")
-        token = TokenFile(Path(args.ui_token_file))
+    token = secret_file(args.ui_token_file, "--ui-token-file", "the web page's token file")
     refresh = duration_flag(args.ui_refresh, "--ui-refresh").total_seconds()
     return token, max(1, int(refresh))

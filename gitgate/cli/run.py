@@ -20,8 +20,8 @@ from gitgate.cli.flags import (
     gate_signer_flags,
     gate_trust_from,
     kube_flags,
-    read_secret_file,
     replica_identity,
+    secret_file,
     tool_flags,
     trust_from,
     ui_flags,
@@ -125,7 +125,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           "lift, or the head is not signed")
     run.add_argument("--webhook-secret-file",
                      help="file holding the secret of the Git webhook and of /reconcile "
-                          "(without it both are disabled)")
+                          "(without it both are disabled); read again when it changes")
     run.add_argument("--no-leader-elect", action="store_true",
                      help="write without holding the Lease (a single replica)")
     run.add_argument("--shard", action="store_true",
@@ -205,8 +205,8 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     gate_trust = gate_trust_from(args, keyrings / "gates")
     guard = (GateGuard(gate_trust, args.path) if gate_trust is not None
              else GateGuard(folder=args.path, repo_trust=repo_trust))
-    secret = (read_secret_file(args.webhook_secret_file, "--webhook-secret-file")
-              if args.webhook_secret_file else None)
+    secret = secret_file(args.webhook_secret_file, "--webhook-secret-file",
+                         "the webhook secret file")
     urls = read_urls(Path(args.notify_urls_file)) if args.notify_urls_file else []
     ui_token, ui_refresh = ui_settings(args)
     tools = find_tools(args.helm, args.kustomize)

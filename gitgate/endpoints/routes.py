@@ -3,6 +3,11 @@ webhook (`POST /hooks/git`, accepted only with a valid X-Hub-Signature-256) and 
 /reconcile` (a pass now, accepted only with `Authorization: Bearer <the webhook secret>`);
 the read-only web page's routes when the loop is given them (`output.webui`).
 
+The webhook secret is asked of its source at each request (`signin.TokenFile` reads the file
+again when it changes: after a rotation only the new secret is accepted). Wrong signatures
+and wrong Bearer tokens are counted per client address (`signin.Throttle`): past the share,
+that address's wrong ones get a late 429; the right secret is never refused.
+
 /healthz and /readyz are answered on the event loop itself (never queued behind work); the
 answers that call into the loop run in Starlette's worker threads. Before any route, a
 request whose body passes `body_bytes` is answered 413 (by its Content-Length before a byte
@@ -11,6 +16,7 @@ X-Hub-Signature-256) is answered 400: never "the last one wins"."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -18,12 +24,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitgate.endpoints.connection import Limits
+from gitgate.endpoints.signin import FixedToken, SecretSource, Throttle
 
 TEXT = "text/plain; charset=utf-8"
 SINGLE_HEADERS = (b"authorization", b"cookie", b"x-hub-signature-256")
@@ -42,15 +50,19 @@ class LoopEndpoints:
 
     def __init__(self, *, ready: Callable[[], bool], status: Callable[[], dict[str, Any]],
                  metrics: Callable[[], bytes], trigger: Callable[[], None],
-                 webhook_secret: bytes | None,
+                 webhook_secret: bytes | SecretSource | None,
                  request_pass: Callable[[], int] | None = None,
                  leading: Callable[[], bool] = lambda: True,
-                 pages: Sequence[BaseRoute] = ()):
+                 pages: Sequence[BaseRoute] = (),
+                 throttle: Throttle | None = None):
         self.ready = ready
         self.status = status
         self.metrics = metrics
         self.trigger = trigger
-        self.webhook_secret = webhook_secret
+        # None: the webhook and /reconcile are off; a source answering None refuses them all
+        self.webhook_secret: SecretSource | None = (
+            FixedToken(webhook_secret) if isinstance(webhook_secret, bytes) else webhook_secret)
+        self.throttle = throttle or Throttle(what="/hooks/git and /reconcile")
         # asks the loop for a pass now; returns how many passes had run before it
         self.request_pass = request_pass
         self.leading = leading
@@ -77,25 +89,40 @@ def endpoint_app(endpoints: LoopEndpoints, limits: Limits) -> ASGIApp:
         return Response(json.dumps(endpoints.status(), indent=2), 200,
                         media_type="application/json")
 
+    async def wrong(request: Request, answer: Response) -> Response:
+        """A wrong secret: `answer`, or past the address's share this minute a 429, late."""
+        throttle = endpoints.throttle
+        if not throttle.failed(request.client.host if request.client else "?"):
+            return answer
+        await asyncio.sleep(throttle.delay)
+        return text(429, "too many wrong secrets from this address: try again in a minute\n",
+                    {"Retry-After": "60"})
+
     async def hook(request: Request) -> Response:
         refused = _disabled(endpoints, request.url.path)
         if refused is not None:
             return refused
         assert endpoints.webhook_secret is not None
-        if not valid_signature(endpoints.webhook_secret, await request.body(),
+        secret = endpoints.webhook_secret.current() or b""
+        if not valid_signature(secret, await request.body(),
                                request.headers.get("x-hub-signature-256")):
-            return text(401, "invalid signature\n")
+            return await wrong(request, text(401, "invalid signature\n"))
         endpoints.trigger()
         return text(202, "fetch triggered\n")
 
-    def reconcile(request: Request) -> Response:
+    async def reconcile(request: Request) -> Response:
         refused = _disabled(endpoints, request.url.path)
         if refused is not None:
             return refused
         assert endpoints.webhook_secret is not None
+        secret = endpoints.webhook_secret.current()
         token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(token.encode(), endpoints.webhook_secret):
-            return text(401, "unauthorized: send Authorization: Bearer <webhook secret>\n")
+        if not secret or not hmac.compare_digest(token.encode(), secret):
+            return await wrong(request, text(
+                401, "unauthorized: send Authorization: Bearer <webhook secret>\n"))
+        return await run_in_threadpool(accept_pass)
+
+    def accept_pass() -> Response:
         if not endpoints.leading() or endpoints.request_pass is None:
             return text(503, "standby: this replica does not lead; retry (another replica "
                              "leads)\n")
@@ -111,7 +138,7 @@ def endpoint_app(endpoints: LoopEndpoints, limits: Limits) -> ASGIApp:
 
 
 def _disabled(endpoints: LoopEndpoints, path: str) -> Response | None:
-    if endpoints.webhook_secret:
+    if endpoints.webhook_secret is not None:
         return None
     return text(403, f"{path} disabled: start gitgate with --webhook-secret-file\n")
 

@@ -1,5 +1,6 @@
-"""The web page's sign-in: its token, read again when the file changes; the session cookies
-a sign-in issues; and the per-address count of wrong tokens.
+"""Secrets given as files and the wrong guesses at them: the web page's token and the webhook
+secret, each read again when its file changes (`TokenFile`); the session cookies a page
+sign-in issues; and the per-address count of wrong tokens (`Throttle`).
 
 A cookie is an itsdangerous-signed, timestamped payload: a random session id (a new one at
 every sign-in) and a fingerprint of the token it was issued under, signed with a key derived
@@ -17,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from itsdangerous import BadData, TimestampSigner, URLSafeTimedSerializer
 
@@ -25,14 +26,20 @@ log = logging.getLogger("gitgate")
 SESSION_SECONDS = 12 * 3600
 
 
+class SecretSource(Protocol):
+    def current(self) -> bytes | None: ...
+
+
 class TokenFile:
     """The token in a file (its content without surrounding whitespace), read again whenever
     the file's inode, size or modification time changes: a rotated token (a Kubernetes Secret
-    volume swaps a symlink) takes effect at the next request. An unreadable or empty file is
-    no token: every sign-in is refused until it is back."""
+    volume swaps a symlink) takes effect at the next request, and the old one is refused
+    from then on. An unreadable or empty file is no token: everything it guards is refused
+    until it is back. `what` names the file in the log."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, what: str = "the web page's token file"):
         self.path = path
+        self.what = what
         self._seen: tuple[int, ...] | None = None
         self._token: bytes | None = None
         self._lock = threading.Lock()
@@ -47,9 +54,9 @@ class TokenFile:
             if seen != self._seen:
                 self._seen, self._token = seen, self._read() if seen else None
                 if self._token is None:
-                    log.warning("the web page's token file %s cannot be read or is empty: "
-                                "every sign-in is refused until it is back", self.path,
-                                extra={"event": "ui-token"})
+                    log.warning("%s %s cannot be read or is empty: everything it guards "
+                                "is refused until it is back", self.what, self.path,
+                                extra={"event": "secret-file"})
             return self._token
 
     def _read(self) -> bytes | None:
@@ -104,14 +111,16 @@ class Sessions:
 
 
 class Throttle:
-    """Wrong tokens (sign-in form or Bearer) counted per client address and minute. Past
-    `per_minute`, that address's wrong tokens are answered 429 after `delay` seconds; no other
-    address is touched, and a right token is never refused, from anywhere. The clock is the
-    caller's (monotonic seconds)."""
+    """Wrong tokens (sign-in form, Bearer, webhook signature) counted per client address and
+    minute. Past `per_minute`, that address's wrong tokens are answered 429 after `delay`
+    seconds; no other address is touched, and a right token is never refused, from anywhere.
+    The clock is the caller's (monotonic seconds); `what` names what is guarded in the log."""
 
     def __init__(self, per_minute: int = 10, clock: Callable[[], float] = time.monotonic,
-                 delay: float = 1.0, max_addresses: int = 10_000):
+                 delay: float = 1.0, max_addresses: int = 10_000,
+                 what: str = "the web page"):
         self.per_minute, self.clock, self.delay = per_minute, clock, delay
+        self.what = what
         self.max_addresses = max_addresses
         self._wrong: dict[str, tuple[int, int]] = {}  # address: (minute, wrong tokens)
         self._lock = threading.Lock()
@@ -128,6 +137,6 @@ class Throttle:
                     return False  # as many addresses this minute: a new one is not kept
             self._wrong[address] = (minute, count)
         if count == self.per_minute + 1:
-            log.warning("%d wrong tokens for the web page from %s this minute", count,
-                        address, extra={"event": "ui-throttle"})
+            log.warning("%d wrong tokens for %s from %s this minute", count, self.what,
+                        address, extra={"event": "throttle"})
         return count > self.per_minute
