@@ -19,7 +19,7 @@ class Tenant:
     clusters: tuple[str, ...] | None = None  # member clusters it may place on (None: any)
     kinds_allow: tuple[str, ...] = ("*",)  # `group/Kind` globs (`Kind` for the core group)
     kinds_deny: tuple[str, ...] = ()
-    cluster_scoped: bool = False  # may it write cluster-scoped objects (Namespaces aside)
+    cluster_scoped: bool = False  # may it write cluster-scoped objects of `REACH_READ` kinds
     service_account: tuple[str, str] | None = None  # (namespace, name), impersonated
     cluster_selector: ClusterSelector | None = None  # its clusters by labels, not by name
 
