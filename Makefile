@@ -9,12 +9,13 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml tools/install_tools.py tools/install_promtool.py tools/install_chromium.py
+$(STAMP): pyproject.toml tools/install_tools.py tools/install_promtool.py tools/install_chromium.py tools/install_registry.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	$(BIN)/python tools/install_tools.py --bin $(BIN)
 	$(BIN)/python tools/install_promtool.py --bin $(BIN)
 	$(BIN)/python tools/install_chromium.py
+	$(BIN)/python tools/install_registry.py --bin $(BIN)
 	touch $(STAMP)
 
 demo: setup

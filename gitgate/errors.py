@@ -27,6 +27,9 @@ class Reason(StrEnum):
     FROZEN = "Frozen"  # a write or prune of an object live in a bundle a freeze holds
     UNKNOWN_KIND = "UnknownKind"
     TOOL_MISSING = "ToolMissing"
+    CHART_NOT_ALLOWED = "ChartNotAllowed"  # a chart's repository is not in the allow-list
+    CHART_NOT_LOCKED = "ChartNotLocked"  # a fetched chart with no (or a stale) lock entry
+    CHART_FETCH_FAILED = "ChartFetchFailed"  # unreachable, too large, or not the locked digest
     GIT_FAILED = "GitFailed"
     APPLIED = "Applied"
     HELD = "Held"
@@ -96,6 +99,16 @@ class SourceError(GitgateError):
 
 class RenderError(GitgateError):
     reason: Reason = Reason.RENDER_FAILED
+
+
+class ChartError(GitgateError):
+    """A chart that cannot be fetched as locked: `reason` says whether it is not allowed, not
+    locked, or could not be fetched (or was not what the lock says)."""
+
+    def __init__(self, message: str, *, reason: Reason, file: str | None = None,
+                 line: int | None = None):
+        super().__init__(message, file=file, line=line)
+        self.reason = reason
 
 
 class ToolMissing(GitgateError):

@@ -31,6 +31,7 @@ from gitgate.apply.ledger import (
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
+from gitgate.charts.stage import ChartFetcher
 from gitgate.errors import GitgateError, Reason, SourceError
 from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.heap import give_back
@@ -256,6 +257,7 @@ class Reconciler:
         self.state = LoopState()
         self.published = Published()  # replaced whole by `publish`, once per turn of `run`
         self.render_cache = RenderCache()
+        self.charts: ChartFetcher | None = None  # the fetch stage's store: `--cache-dir`-charts
         self.wake = threading.Event()
         self.stop = threading.Event()
         self._lock = threading.Lock()
@@ -523,7 +525,7 @@ class Reconciler:
                                  cache=self.render_cache, stop=self.stop, keep_inventories=True,
                                  migrate_records=not self._migrated and self._owns(RECORDS_KEY),
                                  shard=turn.owns if turn is not None else None,
-                                 late=lambda: self.newer)
+                                 late=lambda: self.newer, charts=self.charts)
             finally:
                 with self._peek_lock:
                     self._writing, self.newer = None, None

@@ -50,11 +50,16 @@ def bundle_digest(objects: Iterable[Manifest], options: BundleOptions | None = N
 
 def acting_options(options: BundleOptions) -> dict[str, Any]:
     """The bundle.yaml (and gitgate.yaml defaults) fields that change where or how a bundle
-    goes without changing its rendered objects."""
-    return {"gitgate.io/options": {
+    goes without changing its rendered objects, and the charts its lock pins: approving one
+    digest approves exactly those chart archives."""
+    acting: dict[str, Any] = {
         "placement": options.placement, "labels": options.labels,
         "dependsOn": list(options.depends_on),
-        "rollout": dataclasses.asdict(options.rollout) if options.rollout else None}}
+        "rollout": dataclasses.asdict(options.rollout) if options.rollout else None}
+    if options.locked:  # the charts fetched, by version and archive digest
+        acting["charts"] = {e.dependency or e.ref.chart: [e.version, e.digest]
+                            for e in options.locked}
+    return {"gitgate.io/options": acting}
 
 
 def _label_override(obj: Manifest, base: str) -> str | None:

@@ -25,6 +25,7 @@ from gitgate.cli.flags import (
     verify_flags,
 )
 from gitgate.cli.kube import cluster_asked, cluster_from
+from gitgate.cli.lock import chart_fetcher
 from gitgate.errors import ConfigError, GitgateError, Reason
 from gitgate.karmada.effective import member_view
 from gitgate.model import Verdict
@@ -165,7 +166,8 @@ def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None =
                          scope_of=cluster.scope_of if cluster is not None else None,
                          clusters=cluster,
                          inventories=read_records(cluster, args.instance)
-                         if cluster is not None else None)
+                         if cluster is not None else None,
+                         charts=chart_fetcher(cluster))
 
 
 def _at(args: argparse.Namespace) -> datetime:
@@ -180,7 +182,8 @@ def cluster_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize))
+    result = render_repo(repo_folder(args), find_tools(args.helm, args.kustomize),
+                         charts=chart_fetcher())
     found, lost = grouped(result.rendered, tenancy=result.discovery.config.tenancy,
                           scopes=result.scopes)
     chosen = set(selected([b.name for b in found], args.bundle))

@@ -10,6 +10,7 @@ from gitgate.cli import (
     commits,
     describe,
     info,
+    lock,
     offline,
     reconcile,
     remove,
@@ -48,6 +49,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND",
         parser_class=_CommandParser)
-    for family in (offline, cluster, describe, commits, reconcile, remove, run, ui, info):
+    for family in (offline, lock, cluster, describe, commits, reconcile, remove, run, ui, info):
         family.register(sub)
     return parser

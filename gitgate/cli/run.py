@@ -15,6 +15,9 @@ from pathlib import Path
 
 from gitgate import __version__
 from gitgate.apiserver.apierrors import display_url
+from gitgate.charts.credentials import cluster_secrets
+from gitgate.charts.stage import ChartFetcher
+from gitgate.charts.store import ChartStore
 from gitgate.cli.flags import (
     HelpFormatter,
     gate_signer_flags,
@@ -231,6 +234,9 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     api.user_agent = f"gitgate/{__version__} ({identity})"  # the API server's audit log
     reconciler = Reconciler(source, cluster, tools, settings,
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
+    reconciler.charts = ChartFetcher(  # fetched charts outlive restarts on the cache volume
+        ChartStore(Path(f"{args.cache_dir}-charts")),
+        secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE))
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
     reconciler.watch_newer()  # a freeze pushed while a pass writes stops what it covers
     cluster.transport.observer = reconciler.metrics.api_request

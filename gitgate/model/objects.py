@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitgate.errors import Reason
+from gitgate.model.chartspec import ChartRef, LockedChart
 from gitgate.model.rolloutspec import RolloutSpec
 from gitgate.model.shared import shared
 
@@ -103,6 +104,10 @@ class BundleOptions:
     # where `rollout` is written, as the repo has it: (`apps/web/bundle.yaml`, line), or the
     # `defaults.rollout` of gitgate.yaml it comes from; line 0 when not known
     rollout_at: tuple[str, int] = ("", 0)
+    chart: ChartRef | None = None  # `helm:`: a published chart, fetched (not in the repo)
+    # chart.lock.yaml beside bundle.yaml: the published chart's and the remote dependencies'
+    # resolved versions and archive digests (part of the bundle's digest)
+    locked: tuple[LockedChart, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.apply.preparation import prepare
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.bundle.summary import summarize
+from gitgate.charts.stage import ChartFetcher
 from gitgate.errors import ConfigError, GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
@@ -127,7 +128,8 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                   cache: RenderCache | None = None,
                   scope_of: ScopeOf | None = None, clusters: Lister | None = None,
                   shard: Callable[[str], bool] | None = None,
-                  inventories: Mapping[str, Inventory] | None = None) -> Checkout:
+                  inventories: Mapping[str, Inventory] | None = None,
+                  charts: ChartFetcher | None = None) -> Checkout:
     """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles,
     and with `shard` (`run --shard`) those of this replica's shard (maybe none): the other
     replicas' sources are kept as summaries, enough for the rules across bundles.
@@ -135,11 +137,13 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
     namespaced; `clusters` is the API server to read Karmada's Clusters from when a tenant
     chooses its clusters by labels (a failed read is kept: their names then fail).
     `inventories`: the Bundle records, read before: an object or a bundle name two folders
-    with equal rights claim stays with the one whose record holds it (`model.claims`)."""
+    with equal rights claim stays with the one whose record holds it (`model.claims`).
+    `charts`: the fetch stage for the charts sources fetch (None: none is fetched)."""
     holders = holders_of(inventories.values()) if inventories is not None else None
     rendered = render_repo(root, tools, cache=cache, scope_of=scope_of,
                            mine=None if shard is None else lambda s: shard(s.bundle_name),
-                           summarize=None if shard is None else summarize, holders=holders)
+                           summarize=None if shard is None else summarize, holders=holders,
+                           charts=charts)
     members = (read_members(clusters) if clusters is not None
                and rendered.discovery.config.tenancy.by_labels else None)
     plan = whole = plan_rendered(rendered, now, revision, members, shard, holders)
@@ -210,7 +214,8 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
               stop: threading.Event | None = None, keep_inventories: bool = False,
               migrate_records: bool = True,
               shard: Callable[[str], bool] | None = None,
-              late: Callable[[], NewerFreezes | None] | None = None) -> Pass:
+              late: Callable[[], NewerFreezes | None] | None = None,
+              charts: ChartFetcher | None = None) -> Pass:
     """One pass: suspend first, render, plan at `options.now`, observe, apply. Bundles outside
     `bundle_glob` are neither written nor taken for bundles that left Git. With
     `keep_inventories`, the result carries the inventories as the pass left them. With
@@ -234,7 +239,8 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
         inventories = read_inventories(cluster, options.instance)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of,
-                             clusters=cluster, shard=shard, inventories=inventories)
+                             clusters=cluster, shard=shard, inventories=inventories,
+                             charts=charts)
     seen = planned(checkout, cluster, options, inventories)
     if late is not None:
         options = replace(options, late_freeze=stopped_by(late, seen.plan, options.now,

@@ -1,4 +1,6 @@
-"""Render a Helm chart with pyhelm3 (`helm template --include-crds`), from vendored deps only.
+"""Render a Helm chart with pyhelm3 (`helm template --include-crds`): a chart committed in the
+repo (its dependencies vendored, or fetched and locked), or a published chart, fetched and
+locked (`charts.stage`). Either way helm reads local files only.
 
 pyhelm3's Command builds and runs helm; gitgate's subclass runs it through render.sandbox (no
 plugins, no network, time and output limits, never through a shell), puts `--` before the
@@ -8,16 +10,22 @@ Release names and namespaces are validated first, so none can be read as a flag.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pyhelm3 import Command
 from pyhelm3 import errors as helm_errors
 
+from gitgate.charts.stage import Fetched
 from gitgate.errors import RenderError
 from gitgate.model import Source, join
+from gitgate.model.chartspec import PUBLISHED
+from gitgate.render.helm_schema import check_archive_schemas
 from gitgate.render.sandbox import Limits, run_tool
 from gitgate.source.tree import RepoTree
 from gitgate.yamlio import YamlLimits, YamlSyntaxError, load_documents, load_one
@@ -83,20 +91,25 @@ def chart_metadata(tree: RepoTree, source: Source) -> dict[str, Any]:
     return metadata
 
 
-def check_dependencies(tree: RepoTree, source: Source, metadata: dict[str, Any]) -> None:
-    """Every dependency must be vendored under charts/ (gitgate never downloads charts)."""
+def check_dependencies(tree: RepoTree, source: Source, metadata: dict[str, Any],
+                       fetched: Sequence[Fetched] = ()) -> None:
+    """Every dependency must be vendored under charts/, or fetched as its lock says."""
     chart_file = join(source.path, "Chart.yaml")
     charts_dir = join(source.path, "charts")
     present = {f[len(charts_dir) + 1:].split("/", 1)[0] for f in tree.under(charts_dir)
                if f != charts_dir}
     for dep in metadata.get("dependencies") or []:
         name = str((dep or {}).get("name", ""))
+        alias = str((dep or {}).get("alias") or name)
+        if any(f.locked.dependency == alias for f in fetched):
+            continue
         if name in present or any(p.startswith(f"{name}-") and p.endswith(".tgz")
                                   for p in present):
             continue
         raise RenderError(
             f"dependency {name!r} of {chart_file} is missing from {charts_dir}/: vendor it "
-            f"(`helm dependency build {source.path}`) and commit the charts/ folder",
+            f"(`helm dependency build {source.path}`) and commit the charts/ folder, or name "
+            "its chart repository or oci:// registry and lock it (`gitgate lock`)",
             file=chart_file)
 
 
@@ -116,6 +129,8 @@ def _template_error(source: Source, exc: helm_errors.Error) -> RenderError:
     text = exc.stderr.decode(errors="replace").strip()
     match = _TEMPLATE_LOCATION.search(text)
     file, line = join(source.path, "Chart.yaml"), None
+    if source.options.chart is not None:  # the chart is not in the repo: its bundle.yaml
+        file, match = join(source.path, "bundle.yaml"), None
     if match:
         chart_relative = match.group(1).split("/", 1)[-1]
         file, line = join(source.path, chart_relative), int(match.group(2))
@@ -133,19 +148,63 @@ def check_chart_folder(tree: RepoTree, source: Source) -> None:
                                                                           "Chart.yaml"))
 
 
+def _archive(fetched: Fetched) -> bytes:
+    """A fetched chart's archive, checked once more against its locked digest."""
+    try:
+        data = fetched.archive.read_bytes()
+    except OSError:
+        data = b""
+    if hashlib.sha256(data).hexdigest() != fetched.locked.hex:
+        raise RenderError(f"the fetched archive of {fetched.locked.ref.where} "
+                          f"{fetched.locked.version} is not the locked one (the chart cache "
+                          "changed under gitgate); it is fetched again on the next pass",
+                          file=str(fetched.archive))
+    check_archive_schemas(f"{fetched.locked.ref.where}-{fetched.locked.version}.tgz", data)
+    return data
+
+
+def _with_dependencies(tree: RepoTree, source: Source, fetched: Sequence[Fetched],
+                       scratch: Path) -> Path:
+    """A copy of the committed chart with its fetched dependencies in charts/: helm reads
+    this folder, never the network (the files are copied as the repo's tree reads them)."""
+    chart = scratch / "chart"
+    for file in tree.under(source.path):
+        data = tree.read_bytes(file)
+        if data is None:
+            continue
+        target = chart / file[len(source.path) + 1:] if source.path != "." else chart / file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    (chart / "charts").mkdir(parents=True, exist_ok=True)
+    for item in fetched:
+        name = f"{item.locked.ref.chart}-{item.locked.version}.tgz"
+        (chart / "charts" / name).write_bytes(_archive(item))
+    return chart
+
+
 def render_helm(helm: SandboxedHelm, tree: RepoTree, repo_root: Path,
-                source: Source) -> list[object]:
-    check_chart_folder(tree, source)
-    metadata = chart_metadata(tree, source)
-    check_dependencies(tree, source, metadata)
+                source: Source, fetched: Sequence[Fetched] = ()) -> list[object]:
     values = values_for(tree, source)
     release, namespace = release_name_for(source), namespace_for(source)
-    chart = (repo_root / source.path).resolve()
-    try:
-        text = asyncio.run(helm.template_text(release, chart, values, namespace=namespace,
-                                              display=source.path))
-    except helm_errors.Error as exc:
-        raise _template_error(source, exc) from None
+    published = next((f for f in fetched if f.locked.dependency == PUBLISHED), None)
+    with tempfile.TemporaryDirectory(prefix="gitgate-chart-") as scratch:
+        if source.options.chart is not None:
+            if published is None:
+                raise RenderError(f"{source.options.chart.where} was not fetched",
+                                  file=join(source.path, "bundle.yaml"))
+            _archive(published)
+            chart = published.archive
+        else:
+            check_chart_folder(tree, source)
+            metadata = chart_metadata(tree, source)
+            check_dependencies(tree, source, metadata, fetched)
+            chart = ((repo_root / source.path).resolve() if not fetched
+                     else _with_dependencies(tree, source, fetched, Path(scratch)))
+        try:
+            text = asyncio.run(helm.template_text(release, chart, values, namespace=namespace,
+                                                  display=source.path))
+        except helm_errors.Error as exc:
+            raise _template_error(source, exc) from None
     try:
         return [doc.data for doc in load_documents(
             text, limits=YamlLimits.from_env(max_bytes=helm.limits.max_output))]
@@ -167,7 +226,8 @@ class SandboxedHelm(Command):
     async def _run(self, command: list[Any], input: bytes | None, display: str) -> bytes:
         argv = [self._executable, *(str(part) for part in command)]
         chart: Path | None = next((p for p in command if isinstance(p, Path)), None)
-        done = await asyncio.to_thread(run_tool, argv, cwd=chart or Path.cwd(),
+        folder = chart if chart is None or chart.is_dir() else chart.parent
+        done = await asyncio.to_thread(run_tool, argv, cwd=folder or Path.cwd(),
                                        display=display, tool="helm", stdin=input,
                                        limits=self.limits)
         if done.returncode != 0:

@@ -90,16 +90,26 @@ def check_chart_schemas(tree: RepoTree, chart: str) -> None:
     """RenderError naming the schema and the reference when any schema of the chart reaches
     out of itself, or cannot be read as JSON (helm would refuse it too)."""
     for name, data in _schemas(tree, chart):
-        if len(data) > MAX_SCHEMA_BYTES:
-            raise RenderError(f"{name} is larger than {MAX_SCHEMA_BYTES >> 20} MiB", file=name)
-        try:
-            schema = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise RenderError(f"{name} is not JSON ({exc.__class__.__name__}); fix the "
-                              "schema", file=name) from None
-        found = list(reference_problems(schema))
-        if found:
-            raise RenderError(
-                f"{name} refers outside itself ({'; '.join(found[:3])}): helm would read a "
-                "file of the host or fetch a URL to resolve it; inline the referenced schema "
-                "(references may only point into the same file: '#/...')", file=name)
+        _check_schema(name, data)
+
+
+def _check_schema(name: str, data: bytes) -> None:
+    if len(data) > MAX_SCHEMA_BYTES:
+        raise RenderError(f"{name} is larger than {MAX_SCHEMA_BYTES >> 20} MiB", file=name)
+    try:
+        schema = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RenderError(f"{name} is not JSON ({exc.__class__.__name__}); fix the "
+                          "schema", file=name) from None
+    found = list(reference_problems(schema))
+    if found:
+        raise RenderError(
+            f"{name} refers outside itself ({'; '.join(found[:3])}): helm would read a "
+            "file of the host or fetch a URL to resolve it; inline the referenced schema "
+            "(references may only point into the same file: '#/...')", file=name)
+
+
+def check_archive_schemas(display: str, data: bytes) -> None:
+    """`check_chart_schemas` for a chart archive fetched from elsewhere (`display` names it)."""
+    for name, schema_data in _archived(display, data):
+        _check_schema(name, schema_data)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
+from gitgate.charts.stage import ChartFetcher, Fetched, fetch_stage
 from gitgate.errors import GitgateError, Reason, RenderError, ToolMissing
 from gitgate.memo import Memo, derive
 from gitgate.model import (
@@ -65,13 +66,15 @@ def default_workers() -> int:
 
 
 def _render_documents(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
-                      helm_client: Callable[[], object]) -> list[object]:
+                      helm_client: Callable[[], object],
+                      fetched: tuple[Fetched, ...] = ()) -> list[object]:
     """The documents a helm or kustomize source renders to (raises RenderError/ToolMissing)."""
     if tools is None:
         raise ToolMissing("helm and kustomize are needed to render this source")
     if source.kind is SourceKind.HELM:
         check_chart_schemas(tree, source.path)  # before helm resolves any $ref
-        return render_helm(helm_client(), tree, root, source)  # type: ignore[arg-type]
+        return render_helm(helm_client(), tree, root, source,  # type: ignore[arg-type]
+                           fetched)
     folder = join(source.path, source.options.kustomize_dir or ".").removesuffix("/.")
     if source.options.kustomize_dir and not has_kustomization(tree, folder):
         bundle_file = join(source.path, BUNDLE_CONFIG)
@@ -133,16 +136,19 @@ def within_budget(results: list[RenderedSource], limit: int) -> list[RenderedSou
 
 def render_source(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
                   helm_client: Callable[[], object],
-                  budget: Budget | None = None) -> RenderedSource:
-    """Render one source; any failure becomes a Problem naming the file, never an exception."""
-    rendered = _rendered(source, tree, root, tools, helm_client)
+                  budget: Budget | None = None,
+                  fetched: tuple[Fetched, ...] = ()) -> RenderedSource:
+    """Render one source; any failure becomes a Problem naming the file, never an exception.
+    `fetched`: the charts the fetch stage put in the store for it (`charts.stage`)."""
+    rendered = _rendered(source, tree, root, tools, helm_client, fetched)
     if source.options.clusters and not rendered.failed:
-        rendered = _with_variants(rendered, tree, root, tools, helm_client)
+        rendered = _with_variants(rendered, tree, root, tools, helm_client, fetched)
     return _source_budget(rendered, budget or Budget.from_env())
 
 
 def _with_variants(rendered: RenderedSource, tree: RepoTree, root: Path, tools: Tools | None,
-                   helm_client: Callable[[], object]) -> RenderedSource:
+                   helm_client: Callable[[], object],
+                   fetched: tuple[Fetched, ...] = ()) -> RenderedSource:
     """What the source renders for each `clusters:` customization: Helm values merged over
     the bundle's (the chart rendered again), then the patches, applied by kustomize."""
     source = rendered.source
@@ -159,7 +165,7 @@ def _with_variants(rendered: RenderedSource, tree: RepoTree, root: Path, tools: 
                                       "source takes patches", file=config)
                 merged = helm_values_merge(source.options.values, customization.values)
                 again = replace(source, options=replace(source.options, values=merged))
-                result = _rendered(again, tree, root, tools, helm_client)
+                result = _rendered(again, tree, root, tools, helm_client, fetched)
                 if result.failed:
                     return replace(result, problems=tuple(
                         replace(p, message=f"{config}:{_line(tree, config, at)}: {where}: "
@@ -203,7 +209,8 @@ def _line(tree: RepoTree, file: str, path: tuple[str, ...]) -> int | None:
 
 
 def _rendered(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
-              helm_client: Callable[[], object]) -> RenderedSource:
+              helm_client: Callable[[], object],
+              fetched: tuple[Fetched, ...] = ()) -> RenderedSource:
     link = tree.escape_from(source.path)
     if link:
         return RenderedSource(source, (), (Problem(
@@ -214,7 +221,8 @@ def _rendered(source: Source, tree: RepoTree, root: Path, tools: Tools | None,
         return RenderedSource(source, tuple(raw_objects) if not raw_problems else (),
                               tuple(raw_problems))
     try:
-        documents = post.expand_lists(_render_documents(source, tree, root, tools, helm_client))
+        documents = post.expand_lists(_render_documents(source, tree, root, tools, helm_client,
+                                                        fetched))
     except GitgateError as exc:
         return RenderedSource(source, (), (Problem(source.path, exc.message, exc.file, exc.line,
                                                    exc.reason),))
@@ -458,7 +466,8 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 mine: Callable[[Source], bool] | None = None,
                 summarize: Summarize | None = None,
                 clock: Callable[[], int] = time.time_ns,
-                holders: Holders | None = None) -> RepoRender:
+                holders: Holders | None = None,
+                charts: ChartFetcher | None = None) -> RepoRender:
     """Render every source of the repo at `root`. With a `cache`, a source whose inputs did
     not change since the last call is not rendered again. `scope_of` (the API server's
     discovery) says whether a kind is namespaced. `holders`: what the Bundle records hold
@@ -468,6 +477,10 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     finished, as `summarize` makes it (`bundle.summary`), in the result and in the cache: it
     is rendered again only when its inputs change, or when the scopes it was placed under
     did; a source that becomes this replica's is rendered in full again.
+
+    `charts`: the fetch stage (`charts.stage`), run for each source before its render is
+    looked up: the charts it fetches must be locked and allowed (else it fails), and are
+    fetched into the store only when missing. Without it no chart is fetched.
 
     With a `cache`, a render of the whole repo whose inputs are all unchanged (its files by
     their stat stamps, read at `clock`'s time: `render.reuse`) is handed back as it was."""
@@ -486,10 +499,14 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     for problem in discovery.problems:
         config_problems.setdefault(problem.source, []).append(problem)
 
+    fetch = fetch_stage(charts, tree, discovery.config.charts, discovery.config.tenancy)
+    fetched: dict[str, tuple[Fetched, ...]] = {}
+
     def timed_render(source: Source) -> RenderedSource:
         started = time.monotonic()
         try:
-            rendered = render_source(source, tree, root, tools, helm_client, budget)
+            rendered = render_source(source, tree, root, tools, helm_client, budget,
+                                     fetched.get(source.path, ()))
         except Exception as exc:  # a bug must fail this source only, never the whole pass
             rendered = RenderedSource(source, (), (Problem(
                 source.path, f"unexpected {type(exc).__name__} while rendering this source "
@@ -525,9 +542,12 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
     keys: list[str | None] = []
     for source in sources:
         key = None
-        if source.path in config_problems:
-            found: RenderedSource | None = RenderedSource(
-                source, (), tuple(config_problems[source.path]))
+        stage = fetch(source) if source.path not in config_problems else ()
+        if isinstance(stage, GitgateError):
+            found: RenderedSource | None = RenderedSource(source, (), (Problem(
+                source.path, stage.message, stage.file, stage.line, stage.reason),))
+        elif source.path in config_problems:
+            found = RenderedSource(source, (), tuple(config_problems[source.path]))
         elif cache is not None:
             key = cache_key(source, tree, tools)
             found = cache.get(key)
@@ -536,6 +556,8 @@ def render_repo(root: Path, tools: Tools | None, *, workers: int | None = None,
                 found = None  # this replica's now: its full objects are needed
         else:
             found = None
+        if not isinstance(stage, GitgateError) and stage:
+            fetched[source.path] = stage
         results.append(found)
         keys.append(key)
     def render_missing() -> None:

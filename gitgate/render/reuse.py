@@ -29,7 +29,7 @@ ScopeOf = Callable[[str, str], "bool | None"]
 
 # failures another attempt may not repeat: the source is rendered again on every pass
 RETRIED = frozenset({Reason.RENDER_FAILED, Reason.INTERNAL_ERROR, Reason.TOOL_MISSING,
-                     Reason.ERROR, Reason.SOURCE_FAILED})
+                     Reason.ERROR, Reason.SOURCE_FAILED, Reason.CHART_FETCH_FAILED})
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,14 @@ from typing import Any
 
 from gitgate.errors import ConfigError
 from gitgate.model import BundleOptions, Manifest, RolloutSpec
+from gitgate.model.chartspec import (
+    DEFAULT_MAX_CHART_BYTES,
+    OCI,
+    ChartPolicy,
+    ChartRef,
+    ChartRepository,
+    url_parts,
+)
 from gitgate.model.clusterspec import Customization
 from gitgate.model.rolloutspec import (
     ON_FAILURE,
@@ -26,10 +34,14 @@ BUNDLE_CONFIG = "bundle.yaml"
 _DEFAULT_KEYS = {"namespace", "placement", "labels", "rollout"}
 _ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure"}
 _REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults", "tenants", "untenanted",
-              "verify", "gates"}
+              "verify", "gates", "charts"}
 _VERIFY_KEYS = {"commits", "allowedSigners", "allowedGpgKeys"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
-                "placement", "labels", "dependsOn", "split", "rollout", "clusters"}
+                "placement", "labels", "dependsOn", "split", "rollout", "clusters", "helm"}
+_HELM_KEYS = {"repo", "chart", "version"}
+_CHARTS_KEYS = {"repositories", "maxSize"}
+_CHART_REPO_KEYS = {"url", "name", "credentials", "caFile", "tenants"}
+_CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9._]{0,99})$")
 _CUSTOMIZATION_KEYS = {"clusters", "labelSelector", "values", "patches"}
 _PATCH_KEYS = {"patch", "target"}
 _TARGET_KEYS = {"group", "version", "kind", "name", "namespace", "labelSelector",
@@ -50,6 +62,7 @@ class RepoConfig:
     default_rollout_at: tuple[str, int] = ("", 0)  # gitgate.yaml's `defaults.rollout` line
     tenancy: Tenancy = field(default_factory=Tenancy)
     provenance: Provenance | None = None  # `verify:` and `gates.signers`
+    charts: ChartPolicy = field(default_factory=ChartPolicy)  # where charts may come from
 
 
 @dataclass(frozen=True)
@@ -238,7 +251,98 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
         if "rollout" in defaults else ("", 0),
         tenancy=parse_tenancy(data, file),
         provenance=parse_provenance(data, file),
+        charts=parse_chart_policy(data.get("charts"), file),
     )
+
+
+def _host_path(value: str, file: str, key: str) -> str:
+    """A file on gitgate's host (a mounted Secret, a CA bundle): an absolute path."""
+    if not value.startswith("/") or ".." in value.split("/"):
+        raise ConfigError(f"{key} {value!r} must be an absolute path on gitgate's host (a "
+                          "mounted Secret, say)", file=file)
+    return value
+
+
+def parse_chart_policy(value: Any, file: str) -> ChartPolicy:
+    """`charts: {repositories: [{url, name, credentials: {file: PATH} | {secret: NAME},
+    caFile: PATH, tenants: [names]}], maxSize: BYTES}`: where charts may come from. Nothing
+    listed: no chart is fetched from anywhere."""
+    if value is None:
+        return ChartPolicy()
+    if not isinstance(value, dict):
+        raise ConfigError("charts must be a mapping: {repositories: [...], maxSize: BYTES}",
+                          file=file)
+    _reject_unknown(value, _CHARTS_KEYS, file, "charts.")
+    size = value.get("maxSize", DEFAULT_MAX_CHART_BYTES)
+    if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+        raise ConfigError("charts.maxSize must be a positive number of bytes", file=file)
+    items = value.get("repositories") or []
+    if not isinstance(items, list):
+        raise ConfigError("charts.repositories must be a list of {url, ...}", file=file)
+    entries = []
+    for index, item in enumerate(items, 1):
+        where = f"charts.repositories[{index}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where} must be a mapping", file=file)
+        _reject_unknown(item, _CHART_REPO_KEYS, file, f"{where}.")
+        url = _optional_str(item.get("url"), file, f"{where}.url")
+        if url is None or url_parts(url) is None:
+            raise ConfigError(f"{where}.url must be an https:// chart repository or an oci:// "
+                              "registry path, without user, query or fragment", file=file)
+        credentials = _optional_mapping(item.get("credentials"), file, f"{where}.credentials")
+        cred_file = cred_secret = None
+        if credentials is not None:
+            if len(credentials) != 1 or not set(credentials) <= {"file", "secret"}:
+                raise ConfigError(f"{where}.credentials must name them, never hold them: "
+                                  "{file: /path/on/gitgate's/host} or {secret: NAME} (a "
+                                  "Secret in gitgate's namespace)", file=file)
+            if "file" in credentials:
+                cred_file = _host_path(str(credentials["file"]), file,
+                                       f"{where}.credentials.file")
+            else:
+                cred_secret = _optional_str(credentials.get("secret"), file,
+                                            f"{where}.credentials.secret")
+        ca_file = _optional_str(item.get("caFile"), file, f"{where}.caFile")
+        tenants = item.get("tenants")
+        entries.append(ChartRepository(
+            url.rstrip("/"), _optional_str(item.get("name"), file, f"{where}.name") or "",
+            cred_file, cred_secret,
+            _host_path(ca_file, file, f"{where}.caFile") if ca_file else None,
+            None if tenants is None else _str_list(tenants, file, f"{where}.tenants")))
+    return ChartPolicy(tuple(entries), size)
+
+
+def parse_chart_ref(value: Any, file: str) -> ChartRef | None:
+    """`helm: {repo: https://..., chart: NAME, version: X}` or
+    `helm: {chart: oci://registry/path/NAME, version: X}`."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConfigError("helm must be {repo: https://..., chart: NAME, version: X} or "
+                          "{chart: oci://registry/path/NAME, version: X}", file=file)
+    _reject_unknown(value, _HELM_KEYS, file, "helm.")
+    chart = _optional_str(value.get("chart"), file, "helm.chart")
+    version = value.get("version")
+    if not isinstance(version, str) or not version.strip():
+        raise ConfigError("helm.version must be a version or a range, as a string (quote "
+                          "it: version: \"6.5.0\")", file=file)
+    if chart is None:
+        raise ConfigError("helm.chart must name the chart", file=file)
+    repo = _optional_str(value.get("repo"), file, "helm.repo")
+    if chart.startswith(OCI):
+        if repo is not None:
+            raise ConfigError("helm.repo goes with a chart repository's chart name; an oci:// "
+                              "chart names its registry itself", file=file)
+        repo, _, chart = chart.rpartition("/")
+        if url_parts(repo) is None or repo == OCI.rstrip("/"):
+            raise ConfigError("helm.chart must be oci://registry/path/NAME", file=file)
+    elif repo is None or not repo.startswith("https://") or url_parts(repo) is None:
+        raise ConfigError("helm.repo must be the https:// URL of a chart repository (or name "
+                          "an oci:// chart in helm.chart)", file=file)
+    if not _CHART_NAME.match(chart):
+        raise ConfigError(f"helm.chart {chart!r} is not a chart name (lowercase letters, "
+                          "digits, '-', '_' and '.')", file=file)
+    return ChartRef(repo.rstrip("/"), chart, version.strip())
 
 
 def _repo_path(value: Any, file: str, key: str) -> str | None:
@@ -406,7 +510,16 @@ def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOpti
         clusters=parse_customizations(data.get("clusters"), file),
         rollout_at=(file, key_line(text, ("rollout",)) or 0) if text is not None
         and "rollout" in data else repo.default_rollout_at,
+        chart=_published_chart(data, file),
     )
+
+
+def _published_chart(data: dict[str, Any], file: str) -> ChartRef | None:
+    chart = parse_chart_ref(data.get("helm"), file)
+    if chart is not None and data.get("dir") is not None:
+        raise ConfigError("helm names a published chart and dir a kustomize folder: a source "
+                          "is one or the other", file=file)
+    return chart
 
 
 def parse_customizations(value: Any, file: str) -> tuple[Customization, ...]:

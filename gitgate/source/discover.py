@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gitgate.errors import GitgateError
 from gitgate.model import Problem, Source, SourceKind, is_under, join, parent_dir
+from gitgate.model.chartspec import CHART_LOCK
+from gitgate.source.chartlock import parse_chart_lock
 from gitgate.source.config import (
     BUNDLE_CONFIG,
     REPO_CONFIG,
@@ -108,6 +110,21 @@ def discover(tree: RepoTree) -> Discovery:
         if kind is SourceKind.RAW and options.kustomize_dir:
             kind = SourceKind.KUSTOMIZE
             leaves.add(folder)
+        if options.chart is not None:
+            if kind is not SourceKind.RAW:
+                problems.append(Problem(folder, f"{bundle_file} names a published chart "
+                                        "(helm:), and the folder holds a chart or a "
+                                        "kustomization of its own: a source is one of them",
+                                        bundle_file, None))
+            kind = SourceKind.HELM
+            leaves.add(folder)
+        if CHART_LOCK in names and kind is SourceKind.HELM:
+            lock_file = join(folder, CHART_LOCK)
+            try:
+                options = replace(options, locked=parse_chart_lock(
+                    tree.read(lock_file) or "", lock_file))
+            except GitgateError as exc:
+                problems.append(Problem(folder, exc.message, lock_file, exc.line, exc.reason))
         raw_files = tuple(sorted(join(folder, n) for n in names if _is_raw_yaml(folder, n)))
         pause = None
         if PAUSE_FILE in names:
@@ -124,7 +141,7 @@ def discover(tree: RepoTree) -> Discovery:
 
 
 def _is_raw_yaml(folder: str, name: str) -> bool:
-    if name == BUNDLE_CONFIG or (folder == "." and name == REPO_CONFIG):
+    if name in (BUNDLE_CONFIG, CHART_LOCK) or (folder == "." and name == REPO_CONFIG):
         return False
     return name.endswith((".yaml", ".yml"))
 
