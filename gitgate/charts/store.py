@@ -18,8 +18,14 @@ def sha256_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+CACHE_ENV = "GITGATE_CHART_CACHE"
+
+
 def default_chart_cache() -> Path:
-    """Where commands run by hand keep fetched charts."""
+    """Where commands run by hand keep fetched charts: $GITGATE_CHART_CACHE, else
+    $XDG_CACHE_HOME/gitgate/charts (~/.cache/gitgate/charts)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "gitgate" / "charts"
 

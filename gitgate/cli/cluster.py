@@ -24,6 +24,7 @@ from gitgate.cli.flags import (
     write_flags,
 )
 from gitgate.cli.kube import cluster_from
+from gitgate.cli.lock import chart_fetcher
 from gitgate.cli.offline import repo_folder, warn_if_empty
 from gitgate.errors import GitgateError
 from gitgate.loop import LoopSettings, Reconciler
@@ -104,7 +105,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
     if args.wait:
         plan, result, waited = _until_settled(root, tools, cluster, options, args, timeout)
     else:
-        done = reconcile(root, tools, cluster, options, bundle_glob=args.bundle)
+        done = reconcile(root, tools, cluster, options, bundle_glob=args.bundle,
+                         charts=chart_fetcher(cluster))
         assert done.result is not None  # a pass that ran has a result
         plan, result, waited = done.plan, done.result, None
     warn_if_empty(root, plan)

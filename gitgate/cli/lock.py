@@ -5,7 +5,6 @@ chart.lock.yaml; and the chart store the offline commands fetch into."""
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from gitgate.charts.credentials import cluster_secrets
@@ -16,15 +15,12 @@ from gitgate.errors import ConfigError
 from gitgate.output import console
 from gitgate.passes.onepass import SYSTEM_NAMESPACE, ClusterPort
 
-CACHE_ENV = "GITGATE_CHART_CACHE"
-
 
 def chart_fetcher(cluster: ClusterPort | None = None) -> ChartFetcher:
-    """The fetch stage of a command run by hand: its store is $GITGATE_CHART_CACHE, else
-    ~/.cache/gitgate/charts; Secrets named as credentials are read when a cluster is."""
-    folder = Path(os.environ.get(CACHE_ENV) or default_chart_cache())
+    """The fetch stage of a command run by hand (its store: `default_chart_cache`); Secrets
+    named as credentials are read when a cluster is given."""
     get = getattr(cluster, "get", None)
-    return ChartFetcher(ChartStore(folder), secret_reader=cluster_secrets(
+    return ChartFetcher(ChartStore(default_chart_cache()), secret_reader=cluster_secrets(
         get, SYSTEM_NAMESPACE) if get is not None else None)
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from git import GitCommandError, Repo
 
+from gitgate.charts.stage import ChartFetcher
+from gitgate.charts.store import ChartStore, default_chart_cache
 from gitgate.errors import ConfigError, StillHeld
 from gitgate.gate.evaluate import gate_covers
 from gitgate.gitops.gatefile import (
@@ -70,7 +72,8 @@ def _plan(repo: GitRepo, now: datetime) -> tuple[str, Plan]:
     """The repo's gates folder, and its plan at `now`."""
     if not repo.root.is_dir():
         raise ConfigError(f"{repo.root} is not a folder; pass the gitgate repo with --repo")
-    checkout = plan_checkout(repo.root, repo.tools, now)
+    checkout = plan_checkout(repo.root, repo.tools, now,
+                             charts=ChartFetcher(ChartStore(default_chart_cache())))
     return checkout.rendered.discovery.config.gates_path, checkout.plan
 
 
