@@ -109,8 +109,11 @@ def checked_lock(source: Source, tree: RepoTree, needs: list[Need]) -> list[Lock
     for need in needs:
         entry = locked.pop(need.dependency, None)
         if entry is None:
+            vendor = ("" if need.dependency == PUBLISHED else
+                      f" (or vendor it: `helm dependency build {source.path}`, and commit the "
+                      "charts/ folder)")
             raise ChartError(f"{need.ref.where} (version {need.ref.version}) is not locked: "
-                             f"{_lock_command(source)}", reason=Reason.CHART_NOT_LOCKED,
+                             f"{_lock_command(source)}{vendor}", reason=Reason.CHART_NOT_LOCKED,
                              file=need.file, line=need.line)
         if entry.ref != need.ref:
             raise ChartError(
