@@ -577,6 +577,20 @@ def identity_of(port: int) -> str:
     return json.loads(get(f"http://127.0.0.1:{port}/status")[1])["shard"]["identity"]
 
 
+def start_replicas(tmp_path, upstream, kubeconfig, identities):
+    """Two `gitgate run --shard` processes (a 6 s Lease), their ports and their logs."""
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    ports = [free_port(), free_port()]
+    replicas = [subprocess.Popen(
+        [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", upstream.url,
+         "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{ports[index]}",
+         "--interval", "1s", "--status-interval", "1s", "--lease-duration", "6",
+         "--identity", identities[index], "--cache-dir", str(tmp_path / f"cache-{index}")],
+        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"}) for index in range(2)]
+    return replicas, ports, logs
+
+
 def check_fencing(writes, stopped_at: int, paused: str | None) -> None:
     """From the API server's log, in order:
     (a) every write of a bundle's object is made by the replica that owns the bundle under
@@ -628,15 +642,7 @@ def test_two_processes_share_the_bundles_and_one_paused_writes_nothing_stale(tmp
     upstream = Upstream(tmp_path)
     identities = sharing_identities(APPS)
     kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-    logs = [tmp_path / "a.log", tmp_path / "b.log"]
-    ports = [free_port(), free_port()]
-    replicas = [subprocess.Popen(
-        [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", upstream.url,
-         "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{ports[index]}",
-         "--interval", "1s", "--status-interval", "1s", "--lease-duration", "6",
-         "--identity", identities[index], "--cache-dir", str(tmp_path / f"cache-{index}")],
-        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"}) for index in range(2)]
+    replicas, ports, logs = start_replicas(tmp_path, upstream, kubeconfig, identities)
     try:
         until(lambda: set(values(emulator).values()) == {"one"}, 60, "every bundle applied")
         until(lambda: all(acting(port) for port in ports), 30, "both replicas act")
@@ -717,15 +723,7 @@ def test_a_lease_deleted_mid_pass_never_has_two_processes_write_one_bundle(tmp_p
     upstream = Upstream(tmp_path)
     identities = sharing_identities(APPS)
     kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
-    logs = [tmp_path / "a.log", tmp_path / "b.log"]
-    ports = [free_port(), free_port()]
-    replicas = [subprocess.Popen(
-        [sys.executable, "-m", "gitgate.cli", "run", "--shard", "--repo", upstream.url,
-         "--kubeconfig", str(kubeconfig), "--listen", f"127.0.0.1:{ports[index]}",
-         "--interval", "1s", "--status-interval", "1s", "--lease-duration", "6",
-         "--identity", identities[index], "--cache-dir", str(tmp_path / f"cache-{index}")],
-        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=logs[index].open("w"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"}) for index in range(2)]
+    replicas, ports, logs = start_replicas(tmp_path, upstream, kubeconfig, identities)
     cluster = KubeCluster(load_client(str(kubeconfig)))
     try:
         until(lambda: set(values(emulator).values()) == {"one"}, 60, "every bundle applied")

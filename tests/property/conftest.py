@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
+from tests.support.freezehistories import FreezeHistories
+
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    from tests.support.freezehistories import EXAMPLES, SEED, STEPS, FreezeHistories
+    from tests.support.freezehistories import EXAMPLES, SEED, STEPS
 
     counts = FreezeHistories.counts
     if counts["histories"]:
@@ -14,3 +18,13 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
             f"{counts['histories']} histories, {counts['steps']} steps, {counts['passes']} "
             f"passes ({counts['approvals']} approvals, {counts['mid-pass']} freezes pushed "
             "mid-pass)")
+
+
+@pytest.fixture
+def history(kube, tools, tmp_path):
+    FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
+        kube.cluster, tools, tmp_path)
+    FreezeHistories.members = None
+    machine = FreezeHistories()
+    yield machine
+    machine.teardown()

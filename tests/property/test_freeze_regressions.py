@@ -6,19 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.freezehistories import FreezeHistories
-
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def history(kube, tools, tmp_path):
-    FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
-        kube.cluster, tools, tmp_path)
-    FreezeHistories.members = None
-    machine = FreezeHistories()
-    yield machine
-    machine.teardown()
 
 
 def test_a_parent_kustomization_taking_apps_in_again_does_not_prune_them(history):

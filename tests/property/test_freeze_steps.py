@@ -9,19 +9,10 @@ from __future__ import annotations
 import pytest
 
 from gitgate.errors import Reason
-from tests.support.freezehistories import FreezeHistories
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def history(kube, tools, tmp_path):
-    FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
-        kube.cluster, tools, tmp_path)
-    FreezeHistories.members = None
-    machine = FreezeHistories()
-    yield machine
-    machine.teardown()
 
 
 def test_an_approval_lets_exactly_the_approved_content_through(history):
