@@ -21,6 +21,8 @@ class Reason(StrEnum):
     NOT_OWNED = "NotOwned"
     DUPLICATE_BUNDLE = "DuplicateBundle"
     POLICY_TAKEOVER = "PolicyTakeover"
+    OTHER_REPO = "OtherRepo"  # the instance's records name another repo: nothing is written
+    OTHER_INSTANCE = "OtherInstance"  # an object another gitgate instance labels as its own
     OUTSIDE_TENANT = "OutsideTenant"  # a tenant's bundle writes or places beyond its rules
     UNVERIFIED = "Unverified"  # --verify-commits: the commit is not signed by an allowed key
     UNTRUSTED_GATES = "UntrustedGates"  # a freeze file changed without a gate signer's signature
@@ -109,6 +111,18 @@ class ChartError(GitgateError):
                  line: int | None = None):
         super().__init__(message, file=file, line=line)
         self.reason = reason
+
+
+class OtherRepo(GitgateError):
+    """The instance belongs to another repo (its records name it)."""
+
+    reason: Reason = Reason.OTHER_REPO
+
+
+class OtherInstance(GitgateError):
+    """An object another gitgate instance labels as its own."""
+
+    reason: Reason = Reason.OTHER_INSTANCE
 
 
 class ToolMissing(GitgateError):

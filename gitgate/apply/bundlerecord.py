@@ -22,7 +22,7 @@ from gitgate.apply.standing import standing_of
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.model import Manifest, Verdict
-from gitgate.model.ownership import INSTANCE_LABEL
+from gitgate.model.ownership import INSTANCE_LABEL, Origin
 from gitgate.model.shared import shared, shared_tree
 from gitgate.progression.record import Progression
 
@@ -58,10 +58,15 @@ def _meta(inventory: Inventory) -> dict[str, Any]:
 
 def bundle_spec(inventory: Inventory) -> dict[str, Any]:
     """What Git asks the bundle to be; a change bumps the Bundle's generation (a commit
-    elsewhere in the repo does not)."""
-    return {"bundle": inventory.bundle, "instance": inventory.instance,
-            "source": inventory.source, "labels": dict(inventory.labels),
-            "digest": inventory.digest}
+    elsewhere in the repo does not). `repo` and `repoPath`: the repo and gitgate folder the
+    instance's bundles come from (`model.ownership.Origin`), where known."""
+    spec: dict[str, Any] = {"bundle": inventory.bundle, "instance": inventory.instance,
+                            "source": inventory.source, "labels": dict(inventory.labels),
+                            "digest": inventory.digest}
+    if inventory.origin.known:
+        spec["repo"] = inventory.origin.repo
+        spec["repoPath"] = inventory.origin.path
+    return spec
 
 
 def to_bundle(inventory: Inventory) -> Manifest:
@@ -132,7 +137,7 @@ def holds_intent(obj: Manifest, inventory: Inventory) -> bool:
 
 # the record's spec fields a Bundle CRD of an earlier gitgate may not declare: a record goes
 # on without them there (`ledger.ensure_bundle_crd` says to apply deploy/crds/)
-OPTIONAL_SPEC_FIELDS = ("digest", "intent")
+OPTIONAL_SPEC_FIELDS = ("digest", "intent", "repo", "repoPath")
 
 
 def without_undeclared(bundle: Manifest, refusal: str) -> Manifest | None:
@@ -254,6 +259,7 @@ def from_bundle(obj: Manifest) -> Inventory:
         instance=str(spec.get("instance") or (meta.get("labels") or {}).get(
             INSTANCE_LABEL, DEFAULT_INSTANCE)),
         source=str(spec.get("source") or ""),
+        origin=Origin(str(spec.get("repo") or ""), str(spec.get("repoPath") or "")),
         labels=tuple(sorted((str(k), str(v)) for k, v in _dict(spec.get("labels")).items())),
         progression=Progression(str(status.get("rollout") or ""),
                                 str(status.get("hooks") or ""),
@@ -330,12 +336,15 @@ def bundle_crd() -> Manifest:
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
         {"name": "Reason", "type": "string", "priority": 1, "jsonPath": f"{ready}.reason"},
         {"name": "Source", "type": "string", "priority": 1, "jsonPath": ".spec.source"},
+        {"name": "Repo", "type": "string", "priority": 1, "jsonPath": ".spec.repo",
+         "description": "the repo the instance's bundles come from"},
     ]
     free = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     schema = {"type": "object", "properties": {
         "spec": {"type": "object", "properties": {
             "bundle": {"type": "string"}, "instance": {"type": "string"},
             "source": {"type": "string"}, "digest": {"type": "string"},
+            "repo": {"type": "string"}, "repoPath": {"type": "string"},
             "revision": {"type": "string"},  # what earlier records hold instead of digest
             "labels": {"type": "object", "additionalProperties": {"type": "string"}},
             "intent": {"type": "object", "properties": {  # `to_new_bundle`

@@ -19,6 +19,7 @@ class ChangeKind(StrEnum):
     HELD = "held"  # live diff: a held bundle's object, never written
     SKIPPED = "skipped"  # a delete not done: prune disabled, not the bundle's, or the brake
     FAILED = "failed"  # live diff: the object could not be compared
+    CONFLICT = "conflict"  # live diff: another gitgate instance owns it (apply refuses it)
 
 
 WRITES = (ChangeKind.CREATED, ChangeKind.CONFIGURED, ChangeKind.RECREATED)
@@ -42,7 +43,9 @@ class Change:
 
     @property
     def failed(self) -> bool:
-        return self.action is ChangeKind.FAILED
+        """The pass would fail the object's bundle (it cannot be compared, or is another
+        instance's)."""
+        return self.action in (ChangeKind.FAILED, ChangeKind.CONFLICT)
 
     @property
     def changes_cluster(self) -> bool:

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 from gitgate.apply import overrides, prunes
+from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.intent import record_intent
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import Ledger, read_inventories, stored_of
@@ -19,6 +20,7 @@ from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.apply.writes import (
     apply_stages,
     read_live,
+    read_owners,
     report_blocked,
     report_unchecked,
     staged_writes,
@@ -40,17 +42,21 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     is never taken for a bundle that left Git. With `stop` set, the pass ends after the object
     in flight, prunes nothing and records status. `inventories`: as read earlier in this pass
     (nothing in between writes them), else read here. `keep_inventories`: the result carries
-    every inventory as the pass left them (`PassResult.inventories`)."""
+    every inventory as the pass left them (`PassResult.inventories`). A pass over an instance
+    another repo owns raises OtherRepo before any write (`apply.instanceowner`)."""
     if inventories is None:
         inventories = read_inventories(cluster, options.instance)
+    refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
     ledger = Ledger(dict(inventories) if keep_inventories else {}, keep_inventories,
-                    stored=stored_of(inventories), now=rfc3339(options.now))
+                    stored=stored_of(inventories), now=rfc3339(options.now),
+                    origin=options.origin)
     order, work = prepare(plan, inventories, options)
     decision = prunes.decide(plan, inventories,
                              {n: w.diff.to_prune for n, w in work.items() if w.diff}, scope,
                              options.allow_mass_prune)
     mass = decision.blocked
     staged = {name: staged_writes(w, cluster) for name, w in work.items() if w.diff}
+    read_owners(work, staged, cluster, options)
     if not options.dry_run:
         record_intent(work, staged, cluster, options, ledger, plan.revision)
     read_live(work, cluster, options)

@@ -14,6 +14,7 @@ from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.claims import Holders
 from gitgate.model.labels import stored_name
 from gitgate.model.ownership import SYSTEM_NAMESPACE as NAMESPACE
+from gitgate.model.ownership import Origin
 from gitgate.model.shared import shared
 
 __all__ = ["DEFAULT_INSTANCE", "NAMESPACE", "PRUNE_ANNOTATION", "Diff", "Entry", "Inventory",
@@ -57,6 +58,7 @@ class Inventory:
     last_full_apply: str = ""
     instance: str = DEFAULT_INSTANCE
     source: str = ""  # the repo folder the bundle comes from
+    origin: Origin = field(default_factory=Origin)  # the repo and gitgate folder it came from
     labels: tuple[tuple[str, str], ...] = ()  # the bundle's labels, for gates once it left Git
     progression: Progression = field(default_factory=Progression)  # rollout and sync state
     # member clusters that were suspended when an override acting on the bundle changed:

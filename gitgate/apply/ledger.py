@@ -43,7 +43,7 @@ from gitgate.apply.transitions import Transition
 from gitgate.apply.watchedrecords import WatchedRecords
 from gitgate.errors import ContinueExpired, GitgateError, KubeError
 from gitgate.model import Manifest
-from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
+from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL, Origin
 
 log = logging.getLogger("gitgate")
 
@@ -345,6 +345,13 @@ class Ledger:
     now: str = ""
     emitted: list[tuple[str, Transition]] = field(default_factory=list)  # (bundle, event)
     homed: bool = False  # gitgate's namespace and the Bundle type were made sure of
+    # the repo the pass applies: every record written names it (unknown: each keeps its own)
+    origin: Origin = field(default_factory=Origin)
+
+    def _stamped(self, inventory: Inventory) -> Inventory:
+        if not self.origin.known or inventory.origin == self.origin:
+            return inventory
+        return replace(inventory, origin=self.origin)
 
     def ensure_home(self, cluster: ClusterPort) -> None:
         """gitgate's namespace and the Bundle type, once per pass (before its first write)."""
@@ -356,6 +363,7 @@ class Ledger:
               events: Sequence[Transition] = ()) -> None:
         """The record, then an event per transition (an event that cannot be written is
         said in the log and changes nothing else)."""
+        inventory = self._stamped(inventory)
         try:
             self._write(cluster, inventory)
         except BaseException:
@@ -377,6 +385,7 @@ class Ledger:
         else, or where the installed CRD is an earlier one (which refuses the intent, or
         prunes it), the record as `write` writes it."""
         name = inventory.bundle
+        inventory = self._stamped(inventory)
         if name in self.stored:
             self.write(cluster, inventory)
             return

@@ -14,6 +14,7 @@ from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import Manifest, ObjectRef, Verdict
+from gitgate.model.ownership import INSTANCE_LABEL, other_instance, with_instance
 from gitgate.plan import Plan
 
 _VOLATILE_META = {"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp",
@@ -68,19 +69,20 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     guard = overrides.prune_guard((b.bundle for b in plan.bundles),
                                   {b.bundle.name: b.verdict.verdict for b in plan.bundles}, {})
     for name, entries in decision.leftovers.items():
-        changes += _deletes(name, entries, decision, cluster, guard)
+        changes += _deletes(name, entries, decision, cluster, guard, options.instance)
     for name, gone in decision.gone.items():
         if gone.held:
             why = "; ".join(f"{r.file}: {r.reason}" for r in gone.holds)
             changes += [Change(e.ref, ChangeKind.HELD, message=f"left Git, held: {why}",
                                bundle=name) for e in gone.inventory.entries]
         else:
-            changes += _deletes(name, gone.inventory.entries, decision, cluster, guard)
+            changes += _deletes(name, gone.inventory.entries, decision, cluster, guard,
+                                options.instance)
     return changes
 
 
 def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunes.PruneDecision,
-             cluster: ClusterPort, guard: overrides.PruneGuard) -> list[Change]:
+             cluster: ClusterPort, guard: overrides.PruneGuard, instance: str) -> list[Change]:
     if decision.blocked:
         message = f"{Reason.PRUNE_BLOCKED}: {decision.brake_message(len(entries))}"
         return [Change(e.ref, ChangeKind.SKIPPED, message=message, bundle=bundle) for e in entries]
@@ -89,7 +91,7 @@ def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunes.PruneDeci
         try:
             check = prunes.precheck(entry) or prunes.check_live(
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
-                bundle, guard)
+                bundle, guard, instance)
         except GitgateError as exc:
             out.append(Change(entry.ref, ChangeKind.FAILED, message=exc.message, bundle=bundle))
             continue
@@ -111,7 +113,13 @@ def _object_change(bundle: str, obj: Manifest, cluster: ClusterPort,
                            meta["name"])
         if live is None:
             return Change(ref, ChangeKind.CREATED, bundle=bundle)
-        after = cluster.apply(obj, dry_run=True, force=options.force_conflicts).obj
+        owner = None if options.force_conflicts else other_instance(live, options.instance)
+        if owner is not None:
+            return Change(ref, ChangeKind.CONFLICT, bundle=bundle, message=(
+                f"owned by instance {owner} (its {INSTANCE_LABEL} label): apply refuses to "
+                "take it over, unless --force-conflicts"))
+        after = cluster.apply(with_instance(obj, options.instance), dry_run=True,
+                              force=options.force_conflicts).obj
     except GitgateError as exc:
         return Change(ref, ChangeKind.FAILED, message=exc.message, bundle=bundle)
     fields = changed_paths(_comparable(live), _comparable(after))

@@ -18,7 +18,7 @@ from gitgate.apply import overrides
 from gitgate.apply.inventory import Entry, Inventory, mass_prune
 from gitgate.gate.evaluate import gone_bundle_holds
 from gitgate.model import HoldReason, Manifest, ObjectRef, Verdict, is_under, join
-from gitgate.model.ownership import identity_problem, owned_by, state_problem
+from gitgate.model.ownership import identity_problem, other_instance, owned_by, state_problem
 from gitgate.plan import BundlePlan, Plan
 from gitgate.source.config import BUNDLE_CONFIG
 
@@ -164,12 +164,15 @@ def precheck(entry: Entry) -> LiveCheck | None:
 
 
 def check_live(live: Manifest | None, bundle: str,
-               guard: Callable[[Manifest], str | None]) -> LiveCheck:
-    """What happens to a live object that left Git with `bundle`."""
+               guard: Callable[[Manifest], str | None], instance: str) -> LiveCheck:
+    """What happens to a live object that left Git with `bundle` of `instance`."""
     if live is None:
         return LiveCheck(Outcome.GONE)
     if not owned_by(live, bundle):
         return LiveCheck(Outcome.NOT_OWNED, f"not labelled as {bundle}'s any more")
+    other = other_instance(live, instance)
+    if other is not None:
+        return LiveCheck(Outcome.NOT_OWNED, f"labelled as gitgate instance {other}'s now")
     annotations = (live.get("metadata") or {}).get("annotations") or {}
     if annotations.get(DISABLED_ANNOTATION) == "disabled":
         return LiveCheck(Outcome.DISABLED, f"{DISABLED_ANNOTATION}: disabled")

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gitgate.apply import overrides, prunes, stages
 from gitgate.apply.changeset import ChangeKind
-from gitgate.apply.inventory import Entry, Inventory
+from gitgate.apply.inventory import DEFAULT_INSTANCE, Entry, Inventory
 from gitgate.apply.ledger import Ledger
 from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
@@ -41,7 +41,8 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
         try:
             check = prunes.precheck(entry) or prunes.check_live(
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
-                unit.result.bundle, guard)
+                unit.result.bundle, guard,
+                options.instance if options is not None else DEFAULT_INSTANCE)
             if check.outcome is prunes.Outcome.WAITS:
                 unit.result.held.append(f"{ref}: {check.why}")
                 continue  # still recorded: deleted by the pass after the bundle opens

@@ -98,6 +98,8 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
             last_full_apply=now if all_applied else (previous.last_full_apply
                                                      if previous else ""),
             instance=options.instance, source=source, labels=labels,
+            origin=options.origin if options.origin.known or previous is None
+            else previous.origin,
             progression=Progression(_rollout_record(unit, options),
                                     _hooks_record(unit, options)),
             overrides_behind=_behind_record(unit, (behind or {}).get(name)),
@@ -106,8 +108,10 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
             history=_history(unit, live, plan.revision, verdict.digest, now, options.actor),
             healthy_revision=previous.healthy_revision if previous else "")
         if previous is not None and previous.status_key() == inventory.status_key() and not (
-                all_applied and not options.dry_run):
-            continue  # a finished resync is recorded even when everything was in place
+                all_applied and not options.dry_run) and previous.origin == inventory.origin:
+            continue  # a finished resync is recorded even when everything was in place, and
+            # a record that names another origin (or none, written by an earlier release) is
+            # written with this pass's
         changed.append(inventory)
         if (unit.wrote or unit.result.pruned or unit.result.failed or previous is None
                 or previous.verdict != state):

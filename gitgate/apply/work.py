@@ -13,6 +13,7 @@ from gitgate.apply.inventory import DEFAULT_INSTANCE, Diff, Entry, Inventory
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.policy import GROUP as POLICY_GROUP
 from gitgate.model import Hashed, Manifest, ObjectRef
+from gitgate.model.ownership import Origin
 from gitgate.plan import BundlePlan
 
 
@@ -24,6 +25,11 @@ class ApplyOptions:
     allow_mass_prune: bool = False
     resync: timedelta = timedelta(minutes=10)
     instance: str = DEFAULT_INSTANCE  # several gitgates on one API server keep apart
+    # the repo and folder the pass applies (unknown: the ownership of the instance is not
+    # checked, and records keep the origin they have); `adopt`: take the instance over from
+    # the repo that owns it (`apply.instanceowner`)
+    origin: Origin = field(default_factory=Origin)
+    adopt: bool = False
     suspension_timeout: timedelta = timedelta(seconds=30)  # wait for Karmada's bindings
     concurrency: int = 8  # API requests in flight at once within a stage (1: one by one)
     hook_timeout: timedelta = timedelta(minutes=10)  # how long a sync step may take
@@ -129,6 +135,10 @@ class BundleWork:
     blocked: list[str] = field(default_factory=list)  # overrides left out, and why
     # dry run: objects the server could not check, as what they need is created by this pass
     unchecked: list[ObjectRef] = field(default_factory=list)
+    # objects to write that another gitgate instance labels as its own (ref -> instance),
+    # and those whose owner could not be listed (read one by one before their write)
+    foreign: dict[ObjectRef, str] = field(default_factory=dict)
+    owner_unread: set[ObjectRef] = field(default_factory=set)
 
     def hashed(self, obj: Manifest) -> Hashed:
         return self.plan.hashed(obj) if self.plan is not None else Hashed.of(obj)

@@ -15,6 +15,7 @@ from typing import Any
 
 from gitgate.cli.flags import (
     DOCUMENTS,
+    adopt_flag,
     bundle_flag,
     completes,
     kube_flags,
@@ -58,6 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bundle_flag(apply)
     apply.add_argument("--resync", default="10m", help="re-apply unchanged objects this often")
     write_flags(apply)
+    adopt_flag(apply, "its bundles this repo lacks are pruned, as if they left Git")
     apply.add_argument("--wait", action="store_true",
                        help="after writing, wait until every open bundle is scheduled, "
                             "applied, current and Healthy on each cluster it is placed on and "
@@ -90,7 +92,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     options = ApplyOptions(
         now=args.now(), dry_run=args.dry_run, force_conflicts=args.force_conflicts,
         allow_mass_prune=args.allow_mass_prune, resync=duration_flag(args.resync, "--resync"),
-        instance=args.instance, concurrency=args.apply_concurrency,
+        instance=args.instance, adopt=args.adopt, concurrency=args.apply_concurrency,
         suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"),
         hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"))
     if args.timeout is not None and not args.wait:

@@ -74,6 +74,13 @@ def kube_flags(parser: argparse.ArgumentParser, *, required: bool,
                              "($GITGATE_INSTANCE)")
 
 
+def adopt_flag(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--adopt`: an instance belongs to the repo (and folder) that applies it."""
+    parser.add_argument("--adopt", action="store_true",
+                        help="take the --instance over from the repo or folder whose bundles "
+                             "it holds (refused without it): " + what)
+
+
 def connection_flags(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument("--kubeconfig",
                         help=f"kubeconfig of the Karmada API server (default: {default})")

@@ -12,6 +12,7 @@ from gitgate.bundle.group import grouped
 from gitgate.check import Case, Failure, Report, check_report
 from gitgate.cli.flags import (
     DOCUMENTS,
+    adopt_flag,
     at_flag,
     bundle_flag,
     completes,
@@ -95,6 +96,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                            "would be created, configured or deleted, 1 on any error (as "
                            "`kubectl diff`); compares with the cluster, so it reads "
                            "$KUBECONFIG when --kubeconfig is not given")
+    adopt_flag(plan, "with --kubeconfig, show what `apply --adopt` would do")
     tool_flags(plan)
     kube_flags(plan, required=False, offline="offline: $KUBECONFIG is not read")
     plan.set_defaults(func=cmd_plan)
@@ -239,7 +241,7 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
     warn_if_empty(Path(args.path), plan)
     changes = None
     if cluster is not None:
-        options = ApplyOptions(now=plan.at, instance=args.instance,
+        options = ApplyOptions(now=plan.at, instance=args.instance, adopt=args.adopt,
                                allow_mass_prune=args.allow_mass_prune)
         # where each rollout and each sync with hooks is, and what is next; what would change
         seen, changes = preview(checkout, cluster, options, args.bundle)

@@ -5,6 +5,7 @@ cannot own, carry gitgate's own marks, or stand for gitgate's or Karmada's own s
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from gitgate.model.labels import BUNDLE_LABEL, bundle_from_label, bundle_label_value
 from gitgate.model.objects import Manifest
@@ -199,3 +200,87 @@ def owned_by(live: Manifest, bundle: str) -> bool:
     """The live object carries the mark gitgate writes on every object of `bundle`."""
     labels = (live.get("metadata") or {}).get("labels") or {}
     return labels.get(BUNDLE_LABEL) == bundle_label_value(bundle)
+
+
+def instance_of(live: Manifest) -> str | None:
+    """The gitgate instance whose label a live object carries (None: no instance's; an
+    object an earlier release wrote carries none)."""
+    value = ((live.get("metadata") or {}).get("labels") or {}).get(INSTANCE_LABEL)
+    return value if isinstance(value, str) and value else None
+
+
+def other_instance(live: Manifest | None, instance: str) -> str | None:
+    """The other gitgate instance that owns a live object by its label, else None."""
+    owner = instance_of(live) if live is not None else None
+    return owner if owner is not None and owner != instance else None
+
+
+def with_instance(obj: Manifest, instance: str) -> Manifest:
+    """The object as gitgate writes it: labelled with the instance that writes it (a new
+    object and metadata; the rest is shared with `obj`)."""
+    meta = dict(obj.get("metadata") or {})
+    labels = meta.get("labels") or {}
+    if labels.get(INSTANCE_LABEL) == instance:
+        return obj
+    meta["labels"] = {**labels, INSTANCE_LABEL: instance}
+    return {**obj, "metadata": meta}
+
+
+def foreign_selector(instance: str) -> str:
+    """A label selector for the objects another gitgate instance labelled as its own."""
+    return f"{INSTANCE_LABEL},{INSTANCE_LABEL}!={instance}"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an instance's bundles come from: the repo (`repo_identity` of its `origin`
+    remote, or `file://` and the checkout's folder when it has none) and the gitgate folder
+    inside it (`.` for its top). Empty: not known (a record an earlier release wrote)."""
+
+    repo: str = ""
+    path: str = ""
+
+    @property
+    def known(self) -> bool:
+        return bool(self.repo)
+
+    def __str__(self) -> str:
+        return self.repo if self.path in ("", ".") else f"{self.repo} (path {self.path})"
+
+
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://([^/?#]*)([^?#]*)")
+_SCP = re.compile(r"^(?:[^@/:]+@)?([^/:]+):(?!//)(.*)$")
+
+
+def repo_identity(url: str) -> str | None:
+    """A remote's URL as one identity for every way of writing it: no credentials, scheme
+    or user (`https://tok@github.com/org/x.git`, `ssh://git@github.com/org/x` and
+    `git@github.com:org/x.git` are all `github.com/org/x`), the host in lower case, no `.git`
+    or trailing `/`. None for a local path (`file://` or a plain one): the caller makes it
+    absolute."""
+    url = url.strip()
+    found = _SCHEME.match(url)
+    if found is not None:
+        scheme, authority, path = found.groups()
+        if scheme.lower() == "file":
+            return None
+        host = authority.rpartition("@")[2].lower()
+    else:
+        scp = _SCP.match(url)
+        if scp is None or "/" in scp.group(1) or len(scp.group(1)) == 1:
+            return None  # a plain path (a drive letter is not a host)
+        host, path = scp.group(1).lower(), scp.group(2)
+    path = path.strip("/").removeprefix("~/").removesuffix(".git").rstrip("/")
+    return f"{host}/{path}" if path else host
+
+
+def local_identity(folder: str) -> str:
+    """A local repo (a checkout without a remote, or a path a remote names) by its absolute
+    folder, `.git` dropped as for a URL: a clone's `origin` then names the repo it came from
+    the way that repo names itself."""
+    folder = folder.rstrip("/") or "/"
+    if folder.endswith("/.git"):
+        folder = folder[:-len("/.git")] or "/"
+    elif folder.endswith(".git"):
+        folder = folder[:-len(".git")]
+    return f"file://{folder}"

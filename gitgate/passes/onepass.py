@@ -17,6 +17,7 @@ from gitgate.apply.changeset import Change
 from gitgate.apply.engine import run_pass
 from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.freezefirst import suspend_first
+from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.inventory import Inventory, holders_of, system_namespace
 from gitgate.apply.ledger import keep_records_parsed, migrate, read_inventories
 from gitgate.apply.livediff import live_diff
@@ -53,6 +54,7 @@ from gitgate.render.tools import Tools
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.discover import pause_files
 from gitgate.source.git import revision_of
+from gitgate.source.origin import repo_origin
 from gitgate.source.tree import gate_texts, scan_repo
 from gitgate.timespec import rfc3339
 
@@ -191,12 +193,21 @@ def planned(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
     return Pass(progressed(checkout.plan, view, options.now, options.hook_timeout), view)
 
 
+def with_origin(options: ApplyOptions, root: Path) -> ApplyOptions:
+    """The options with the origin of the folder a pass applies (`source.origin`), unless
+    the caller set one."""
+    return options if options.origin.known else replace(options, origin=repo_origin(root))
+
+
 def preview(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
             bundle_glob: str | None = None) -> tuple[Pass, list[Change]]:
     """`plan --kubeconfig`: the pass and what it would change, object by object (dry-run
     applies, the one prune decision), nothing written; a tenant's objects are read and
-    tried as the tenant, as the pass would write them."""
+    tried as the tenant, as the pass would write them. Refused, as the pass would be, over
+    an instance another repo owns (OtherRepo), unless `options.adopt`."""
+    options = with_origin(options, checkout.rendered.root)
     seen = planned(checkout, cluster, options)
+    refuse_other_repo(seen.view.inventories, options.origin, options.instance, options.adopt)
     reader = as_tenants(cluster, seen.plan, seen.view.inventories,
                         checkout.rendered.discovery.config.tenancy)
     return seen, live_diff(seen.plan, reader, options, seen.view.inventories,
@@ -227,6 +238,7 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     scope = scope_of_glob(bundle_glob)
     if shard is not None:
         scope = shard if scope is None else (lambda name, glob=scope: glob(name) and shard(name))
+    options = with_origin(options, root)
     inventories = None
     if not options.dry_run and migrate_records:
         moved = migrate(cluster, options.instance, rfc3339(options.now))
@@ -352,6 +364,7 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
     if not any(state.active for state in states):
         return None  # the usual pass: no request at all
     inventories = read_inventories(cluster, options.instance)
+    refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
     chosen = {name: inventory for name, inventory in inventories.items()
               if matches(name, bundle_glob) and (shard is None or shard(name))}
     early = suspend_first(as_recorded_tenants(cluster, chosen.values(), config.tenancy),

@@ -76,7 +76,7 @@ def _dry(cluster: ClusterPort, inventory: Inventory, done: Removal) -> None:
     for entry in inventory.entries:
         check = prunes.precheck(entry) or prunes.check_live(
             cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name), bundle,
-            lambda live: None)
+            lambda live: None, inventory.instance)
         if check.outcome is prunes.Outcome.DELETE:
             done.lines.append(f"would delete {entry.ref} ({bundle})")
         elif check.outcome is not prunes.Outcome.GONE:

@@ -23,6 +23,19 @@ def _key_of(obj: Manifest) -> Key:
     return _key(obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
 
 
+def _matches(term: str, labels: dict[str, str]) -> bool:
+    """One label selector term: `k=v` (or `==`), `k!=v`, `k` (exists), `!k` (absent)."""
+    if "!=" in term:
+        label, value = term.split("!=", 1)
+        return labels.get(label) != value
+    if "=" in term:
+        label, value = term.replace("==", "=").split("=", 1)
+        return labels.get(label) == value
+    if term.startswith("!"):
+        return term[1:] not in labels
+    return term in labels
+
+
 class MemoryCluster:
     def __init__(self, refuse: tuple[str, ...] = (), latency: float = 0.0):
         self.latency = latency  # seconds each apply takes, so concurrent writes overlap
@@ -71,11 +84,10 @@ class MemoryCluster:
     def list_objects(self, api_version: str, kind: str, namespace: str = "",
                      label_selector: str = "") -> list[Manifest]:
         self.calls.append(("list", f"{kind} {namespace}"))
-        wanted = dict(part.split("=", 1) for part in label_selector.split(",") if part)
+        terms = [part.strip() for part in label_selector.split(",") if part.strip()]
         return [copy.deepcopy(obj) for (version, k, ns, _), obj in sorted(self.objects.items())
                 if (version, k) == (api_version, kind) and (not namespace or ns == namespace)
-                and all((obj["metadata"].get("labels") or {}).get(label) == value
-                        for label, value in wanted.items())]
+                and all(_matches(term, obj["metadata"].get("labels") or {}) for term in terms)]
 
     def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
         self.calls.append(("delete", f"{kind} {namespace}/{name}" if namespace else
