@@ -661,10 +661,9 @@ def test_E1_dropping_the_label_escapes_a_suspend_label_gate_one_pass_later(
 # Instances: `--instance` keeps several gitgates on one API server apart.
 # ------------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open, issue 60: instances share the field manager `gitgate`, so another instance's "
-    "apply takes a held object over without a conflict"))
 def test_I1_another_instance_overwrites_a_held_object(tmp_path, kube, capsys):
+    """Instances share the field manager `gitgate`: another instance is refused by the
+    object's `gitgate.io/instance` label instead (`OtherInstance`)."""
     ns = kube.ns("inst")
     one = write_files(tmp_path / "one", {
         "gitgate.yaml": PLACEMENT,

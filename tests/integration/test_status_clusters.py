@@ -119,7 +119,7 @@ def test_a_member_refusing_an_object_is_named(setup, emulator, capsys):
 def test_status_reads_lists_only_whatever_the_number_of_objects(tmp_path, emulator, capsys):
     counts = []
     for size in (1, 20):
-        root = write_files(tmp_path / f"repo{size}", {
+        root = write_files(tmp_path / "repo", {  # one repo (one instance is one repo's)
             "gitgate.yaml": PLACEMENT, "web/bundle.yaml": "name: web\n",
             "ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NS}}}\n",
             "web/app.yaml": app("web:1", configmaps=size)})
