@@ -74,8 +74,12 @@ def live(kube, kind: str, ns: str, name: str) -> dict | None:
 def test_a_second_repo_on_an_instance_is_refused_naming_the_first_and_prunes_nothing(
         tmp_path, kube, tools):
     """Applied as it was before, repo B would have pruned repo A's `web` (3 of 11 objects:
-    under the mass-prune brake). It is refused before any write, as is its live plan."""
+    under the mass-prune brake), and its suspend gate would have reached A's policy before
+    rendering. It is refused before any write, as is its live plan."""
     a, b = repo_a(tmp_path, kube), repo_b(tmp_path, kube)
+    write_files(b, {"gates/freeze.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                    "metadata: {name: freeze}\nspec: {bundles: ['*'], action: suspend, "
+                    "reason: INC-1}\n"})
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     code, doc, _ = cli("apply", str(a), *flags, "-o", "json")
     assert code == 0 and doc["ok"]
@@ -92,6 +96,9 @@ def test_a_second_repo_on_an_instance_is_refused_naming_the_first_and_prunes_not
     assert live(kube, "Namespace", "", web) is not None
     assert live(kube, "ConfigMap", web, "web")["data"] == {"value": "v1"}
     assert live(kube, "ConfigMap", kube.ns("platform"), "api") is None  # B wrote nothing
+    policy = kube.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy", web,
+                              f"gitgate-{kube.run_id}-web")
+    assert "suspension" not in policy["spec"]
     assert records(kube, kube.run_id) == before
     owner = before[f"{kube.run_id}-web"]
     assert (owner["repo"], owner["repoPath"]) == (f"file://{a.resolve()}", ".")
