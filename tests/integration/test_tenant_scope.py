@@ -272,7 +272,8 @@ def test_a_bundle_name_taken_from_a_live_bundle_fails_only_the_newcomer(tmp_path
     assert cluster.get("v1", "ConfigMap", "billing", "api")["data"] == {"v": "2"}
     assert cluster.get("v1", "ConfigMap", "orders", "mine") is None
     said = done.stderr + done.stdout
-    assert "DuplicateBundle" in said and "apps/orders/api" in said
+    assert "the bundle name 'billing-api' is also claimed by apps/billing/api" in said
+    assert "apps/orders/api" in said
 
 
 def test_between_equals_the_live_holder_keeps_the_object(tmp_path, emulator):
