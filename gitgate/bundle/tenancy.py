@@ -51,16 +51,16 @@ def _reach_rules(actor: Manifest, tenant: Tenant, scopes: ScopeTable) -> Iterabl
         yield (f"{ref} selects no resources, so it acts on every object it can reach: a "
                f"cluster-wide policy of {said} must name what it selects")
         return
-    for index, selector in enumerate(selectors, 1):
+    for index, selector in enumerate(selectors):  # 0-based, as every path in a message
         if not isinstance(selector, dict):
-            yield f"{ref}: selector {index} is not a resource selector"
+            yield f"{ref}: resourceSelectors[{index}] is not a resource selector"
             continue
         api_version = str(selector.get("apiVersion") or "")
         kind = str(selector.get("kind") or "")
         group = api_version.rpartition("/")[0]
         namespace = str(selector.get("namespace") or "")
         name = str(selector.get("name") or "")
-        what = f"{ref}: selector {index} ({kind or 'any kind'})"
+        what = f"{ref}: resourceSelectors[{index}] ({kind or 'any kind'})"
         if (group, kind) == ("", "Namespace"):
             if not name or not in_namespaces(tenant, name):
                 yield (f"{what} selects Namespaces beyond {said}'s "

@@ -280,7 +280,7 @@ def parse_chart_policy(value: Any, file: str) -> ChartPolicy:
     if not isinstance(items, list):
         raise ConfigError("charts.repositories must be a list of {url, ...}", file=file)
     entries = []
-    for index, item in enumerate(items, 1):
+    for index, item in enumerate(items):  # 0-based, as every path in a message
         where = f"charts.repositories[{index}]"
         if not isinstance(item, dict):
             raise ConfigError(f"{where} must be a mapping", file=file)

@@ -408,7 +408,7 @@ def test_missing_pages_are_404_a_favicon_and_what_lifts_each_hold(tmp_path, emul
         halted = re.search(r'<p class="alert halted".*?</p>', rollouts, re.S).group(0)
         assert "gitgate resume web --kubeconfig KARMADA_KUBECONFIG" in halted
         extra = page(base + "/ui/bundles/extra", **bearer)[1]
-        reasons = extra.split("<h2>Gates and reasons</h2>")[1].split("<h2>")[0]
+        reasons = extra.split("<h2>Reasons</h2>")[1].split("<h2>")[0]
         assert "To lift: <code class=\"cmd\">gitgate resume freeze --push</code>" in reasons
         assert "gitgate resume pause-extra --push" in reasons
         web = page(base + "/ui/bundles/web", **bearer)[1]
