@@ -107,6 +107,21 @@ def test_replicas_agree_take_over_and_come_back(kube):
     assert turn.acting and turn.shards.members == ("a",)
 
 
+def two_acting(kube, namespace: str) -> tuple[str, Clocks, Membership, Membership]:
+    """Replicas a and b, both acting on the two-member assignment, and a namespace of the
+    test's to write into."""
+    kube.cluster.apply(system_namespace())
+    ns = kube.ns(namespace)
+    kube.cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    clocks = Clocks()
+    a, b = (member(kube.cluster, kube.run_id, name, clocks) for name in ("a", "b"))
+    a.renew()
+    b.renew()
+    a.turn()
+    assert b.turn().acting and a.turn().acting
+    return ns, clocks, a, b
+
+
 def test_a_deleted_lease_hands_nothing_over_and_stops_its_holders_pass(kube):
     """Someone deletes replica a's Lease while a's pass writes. b does not take a's bundles
     while a may still write (a vanished Lease counts as live for a lease duration from when b
@@ -117,15 +132,7 @@ def test_a_deleted_lease_hands_nothing_over_and_stops_its_holders_pass(kube):
     from gitgate.errors import KubeError, Reason
     from tests.support.objects import cm
 
-    kube.cluster.apply(system_namespace())
-    ns = kube.ns("fenced")
-    kube.cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    clocks = Clocks()
-    a, b = (member(kube.cluster, kube.run_id, name, clocks) for name in ("a", "b"))
-    a.renew()
-    b.renew()
-    a.turn()
-    assert b.turn().acting and a.turn().acting
+    ns, clocks, a, b = two_acting(kube, "fenced")
     in_flight = FencedCluster(kube.cluster, a.fence, a.turn().term)  # a's pass, writing
     in_flight.apply(cm("written", ns))
 
@@ -164,15 +171,7 @@ def test_nothing_written_into_a_live_replicas_lease_hands_its_bundles_over(kube,
     from gitgate.apply.fencing import FencedCluster
     from tests.support.objects import cm
 
-    kube.cluster.apply(system_namespace())
-    ns = kube.ns("tampered")
-    kube.cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    clocks = Clocks()
-    a, b = (member(kube.cluster, kube.run_id, name, clocks) for name in ("a", "b"))
-    a.renew()
-    b.renew()
-    a.turn()
-    assert b.turn().acting and a.turn().acting
+    ns, clocks, a, b = two_acting(kube, "tampered")
     in_flight = FencedCluster(kube.cluster, a.fence, a.turn().term)
     a_share = [name for name in APPS if a.turn().owns(name)]
     kube.cluster.apply({"apiVersion": LEASE_API, "kind": "Lease",
