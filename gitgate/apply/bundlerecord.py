@@ -84,7 +84,7 @@ def to_new_bundle(inventory: Inventory) -> Manifest:
     only be written by a second request. The status the pass writes at its end takes over
     (`from_bundle`); the field stays until the bundle's spec is next applied, which drops it.
     The objects go as `ids`, one string each (`intent_id`): kube-apiserver spends about half
-    as much on the record as with a map per object (bench/README.md, tenth session); as
+    as much on the record as with a map per object (bench/results/history.md); as
     `objects` only where an entry cannot be one (a hash, or a `/` in a name)."""
     bundle = to_bundle(inventory)
     ids = [intent_id(e) for e in inventory.entries]

@@ -167,8 +167,8 @@ EXAMPLES = """examples:
 # The cyclic collector's thresholds for the loop. Python's (700, 10, 10) start a young
 # collection every 700 new containers; a pass at 5,000 bundles holds ~3 million objects and
 # makes hundreds of collections, whose older generations walk the whole heap: about 1.5 s of
-# a no-op pass (bench/README.md). Collecting less often keeps cyclic garbage longer: measured
-# on half of 5,000 bundles, (100,000, 50, 100) saved that time for 90 MB more, (20,000, 20,
+# a no-op pass (bench/results/history.md). Collecting less often keeps cyclic garbage longer:
+# measured on half of 5,000 bundles, (100,000, 50, 100) saved that time for 90 MB more, (20,000, 20,
 # 10) most of it for 25 MB more, below the 400 MB a replica is allowed.
 COLLECTOR_THRESHOLDS = (20_000, 20, 10)
 
