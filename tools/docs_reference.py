@@ -28,12 +28,12 @@ QUICKSTART_HEADING = "## Quickstart"
 # --------------------------------------------------------------------------- text helpers
 
 def escape_cell(text: str) -> str:
-    """One Markdown table cell: no line breaks, no bare `|`, `<` and `>` shown as text outside
-    code spans."""
+    """One Markdown table cell: no line breaks; outside code spans, `|` escaped and `<`, `>`
+    shown as text."""
     parts = text.replace("\n", " ").split("`")
-    for i in range(0, len(parts), 2):  # outside code spans
-        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;")
-    return "`".join(parts).replace("|", "\\|")
+    for i in range(0, len(parts), 2):  # outside code spans (a `|` inside one stays as it is)
+        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    return "`".join(parts)
 
 
 def code(text: str) -> str:
