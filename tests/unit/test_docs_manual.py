@@ -76,3 +76,46 @@ def test_a_renamed_or_removed_test_is_caught(tmp_path):
     assert cited_tests(page) == ["tests/unit/test_a.py", "test_kept", "test_renamed", "implies",
                                  "tests/unit/test_gone.py"]
     assert missing(cited_tests(page), tmp_path) == ["test_renamed", "tests/unit/test_gone.py"]
+
+
+# --------------------------------------------------------------------------- generated pages
+
+def reference_hook():
+    """tools/docs_reference.py, the hook mkdocs.yml names (tools/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_reference",
+                                                  ROOT / "tools/docs_reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cli_reference_has_every_command_and_flag_of_the_parser():
+    import argparse
+
+    from gitgate.cli.parser import build_parser
+
+    page = reference_hook().cli_reference()
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert sub.choices
+    for name, parser in sub.choices.items():
+        assert f"\n## gitgate {name}\n" in page
+        section = page.split(f"\n## gitgate {name}\n")[1].split("\n## gitgate ")[0]
+        for action in parser._actions:
+            for flag in action.option_strings:
+                if flag not in ("-h", "--help") and action.help != argparse.SUPPRESS:
+                    assert f"`{flag}" in section or f", {flag}" in section, (name, flag)
+
+
+def test_the_files_reference_has_every_field_of_the_schemas():
+    page = reference_hook().files_reference()
+    for title in ("## gitgate.yaml", "## bundle.yaml", "## Gate"):
+        assert f"\n{title}\n" in page
+    for field in ("paths", "tenants[].clusters.labelSelector.matchLabels", "charts.maxSize",
+                  "spec.windows[].cron", "spec.approve.digest", "spec.approve[].digest",
+                  "clusters[].patches", "rollout.waves"):
+        assert f"| `{field}` |" in page, field
+    gate = page.split("\n## Gate\n")[1]
+    assert "| `spec.reason` | string | **required.**" in gate
