@@ -3,8 +3,7 @@
 Nothing here is copied by hand, so nothing can drift:
 - `reference/cli.md` from gitgate's own argparse parser (`gitgate.cli.parser.build_parser`);
 - `reference/files.md` from the JSON Schemas in docs/schema (gitgate.yaml, bundle.yaml, gates);
-- `quickstart.md` from the README's quickstart section (the one a test runs as written);
-- `adr/index.md`, only while docs/adr/ holds no index of its own.
+- `quickstart.md` from the README's quickstart section (the one a test runs as written).
 """
 
 from __future__ import annotations
@@ -247,12 +246,6 @@ def quickstart() -> str:
         r"\]\(docs/", "](", body).replace("](README.md", "](index.md")
 
 
-ADR_PLACEHOLDER = """# Decisions
-
-The decision records live in `docs/adr/`; their index is written there.
-"""
-
-
 # --------------------------------------------------------------------------- the hook
 
 def on_files(files: Any, config: Any) -> Any:
@@ -260,8 +253,6 @@ def on_files(files: Any, config: Any) -> Any:
 
     pages = {"reference/cli.md": cli_reference(), "reference/files.md": files_reference(),
              "quickstart.md": quickstart()}
-    if files.get_file_from_path("adr/index.md") is None:
-        pages["adr/index.md"] = ADR_PLACEHOLDER
     for path, content in pages.items():
         files.append(File.generated(config, path, content=content))
     return files
