@@ -30,6 +30,7 @@ from gitgate.cli.lock import chart_fetcher
 from gitgate.errors import ConfigError, GitgateError, Reason
 from gitgate.karmada.effective import member_view
 from gitgate.model import Verdict
+from gitgate.model.chartspec import LockedChart
 from gitgate.output import console
 from gitgate.output.checkreport import check_document, check_text, junit_xml
 from gitgate.output.plantables import (
@@ -57,6 +58,7 @@ from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
 from gitgate.source.gateguard import review_checkout
+from gitgate.source.lockhistory import LockHistory
 from gitgate.source.signatures import Trust, head_signature, keyring_folder
 from gitgate.timespec import parse_time
 
@@ -246,12 +248,13 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
         # where each rollout and each sync with hooks is, and what is next; what would change
         seen, changes = preview(checkout, cluster, options, args.bundle)
         plan = seen.plan
+    before = charts_before(args, checkout, plan)
     view = None
     if args.cluster:
         labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
         view = member_view([b.bundle for b in plan.bundles], args.cluster, labels)
     if args.output in DOCUMENTS:
-        doc = plan_document(plan)
+        doc = plan_document(plan, before)
         if changes is not None:
             for bundle in doc["bundles"]:
                 bundle["changes"] = changes_document(changes, bundle["name"])
@@ -263,7 +266,7 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
             doc["cluster"] = member_document(view)
         console.out_document(doc, args.output)
     else:
-        console.out(plan_table(plan, wide=args.output == "wide"))
+        console.out(plan_table(plan, wide=args.output == "wide", charts_before=before))
         if changes is not None:
             console.out("\n" + changes_table(changes))
         if view is not None:
@@ -279,6 +282,24 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
         return 1
     writes = changes is not None and any(c.changes_cluster for c in changes)
     return EXIT_CHANGES if args.exit_code and writes else 0
+
+
+def charts_before(args: argparse.Namespace, checkout: Checkout,
+                  plan: Plan) -> dict[str, tuple[LockedChart, ...]]:
+    """Each chart-fetching bundle's locked charts at the revision plan compares it with: the
+    one its record says is live (with --kubeconfig), else --since REV."""
+    history = LockHistory(Path(args.path))
+    records = checkout.inventories or {}
+    found = {}
+    for item in plan.bundles:
+        if not item.bundle.source.options.locked:
+            continue
+        record = records.get(item.bundle.name)
+        revision = record.applied_revision if record is not None else (args.since or "")
+        locked = history.at(revision, item.bundle.source.path) if revision else None
+        if locked is not None:
+            found[item.bundle.name] = locked
+    return found
 
 
 def trusts_from(args: argparse.Namespace,

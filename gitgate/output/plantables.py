@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from gitgate.apply.changeset import Change
@@ -11,14 +12,19 @@ from gitgate.errors import Reason
 from gitgate.karmada.effective import MemberView
 from gitgate.karmada.syncsteps import sync_plan
 from gitgate.model import ObjectRef
+from gitgate.model.chartspec import LockedChart
 from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, rfc3339, table
 from gitgate.plan import BundlePlan, Plan, destination
 from gitgate.timespec import age
 
+ChartsBefore = Mapping[str, tuple[LockedChart, ...]]  # bundle name -> its locked charts then
 
-def plan_document(plan: Plan) -> dict[str, Any]:
+
+def plan_document(plan: Plan, charts_before: ChartsBefore | None = None) -> dict[str, Any]:
+    """`charts_before`: each bundle's locked charts at the revision it is compared with
+    (what its record says is live, or `--since`), for each chart's `from`."""
     bundles = []
     for item in plan.bundles:
         verdict = item.verdict
@@ -37,6 +43,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "clusters": destination(item),
             "rollout": _rollout_document(item),
             "hooks": _hooks_document(item),
+            "charts": _charts_document(item, (charts_before or {}).get(item.bundle.name)),
         })
     return document("Plan", {
         "revision": plan.revision,
@@ -47,6 +54,42 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "message": g.message} for g in plan.invalid_gates],
         "warnings": [p.as_dict() for p in plan.warnings],
     })
+
+
+def _charts_document(item: BundlePlan,
+                     before: tuple[LockedChart, ...] | None) -> list[dict[str, Any]]:
+    """The charts the bundle fetches, as locked; `from`: that chart as the compared revision
+    locked it (null: not known, or not locked then), `changed`: another archive now."""
+    was = {e.dependency: e for e in before or ()}
+    out = []
+    for entry in item.bundle.source.options.locked:
+        old = was.get(entry.dependency)
+        out.append({"name": entry.ref.chart, "dependency": entry.dependency or None,
+                    "repo": entry.ref.repo, "version": entry.version, "digest": entry.digest,
+                    "from": {"version": old.version, "digest": old.digest}
+                    if old is not None else None,
+                    "changed": old is not None and old.digest != entry.digest})
+    return out
+
+
+def chart_lines(plan: Plan, charts_before: ChartsBefore | None = None) -> list[str]:
+    """One line per bundle that fetches charts: each chart's version, and `6.5.0 → 6.6.0`
+    where the compared revision locked another archive."""
+    lines = []
+    for item in plan.bundles:
+        said = []
+        for chart in _charts_document(item, (charts_before or {}).get(item.bundle.name)):
+            was = chart["from"]
+            if not chart["changed"]:
+                said.append(f"{chart['name']} {chart['version']}")
+            elif was["version"] != chart["version"]:
+                said.append(f"{chart['name']} {was['version']} → {chart['version']}")
+            else:
+                said.append(f"{chart['name']} {chart['version']} (another archive: "
+                            f"{was['digest'][:19]} → {chart['digest'][:19]})")
+        if said:
+            lines.append(f"{item.bundle.name}: {', '.join(said)}")
+    return lines
 
 
 def _rollout_document(item: BundlePlan) -> dict[str, Any] | None:
@@ -117,9 +160,11 @@ def _rollout_cell(item: BundlePlan) -> str:
     return f"{waves}: {'halted at ' if state.halted else ''}wave {state.wave + 1}"
 
 
-def plan_table(plan: Plan, *, wide: bool = False) -> str:
+def plan_table(plan: Plan, *, wide: bool = False,
+               charts_before: ChartsBefore | None = None) -> str:
     """NEXT CHANGE reads `in 2h` (the time itself with -o wide); WHY says what the verdict
-    means and what changes it (`apply.standing`), cut to one line."""
+    means and what changes it (`apply.standing`), cut to one line. Then the charts each
+    bundle fetches (`chart_lines`) and the hooks."""
     head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "CLUSTERS", "NEXT CHANGE", "DIGEST",
             "ROLLOUT", "WHY"]
     rows = [head + (["NEXT CHANGE AT"] if wide else [])]
@@ -134,6 +179,9 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
             row.append(rfc3339(verdict.next_change) or "-")
         rows.append(row)
     lines = [f"revision {plan.revision} at {rfc3339(plan.at)}", table(rows)]
+    charts = chart_lines(plan, charts_before)
+    if charts:
+        lines += ["", "charts:", *(f"  {line}" for line in charts)]
     phases = phases_lines(plan)
     if phases:
         lines += ["", "hooks:", *(f"  {line}" for line in phases)]

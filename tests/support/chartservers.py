@@ -241,3 +241,22 @@ def chart_servers(tmp: Path) -> Iterator[tuple[ChartCA, ChartRepo, Registry]]:
     home = tmp / "helm-home"
     with ChartRepo(tmp / "repo", ca, home) as repo, Registry(tmp / "registry", ca, home) as reg:
         yield ca, repo, reg
+
+
+def allow(*entries: dict[str, object]) -> str:
+    """gitgate.yaml's `charts.repositories`, one entry per mapping."""
+    import json
+
+    return "charts:\n  repositories:\n" + "".join(
+        "    - " + json.dumps(entry) + "\n" for entry in entries)
+
+
+def gitgate_cli(*argv: str, cache: Path, cwd: Path | None = None,
+                timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a subprocess, its chart store in `cache`."""
+    env = {**os.environ, "GITGATE_CHART_CACHE": str(cache)}
+    return subprocess.run([sys.executable, "-m", "gitgate.cli", *argv], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd or REPO_ROOT, env=env)
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
