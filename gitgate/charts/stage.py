@@ -137,11 +137,15 @@ def _at(exc: ChartError, need: Need) -> ChartError:
 
 class ChartFetcher:
     """The fetch stage for every source of a pass: one store, one transport (its requests
-    counted), credentials read as the allow-list names them."""
+    counted), credentials read as the allow-list names them. `in_force`: the allow-list and
+    the tenants to fetch by when they are not the checkout's own (gitgate.yaml as a trusted
+    revision has it: `source.configinforce`)."""
 
     def __init__(self, store: ChartStore, *, transport: Transport | None = None,
-                 secret_reader: SecretReader | None = None) -> None:
+                 secret_reader: SecretReader | None = None,
+                 in_force: tuple[ChartPolicy, Tenancy] | None = None) -> None:
         self.store = store
+        self.in_force = in_force
         self.transport = transport or Transport()
         self.secrets = credentials_reader(secret_reader)
         self._locks: dict[str, threading.Lock] = {}
@@ -239,8 +243,9 @@ def fetch_stage(fetcher: ChartFetcher | None, tree: RepoTree, policy: ChartPolic
     def run(source: Source) -> tuple[Fetched, ...] | GitgateError:
         if fetcher is None or source.kind is not SourceKind.HELM:
             return ()
+        allowed, tenants = fetcher.in_force or (policy, tenancy)
         try:
-            return fetcher.fetch(source, tree, policy, tenancy)
+            return fetcher.fetch(source, tree, allowed, tenants)
         except GitgateError as exc:
             return exc
 

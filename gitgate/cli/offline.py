@@ -57,7 +57,8 @@ from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
-from gitgate.source.gateguard import review_checkout
+from gitgate.source.configinforce import config_in_force
+from gitgate.source.gateguard import Review, review_checkout
 from gitgate.source.lockhistory import LockHistory
 from gitgate.source.signatures import Trust, head_signature, keyring_folder
 from gitgate.timespec import parse_time
@@ -164,14 +165,18 @@ def warn_if_empty(root: Path, plan: Plan) -> None:
 
 
 def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None = None,
-              cluster: ClusterPort | None = None) -> Checkout:
-    return plan_checkout(repo_folder(args), find_tools(args.helm, args.kustomize), now,
+              cluster: ClusterPort | None = None, review: Review | None = None) -> Checkout:
+    """The checkout planned at `now`; with a `review` (`--since`), charts are fetched by
+    gitgate.yaml as the loop would keep it in force (`source.configinforce`)."""
+    root = repo_folder(args)
+    in_force = config_in_force(root, review) if review is not None else None
+    return plan_checkout(root, find_tools(args.helm, args.kustomize), now,
                          bundle_glob=bundle_glob,
                          scope_of=cluster.scope_of if cluster is not None else None,
                          clusters=cluster,
                          inventories=read_records(cluster, args.instance)
                          if cluster is not None else None,
-                         charts=chart_fetcher(cluster))
+                         charts=chart_fetcher(cluster, in_force))
 
 
 def _at(args: argparse.Namespace) -> datetime:
@@ -238,7 +243,8 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
     if cluster is None and os.environ.get("KUBECONFIG"):
         console.warn("plan reads the repo only: $KUBECONFIG is set but not read; pass "
                      "--kubeconfig \"$KUBECONFIG\" to compare with what the cluster holds")
-    checkout = _checkout(args, _at(args), args.bundle, cluster)
+    review = since_review(args, trust, gates, keyrings)
+    checkout = _checkout(args, _at(args), args.bundle, cluster, review)
     plan = checkout.plan
     warn_if_empty(Path(args.path), plan)
     changes = None
@@ -273,7 +279,7 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
             console.out("\n" + member_lines(view))
     failed = changes is not None and any(c.failed for c in changes)
     failed = failed or any(item.verdict.verdict is Verdict.FAILED for item in plan.bundles)
-    _head, failures, notes = provenance_review(args, trust, gates, keyrings)
+    _head, failures, notes = provenance_review(args, trust, review)
     for line in notes:
         console.warn(line)
     for failure in failures:
@@ -313,21 +319,28 @@ def trusts_from(args: argparse.Namespace,
     return trust_from(args, keyrings / "allowed"), gates
 
 
-def provenance_review(args: argparse.Namespace, trust: Trust | None, gate_trust: Trust | None,
-                      keyrings: Path) -> tuple[str, list[Failure], list[str]]:
+def since_review(args: argparse.Namespace, trust: Trust | None, gate_trust: Trust | None,
+                 keyrings: Path) -> Review | None:
+    """With --since REV: what a loop trusting REV makes of HEAD (None without --since)."""
+    if args.since is None:
+        return None
+    return review_checkout(repo_folder(args), args.since, keyrings / "repo", trust,
+                           gate_trust)
+
+
+def provenance_review(args: argparse.Namespace, trust: Trust | None,
+                      review: Review | None) -> tuple[str, list[Failure], list[str]]:
     """The checkout's HEAD judged as a loop would judge it: by the --verify-commits flags,
     and with --since REV by gitgate.yaml's `verify:` and `gates.signers` as REV has them (or
     the --gate-signers flags), and every freeze-file change after REV, by the loop's own rule.
     Returns HEAD, the failures, and what passed."""
-    if args.since is None:
+    if review is None:
         if trust is None:
             return "", [], []
         alone = head_signature(repo_folder(args), trust)
         return alone.commit, [] if alone.trusted else [Failure(
             Reason.UNVERIFIED, f"{alone.said()}: a `gitgate run --verify-commits` would not "
             "apply it")], [alone.said()] if alone.trusted else []
-    review = review_checkout(repo_folder(args), args.since, keyrings / "repo", trust,
-                             gate_trust)
     failures, notes = [], []
     signed, gates = review.signature, review.gates
     if signed is not None:
@@ -375,9 +388,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, keyrings: Path) -> int:
     trust, gates = trusts_from(args, keyrings)
-    current = _checkout(args, args.now())
+    review = since_review(args, trust, gates, keyrings)
+    current = _checkout(args, args.now(), review=review)
     report = check_report(current.rendered, current.plan)
-    head, failures, notes = provenance_review(args, trust, gates, keyrings)
+    head, failures, notes = provenance_review(args, trust, review)
     if head:  # one more case: the commit under test, signed and its freeze files trusted
         report = Report((Case("commit", head[:12], tuple(failures), note="; ".join(notes)),
                          *report.cases))
