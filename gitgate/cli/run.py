@@ -236,7 +236,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
     reconciler.charts = ChartFetcher(  # fetched charts outlive restarts on the cache volume
         ChartStore(Path(f"{args.cache_dir}-charts")),
-        secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE))
+        secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE), helm=tools.helm)
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
     reconciler.watch_newer()  # a freeze pushed while a pass writes stops what it covers
     cluster.transport.observer = reconciler.metrics.api_request
