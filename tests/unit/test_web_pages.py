@@ -16,14 +16,10 @@ from gitgate.karmada.waves import RolloutState
 from gitgate.model import ObjectRef, Verdict
 from gitgate.model.gaterule import Action, Gate, Window
 from gitgate.model.verdict import BundleVerdict
-from gitgate.output.webpages import (
-    Filters,
-    Snapshot,
-    bundle_page,
-    gates_page,
-    overview_page,
-    rollouts_page,
-)
+from gitgate.output.webgates import gates_page
+from gitgate.output.weblayout import Filters, Snapshot
+from gitgate.output.webpages import bundle_page, overview_page
+from gitgate.output.webrollouts import rollouts_page
 from gitgate.plan import BundlePlan, Plan
 from gitgate.progression.record import Progression
 from gitgate.status.overview import bounded, changed_fields, gate_view, last_changes
