@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from gitgate.cli.flags import (
-    DOCUMENTS,
     adopt_flag,
     bundle_flag,
     completes,
@@ -30,6 +29,7 @@ from gitgate.cli.offline import repo_folder, warn_if_empty
 from gitgate.errors import GitgateError
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output import console
+from gitgate.output.printers import Printable, show
 from gitgate.output.statusviews import (
     pass_document,
     pass_table,
@@ -113,8 +113,6 @@ def cmd_apply(args: argparse.Namespace) -> int:
         plan, result, waited = done.plan, done.result, None
     warn_if_empty(root, plan)
     document = pass_document(result)
-    if args.output not in DOCUMENTS:
-        console.out(pass_table(result))
     console.problems(plan.problems, plan.warnings)
     ok = result.ok and not plan.problems
     if waited is not None and result.ok:
@@ -124,8 +122,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
             console.warn(waited.error)
         document["wait"] = waited.document()
         ok = ok and waited.ready
-    if args.output in DOCUMENTS:
-        console.out_document(document, args.output)
+    show(args.output, Printable(lambda: document, lambda _wide: pass_table(result)))
     return 0 if ok else 1
 
 
@@ -227,16 +224,12 @@ def _show_status(args: argparse.Namespace, cluster: ClusterPort,
                                recorded.shards)
     if document == shown:
         return document
-    if args.output in DOCUMENTS:
-        console.out_document(document, args.output)
-    else:
-        console.out(status_table(inventories, args.now(), observation=observation,
-                                 wide=args.output == "wide"))
     if observation.error and shown is None:
         console.warn(observation.error)
-    if args.output not in DOCUMENTS:
-        for line in provenance_lines(recorded.provenance or {}):
-            console.warn(line)
+    show(args.output, Printable(
+        lambda: document,
+        lambda wide: status_table(inventories, args.now(), observation=observation, wide=wide),
+        aside=lambda: provenance_lines(recorded.provenance or {})))
     if not inventories and shown is None:
         console.warn(_no_bundles_hint(cluster, args.instance))
     return document

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from gitgate.cli.flags import DOCUMENTS, completes, kube_flags, output_flag
+from gitgate.cli.flags import completes, kube_flags, output_flag
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.model.nearby import closest_hint
 from gitgate.output import console
+from gitgate.output.printers import Printable, show
 from gitgate.output.recordviews import (
     describe_document,
     describe_text,
@@ -65,10 +66,8 @@ def cmd_get(args: argparse.Namespace) -> int:
         chosen = set(selected([i.bundle for i in inventories], args.bundle, "get"))
         inventories = [i for i in inventories if i.bundle in chosen]
     seen = dict(recorded.observation.bundles)
-    if args.output in DOCUMENTS:
-        console.out_document(get_document(inventories, seen), args.output)
-    else:
-        console.out(get_table(inventories, seen, args.now(), wide=args.output == "wide"))
+    show(args.output, Printable(lambda: get_document(inventories, seen),
+                                lambda wide: get_table(inventories, seen, args.now(), wide=wide)))
     if recorded.observation.error:
         console.warn(recorded.observation.error)
     return 0
@@ -80,18 +79,14 @@ def cmd_describe(args: argparse.Namespace) -> int:
     inv = recorded.inventories[_one(recorded, args.bundle)]
     dispatch = recorded.observation.bundles.get(inv.bundle, Dispatch())
     events = bundle_events(cluster, inv)
-    if args.output in DOCUMENTS:
-        console.out_document(describe_document(inv, dispatch, events), args.output)
-    else:
-        console.out(describe_text(inv, dispatch, events, args.now()))
+    show(args.output, Printable(lambda: describe_document(inv, dispatch, events),
+                                lambda _wide: describe_text(inv, dispatch, events, args.now())))
     return 0
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     recorded = _recorded(args)
     inv = recorded.inventories[_one(recorded, args.bundle)]
-    if args.output in DOCUMENTS:
-        console.out_document(history_document(inv), args.output)
-    else:
-        console.out(history_table(inv, args.now()))
+    show(args.output, Printable(lambda: history_document(inv),
+                                lambda _wide: history_table(inv, args.now())))
     return 0

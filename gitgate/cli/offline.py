@@ -11,7 +11,6 @@ from pathlib import Path
 from gitgate.bundle.group import grouped
 from gitgate.check import Case, Failure, Report, check_report
 from gitgate.cli.flags import (
-    DOCUMENTS,
     adopt_flag,
     at_flag,
     bundle_flag,
@@ -33,16 +32,8 @@ from gitgate.model import Verdict
 from gitgate.model.chartspec import LockedChart
 from gitgate.output import console
 from gitgate.output.checkreport import check_document, check_text, junit_xml
-from gitgate.output.plantables import (
-    changes_document,
-    changes_table,
-    gates_document,
-    gates_table,
-    member_document,
-    member_lines,
-    plan_document,
-    plan_table,
-)
+from gitgate.output.plantables import gates_document, gates_table, plan_document, plan_text
+from gitgate.output.printers import Printable, show
 from gitgate.output.renderdoc import render_document, render_yaml
 from gitgate.passes.onepass import (
     ApplyOptions,
@@ -210,10 +201,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     claimed = [p for b in found for p in b.problems if p.reason == Reason.DUPLICATE_BUNDLE]
     problems = [p for p in dict.fromkeys((*result.problems, *lost, *claimed))
                 if args.bundle is None or p.source in sources]
-    if args.output == "json":
-        console.out_json(render_document(bundles, problems))
-    else:
-        console.out(render_yaml(bundles))
+    show(args.output, Printable(lambda: render_document(bundles, problems),
+                                own={"yaml": lambda: render_yaml(bundles)}))
     console.problems(problems, result.warnings)
     return 1 if problems else 0
 
@@ -259,24 +248,9 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
     if args.cluster:
         labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
         view = member_view([b.bundle for b in plan.bundles], args.cluster, labels)
-    if args.output in DOCUMENTS:
-        doc = plan_document(plan, before)
-        if changes is not None:
-            for bundle in doc["bundles"]:
-                bundle["changes"] = changes_document(changes, bundle["name"])
-            planned = {item.bundle.name for item in plan.bundles}
-            doc["removedBundles"] = [
-                {"name": name, "changes": changes_document(changes, name)}
-                for name in sorted({c.bundle for c in changes} - planned)]
-        if view is not None:
-            doc["cluster"] = member_document(view)
-        console.out_document(doc, args.output)
-    else:
-        console.out(plan_table(plan, wide=args.output == "wide", charts_before=before))
-        if changes is not None:
-            console.out("\n" + changes_table(changes))
-        if view is not None:
-            console.out("\n" + member_lines(view))
+    show(args.output, Printable(lambda: plan_document(plan, changes, view, before),
+                                lambda wide: plan_text(plan, changes, view, wide=wide,
+                                                       charts_before=before)))
     failed = changes is not None and any(c.failed for c in changes)
     failed = failed or any(item.verdict.verdict is Verdict.FAILED for item in plan.bundles)
     _head, failures, notes = provenance_review(args, trust, review)
@@ -374,10 +348,7 @@ def cmd_gates(args: argparse.Namespace) -> int:
     if args.bundle is not None:
         chosen = {item.bundle.name for item in plan.bundles}
         plan = replace(plan, gates=tuple(s for s in plan.gates if chosen & set(s.covers)))
-    if args.output in DOCUMENTS:
-        console.out_document(gates_document(plan), args.output)
-    else:
-        console.out(gates_table(plan))
+    show(args.output, Printable(lambda: gates_document(plan), lambda _wide: gates_table(plan)))
     return 1 if plan.invalid_gates else 0
 
 
@@ -397,9 +368,6 @@ def _check(args: argparse.Namespace, keyrings: Path) -> int:
                          *report.cases))
     if args.junit:
         Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
-    if args.output in DOCUMENTS:
-        console.out_document(check_document(report), args.output)
-    else:
-        console.out(check_text(report))
+    show(args.output, Printable(lambda: check_document(report), lambda _wide: check_text(report)))
     console.problems((), current.rendered.warnings)
     return 0 if report.ok else 1

@@ -22,9 +22,13 @@ from gitgate.timespec import age
 ChartsBefore = Mapping[str, tuple[LockedChart, ...]]  # bundle name -> its locked charts then
 
 
-def plan_document(plan: Plan, charts_before: ChartsBefore | None = None) -> dict[str, Any]:
-    """`charts_before`: each bundle's locked charts at the revision it is compared with
-    (what its record says is live, or `--since`), for each chart's `from`."""
+def plan_document(plan: Plan, changes: list[Change] | None = None,
+                  view: MemberView | None = None,
+                  charts_before: ChartsBefore | None = None) -> dict[str, Any]:
+    """`plan -o json`; with --kubeconfig each bundle's `changes` and the bundles it would
+    remove, with --cluster what that member runs. `charts_before`: each
+    bundle's locked charts at the revision it is compared with (what its record says is
+    live, or `--since`), for each chart's `from`."""
     bundles = []
     for item in plan.bundles:
         verdict = item.verdict
@@ -44,8 +48,10 @@ def plan_document(plan: Plan, charts_before: ChartsBefore | None = None) -> dict
             "rollout": _rollout_document(item),
             "hooks": _hooks_document(item),
             "charts": _charts_document(item, (charts_before or {}).get(item.bundle.name)),
+            **({"changes": changes_document(changes, item.bundle.name)}
+               if changes is not None else {}),
         })
-    return document("Plan", {
+    doc = document("Plan", {
         "revision": plan.revision,
         "at": rfc3339(plan.at),
         "bundles": bundles,
@@ -54,6 +60,13 @@ def plan_document(plan: Plan, charts_before: ChartsBefore | None = None) -> dict
             "message": g.message} for g in plan.invalid_gates],
         "warnings": [p.as_dict() for p in plan.warnings],
     })
+    if changes is not None:
+        planned = {item.bundle.name for item in plan.bundles}
+        doc["removedBundles"] = [{"name": name, "changes": changes_document(changes, name)}
+                                 for name in sorted({c.bundle for c in changes} - planned)]
+    if view is not None:
+        doc["cluster"] = member_document(view)
+    return doc
 
 
 def _charts_document(item: BundlePlan,
@@ -190,6 +203,14 @@ def plan_table(plan: Plan, *, wide: bool = False,
     lines += [invalid_gate_line(bad.file, bad.line, bad.message, bad.within)
               for bad in plan.invalid_gates]
     return "\n".join(lines) + "\n"
+
+
+def plan_text(plan: Plan, changes: list[Change] | None = None, view: MemberView | None = None,
+              *, wide: bool = False, charts_before: ChartsBefore | None = None) -> str:
+    """`plan`'s table; with --kubeconfig the changes, with --cluster what that member runs."""
+    return (plan_table(plan, wide=wide, charts_before=charts_before)
+            + ("\n" + changes_table(changes) if changes is not None else "")
+            + ("\n" + member_lines(view) if view is not None else ""))
 
 
 def gates_document(plan: Plan) -> dict[str, Any]:
