@@ -17,6 +17,7 @@ from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, rfc3339, table
 from gitgate.plan import BundlePlan, Plan, destination
+from gitgate.status.gaterecord import GateRecord
 from gitgate.timespec import age
 
 ChartsBefore = Mapping[str, tuple[LockedChart, ...]]  # bundle name -> its locked charts then
@@ -31,15 +32,15 @@ def plan_document(plan: Plan, changes: list[Change] | None = None,
     live, or `--since`), for each chart's `from`."""
     bundles = []
     for item in plan.bundles:
-        verdict = item.verdict
+        verdict, meaning = item.verdict, planned_standing(item)
         versions = {ObjectRef.of(o): str(o.get("apiVersion", "")) for o in item.bundle.objects}
         bundles.append({
             "name": item.bundle.name,
             "source": {"path": item.bundle.source.path, "kind": str(item.bundle.source.kind)},
             "verdict": str(verdict.verdict),
-            "reasons": [{**r.as_dict(), "until": rfc3339(r.until)} for r in verdict.reasons],
+            "reasons": [r.document() for r in meaning.reasons],
             "nextChange": rfc3339(verdict.next_change),
-            **planned_standing(item).as_dict(),
+            **meaning.as_dict(),
             "digest": verdict.digest,
             "objects": [object_ref(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
             "heldObjects": [object_ref(r, versions.get(r, "")) for r in verdict.held_objects],
@@ -214,22 +215,17 @@ def plan_text(plan: Plan, changes: list[Change] | None = None, view: MemberView 
 
 
 def gates_document(plan: Plan) -> dict[str, Any]:
-    return document("GateList", {"at": rfc3339(plan.at), "gates": [{
-        "name": s.gate.name, "file": s.gate.file, "action": str(s.gate.action),
-        "reason": s.gate.reason, "owner": s.gate.owner, "active": s.active,
-        "covers": list(s.covers),
-        "until": rfc3339(s.gate.until), "nextChange": rfc3339(s.next_change),
-        "since": rfc3339(s.since),
-    } for s in plan.gates], "invalid": [{"file": g.file, "line": g.line, "message": g.message}
-                                         for g in plan.invalid_gates]})
+    return document("GateList", {
+        "at": rfc3339(plan.at), "gates": [GateRecord.of(s).document() for s in plan.gates],
+        "invalid": [{"file": g.file, "line": g.line, "message": g.message}
+                    for g in plan.invalid_gates]})
 
 
 def gates_table(plan: Plan) -> str:
     rows = [["GATE", "FILE", "ACTION", "ACTIVE", "COVERS", "NEXT CHANGE", "REASON"]]
-    for s in plan.gates:
-        rows.append([s.gate.name, s.gate.file, str(s.gate.action), "yes" if s.active else "no",
-                     ",".join(s.covers) or "(nothing)", rfc3339(s.next_change) or "-",
-                     s.gate.reason])
+    for g in (GateRecord.of(s) for s in plan.gates):
+        rows.append([g.name, g.file, g.action, "yes" if g.active else "no",
+                     ",".join(g.covers) or "(nothing)", g.next_change or "-", g.reason])
     lines = [table(rows)]
     for bad in plan.invalid_gates:
         lines.append(f"invalid: {bad.file}: {bad.message} (holds every bundle)")

@@ -100,11 +100,10 @@ def describe_text(inv: Inventory, dispatch: Dispatch, events: list[dict[str, Any
              f"Last applied: {inv.last_applied or '-'}"]
     lines.append("Gates:" + ("" if meaning.gates else "        none in force"))
     lines += [f"  {one_line(g.said())}" for g in meaning.gates]
-    lines.append("Reasons:" + ("" if inv.reasons else "      none"))
-    for r in inv.reasons:
-        where = f" ({r.get('file')}{':' + str(r['line']) if r.get('line') else ''})" \
-            if r.get("file") else ""
-        lines.append(f"  {r.get('kind')} {r.get('gate')}{where}: {one_line(str(r.get('reason')))}")
+    lines.append("Reasons:" + ("" if meaning.reasons else "      none"))
+    for r in meaning.reasons:
+        where = f" ({r.where()})" if r.file else ""
+        lines.append(f"  {r.kind} {r.gate}{where}: {one_line(r.reason)}")
     lines.append("Clusters:" + ("" if dispatch.clusters else "     none reported"))
     for c in dispatch.clusters:
         runs = inv.cluster_revision(c.name)

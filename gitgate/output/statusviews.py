@@ -8,10 +8,11 @@ from typing import Any
 
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.observe import Observation
-from gitgate.apply.standing import Standing, standing_of
+from gitgate.apply.standing import Standing, reasons_of, standing_of
 from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.loop import Reconciler
+from gitgate.model import ReasonKind
 from gitgate.model.shardmap import ShardMap
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
@@ -82,8 +83,8 @@ def bundle_document(inv: Inventory, dispatch: Dispatch) -> dict[str, Any]:
             "lastAppliedRevision": inv.applied_revision or None,
             "pending": _pending(inv),
             "digest": inv.digest,
-            "gates": [r.get("gate") for r in inv.reasons if r.get("kind") != "rollout"],
-            "reasons": list(inv.reasons), "since": inv.since or None,
+            "gates": [r.gate for r in meaning.reasons if r.kind != ReasonKind.ROLLOUT],
+            "reasons": [r.document() for r in meaning.reasons], "since": inv.since or None,
             "lastApplied": inv.last_applied or None,
             **meaning.as_dict(), "outcome": inv.message or None, "objects": len(inv.entries),
             **dispatch_document(inv.bundle, dispatch), "clusters": clusters,
@@ -143,8 +144,8 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
                  "MESSAGE"]]
     for inv in sorted(inventories, key=lambda i: i.bundle):
         dispatch = seen.get(inv.bundle)
-        gates = ",".join(dict.fromkeys(str(r.get("gate")) for r in inv.reasons
-                                       if r.get("kind") != "rollout")) or "-"
+        gates = ",".join(dict.fromkeys(r.gate for r in reasons_of(inv)
+                                       if r.kind != ReasonKind.ROLLOUT)) or "-"
         since, applied = parse_stamp(inv.since), parse_stamp(inv.last_applied)
         health = dispatch.health if dispatch else None
         message = _bundle_message(inv, dispatch, whole=wide)

@@ -3,37 +3,36 @@ covers now and the command that lifts it. Pure: a `Snapshot` in, a page out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
+from gitgate.apply.standing import reasons_of
+from gitgate.model import ReasonKind
 from gitgate.output.weblayout import Snapshot, bundle_href, e, layout, lift_gate, time_tag
+from gitgate.status.gaterecord import GateRecord
 
 
-def gates_of(snap: Snapshot) -> tuple[list[dict[str, Any]], bool]:
+def gates_of(snap: Snapshot) -> tuple[list[GateRecord], bool]:
     """The loop's gates; without an overview, those the bundles' records name (and False)."""
     gates = snap.overview.get("gates")
     if isinstance(gates, list):
-        return [g for g in gates if isinstance(g, dict)], True
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+        return [GateRecord.from_document(g) for g in gates if isinstance(g, dict)], True
+    found: dict[tuple[str, str], GateRecord] = {}
     for inv in snap.inventories:
-        for r in inv.reasons:
-            if r.get("kind") == "rollout":
+        for r in reasons_of(inv):
+            if r.kind == ReasonKind.ROLLOUT:
                 continue
-            key = (str(r.get("gate")), str(r.get("file")))
-            gate = found.setdefault(key, {
-                "name": r.get("gate"), "file": r.get("file"), "action": r.get("action"),
-                "reason": r.get("reason"), "owner": None, "active": True, "covers": [],
-                "until": r.get("until"), "nextChange": None, "windows": [],
-                "clusters": r.get("clusters") or []})
-            gate["covers"].append(inv.bundle)
+            gate = found.get((r.gate, r.file)) or GateRecord(
+                r.gate, r.file, r.action, r.reason, until=r.until, clusters=r.clusters)
+            found[(r.gate, r.file)] = replace(gate, covers=(*gate.covers, inv.bundle))
     return list(found.values()), False
 
 
 def gates_page(snap: Snapshot) -> str:
     gates, complete = gates_of(snap)
-    active = [g for g in gates if g.get("active")]
-    upcoming = [g for g in gates if not g.get("active") and g.get("nextChange")]
-    idle = [g for g in gates if not g.get("active") and not g.get("nextChange")]
+    active = [g for g in gates if g.active]
+    upcoming = [g for g in gates if not g.active and g.next_change]
+    idle = [g for g in gates if not g.active and not g.next_change]
     parts = []
     for bad in snap.overview.get("invalidGates") or []:
         where = f"{bad.get('file')}:{bad.get('line')}" if bad.get("line") else bad.get("file")
@@ -51,35 +50,31 @@ def gates_page(snap: Snapshot) -> str:
     return layout("Gates", "".join(parts), snap, "gates")
 
 
-def _gate_table(title: str, gates: list[dict[str, Any]], now: datetime, when: str) -> str:
+def _gate_table(title: str, gates: list[GateRecord], now: datetime, when: str) -> str:
     if not gates:
         return f"<h2>{e(title)}</h2><p class=\"empty\">None.</p>"
     rows = []
-    for g in sorted(gates, key=lambda g: str(g.get("name"))):
+    for g in sorted(gates, key=lambda g: g.name):
         if when == "in force":
-            timing = (f"until {time_tag(g.get('until'), now)}" if g.get("until") else
-                      f"window ends {time_tag(g.get('nextChange'), now)}" if g.get("nextChange")
+            timing = (f"until {time_tag(g.until, now)}" if g.until else
+                      f"window ends {time_tag(g.next_change, now)}" if g.next_change
                       else "until the file is removed")
         elif when == "starts":
-            timing = f"starts {time_tag(g.get('nextChange'), now)}"
+            timing = f"starts {time_tag(g.next_change, now)}"
         else:
-            timing = f"ended {time_tag(g.get('until'), now)}" if g.get("until") else "-"
-        windows = "".join(f"<div><code>{e(w)}</code></div>" for w in g.get("windows") or [])
-        covers = [str(c) for c in g.get("covers") or []]
-        more = int(g.get("coversMore") or 0)
-        covered = ", ".join(f'<a href="{e(bundle_href(c))}">{e(c)}</a>' for c in covers) + (
-            f" and {more} more" if more else "") or "nothing now"
-        clusters = (f" on {e(', '.join(g.get('clusters') or []))}" if g.get("clusters")
-                    else "")
-        since = time_tag(g.get("since"), now) if g.get("since") else "-"
-        lift = (f'<code class="cmd">{e(lift_gate(str(g.get("name"))))}</code>'
-                if when != "starts" else "-")
+            timing = f"ended {time_tag(g.until, now)}" if g.until else "-"
+        windows = "".join(f"<div><code>{e(w)}</code></div>" for w in g.windows)
+        covered = ", ".join(f'<a href="{e(bundle_href(c))}">{e(c)}</a>' for c in g.covers) + (
+            f" and {g.covers_more} more" if g.covers_more else "") or "nothing now"
+        clusters = f" on {e(', '.join(g.clusters))}" if g.clusters else ""
+        since = time_tag(g.since, now) if g.since else "-"
+        lift = f'<code class="cmd">{e(lift_gate(g.name))}</code>' if when != "starts" else "-"
         rows.append(
-            f'<tr data-gate="{e(g.get("name"))}"><th scope="row">{e(g.get("name"))}</th>'
-            f"<td>{e(g.get('action'))}{clusters}</td><td>{e(g.get('reason'))}</td>"
-            f"<td>{e(g.get('owner') or '-')}</td><td class=\"since\">{since}</td>"
+            f'<tr data-gate="{e(g.name)}"><th scope="row">{e(g.name)}</th>'
+            f"<td>{e(g.action)}{clusters}</td><td>{e(g.reason)}</td>"
+            f"<td>{e(g.owner or '-')}</td><td class=\"since\">{since}</td>"
             f"<td>{timing}{windows}</td><td>{covered}</td>"
-            f"<td><code>{e(g.get('file'))}</code></td><td>{lift}</td></tr>")
+            f"<td><code>{e(g.file)}</code></td><td>{lift}</td></tr>")
     return (f"<h2>{e(title)}</h2><div class=\"scroll\"><table><thead><tr><th>Gate</th>"
             "<th>Action</th><th>Reason</th><th>Owner</th><th>Since</th><th>When</th>"
             "<th>Covers now</th><th>File</th><th>To lift</th></tr></thead>"

@@ -5,12 +5,11 @@ value, and the last changes name a Secret's `.data`, never its keys."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.standing import standing_of
+from gitgate.apply.standing import RecordedReason, standing_of
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.model import ReasonKind
 from gitgate.output.recordviews import clusters_ready
@@ -113,11 +112,11 @@ def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) ->
     parts = ['<dl class="facts">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
              + "</dl>"]
     reasons = "".join(
-        f"<li><code>{e(r.get('file'))}{':' + e(r['line']) if r.get('line') else ''}</code> "
-        f"{e(r.get('kind'))} <strong>{e(r.get('gate'))}</strong>: {e(r.get('reason'))}"
-        + (f" (until {time_tag(str(r['until']), snap.now)})" if r.get("until") else "")
+        f"<li><code>{e(r.where())}</code> "
+        f"{e(r.kind)} <strong>{e(r.gate)}</strong>: {e(r.reason)}"
+        + (f" (until {time_tag(r.until, snap.now)})" if r.until else "")
         + _lifted_by(r, inv.bundle) + "</li>"
-        for r in inv.reasons)
+        for r in meaning.reasons)
     in_force = "".join(f'<li data-gate="{e(g.gate)}">{e(g.said())}</li>' for g in meaning.gates)
     parts.append("<h2>Gates in force</h2>" + (f'<ul class="gates-in-force">{in_force}</ul>'
                                               if in_force else "<p>None.</p>"))
@@ -177,11 +176,11 @@ def _last_change(snap: Snapshot, inv: Inventory) -> str:
             + (f"<p>and {more} more objects</p>" if more else ""))
 
 
-def _lifted_by(reason: Mapping[str, Any], bundle: str) -> str:
+def _lifted_by(reason: RecordedReason, bundle: str) -> str:
     """What ends one of a bundle's hold reasons, as a command where one exists."""
-    kind, file = reason.get("kind"), str(reason.get("file") or "")
-    if kind == ReasonKind.GATE and reason.get("gate"):
-        said = f'<code class="cmd">{e(lift_gate(str(reason["gate"])))}</code>'
+    kind, file = reason.kind, reason.file
+    if kind == ReasonKind.GATE and reason.gate:
+        said = f'<code class="cmd">{e(lift_gate(reason.gate))}</code>'
     elif kind == ReasonKind.ROLLOUT:
         said = f'<code class="cmd">{e(retry_halt(bundle))}</code>'
     elif kind == ReasonKind.PAUSE_FILE and file:

@@ -14,7 +14,8 @@ from gitgate.apply.livediff import changed_paths
 from gitgate.gate.evaluate import GateState
 from gitgate.model import Manifest, ObjectRef
 from gitgate.plan import Plan
-from gitgate.timespec import duration_text, rfc3339
+from gitgate.status.gaterecord import GateRecord
+from gitgate.timespec import rfc3339
 
 MAX_CHANGED_OBJECTS = 30  # per bundle; the rest are counted
 MAX_FIELD_PATHS = 15  # per object; the rest are counted
@@ -24,17 +25,9 @@ _SECRET_FIELDS = ("data", "stringData")
 
 
 def gate_view(state: GateState) -> dict[str, Any]:
-    gate = state.gate
-    covers = list(state.covers)
-    return {"name": gate.name, "file": gate.file, "action": str(gate.action),
-            "reason": gate.reason, "owner": gate.owner, "active": state.active,
-            "covers": covers[:MAX_COVERS], "coversMore": max(0, len(covers) - MAX_COVERS),
-            "clusters": list(gate.clusters),
-            "until": rfc3339(gate.until) if gate.until else None,
-            "nextChange": rfc3339(state.next_change) if state.next_change else None,
-            "since": rfc3339(state.since) if state.since else None,
-            "windows": [f"{w.cron} for {duration_text(w.duration)} ({w.time_zone})"
-                        for w in gate.windows]}
+    """A gate as the overview records it: its document, with at most MAX_COVERS bundles
+    listed."""
+    return GateRecord.of(state, MAX_COVERS).document()
 
 
 def rollout_views(plan: Plan) -> dict[str, dict[str, Any]]:
