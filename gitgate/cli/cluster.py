@@ -42,6 +42,7 @@ from gitgate.passes.recorded import recorded_instances, recorded_status
 from gitgate.plan import Plan
 from gitgate.render.tools import Tools, find_tools
 from gitgate.source.git import LocalCheckout
+from gitgate.status.bundlestate import bundle_states
 from gitgate.status.wait import Settling, WaitResult
 from gitgate.timespec import duration_flag
 
@@ -220,15 +221,15 @@ def _show_status(args: argparse.Namespace, cluster: ClusterPort,
     if args.bundle is not None and inventories:
         chosen = set(selected([i.bundle for i in inventories], args.bundle, "status"))
         inventories = [i for i in inventories if i.bundle in chosen]
-    document = status_document(inventories, observation, recorded.provenance,
-                               recorded.shards)
+    states = bundle_states(inventories, dict(observation.bundles), recorded.shards)
+    document = status_document(states, observation.error, recorded.provenance)
     if document == shown:
         return document
     if observation.error and shown is None:
         console.warn(observation.error)
     show(args.output, Printable(
         lambda: document,
-        lambda wide: status_table(inventories, args.now(), observation=observation, wide=wide),
+        lambda wide: status_table(states, args.now(), wide=wide),
         aside=lambda: provenance_lines(recorded.provenance or {})))
     if not inventories and shown is None:
         console.warn(_no_bundles_hint(cluster, args.instance))

@@ -22,6 +22,7 @@ from gitgate.output.recordviews import (
 )
 from gitgate.passes.onepass import selected
 from gitgate.passes.recorded import Recorded, bundle_events, recorded_status
+from gitgate.status.bundlestate import BundleState, bundle_states
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,9 +66,9 @@ def cmd_get(args: argparse.Namespace) -> int:
     if args.bundle is not None and inventories:
         chosen = set(selected([i.bundle for i in inventories], args.bundle, "get"))
         inventories = [i for i in inventories if i.bundle in chosen]
-    seen = dict(recorded.observation.bundles)
-    show(args.output, Printable(lambda: get_document(inventories, seen),
-                                lambda wide: get_table(inventories, seen, args.now(), wide=wide)))
+    states = bundle_states(inventories, dict(recorded.observation.bundles))
+    show(args.output, Printable(lambda: get_document(states),
+                                lambda wide: get_table(states, args.now(), wide=wide)))
     if recorded.observation.error:
         console.warn(recorded.observation.error)
     return 0
@@ -77,10 +78,10 @@ def cmd_describe(args: argparse.Namespace) -> int:
     cluster = cluster_from(args)
     recorded = recorded_status(cluster, args.instance)
     inv = recorded.inventories[_one(recorded, args.bundle)]
-    dispatch = recorded.observation.bundles.get(inv.bundle, Dispatch())
+    state = BundleState.of(inv, recorded.observation.bundles.get(inv.bundle, Dispatch()))
     events = bundle_events(cluster, inv)
-    show(args.output, Printable(lambda: describe_document(inv, dispatch, events),
-                                lambda _wide: describe_text(inv, dispatch, events, args.now())))
+    show(args.output, Printable(lambda: describe_document(state, events),
+                                lambda _wide: describe_text(state, events, args.now())))
     return 0
 
 

@@ -9,11 +9,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.standing import RecordedReason, standing_of
+from gitgate.apply.standing import RecordedReason
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.model import ReasonKind
 from gitgate.output.recordviews import clusters_ready
-from gitgate.output.statusviews import namespaces_everywhere, revision_cell
 from gitgate.output.weblayout import (
     VERDICTS,
     Filters,
@@ -27,6 +26,7 @@ from gitgate.output.weblayout import (
     time_tag,
 )
 from gitgate.output.webrollouts import rollout_waves
+from gitgate.status.bundlestate import BundleState, ClusterRecord
 
 
 def cluster_td(state: ClusterState | None, runs: str | None) -> str:
@@ -69,19 +69,17 @@ def overview_page(snap: Snapshot, filters: Filters) -> str:
     head = "".join(f"<th>{e(m)}</th>" for m in members)
     lines = []
     for inv in kept:
-        dispatch = snap.dispatch.get(inv.bundle, Dispatch())
-        by_name = {c.name: c for c in dispatch.clusters}
-        cells = "".join(
-            cluster_td(by_name.get(m), _other_revision(inv, m) if m in by_name else None)
-            for m in members)
-        where = ("all members (Karmada sends Namespaces itself)"
-                 if namespaces_everywhere(inv, dispatch) else "")
-        message = standing_of(inv).line() or dispatch.message or where
+        state = BundleState.of(inv, snap.dispatch.get(inv.bundle, Dispatch()))
+        by_name = {c.state.name: c for c in state.clusters}
+        cells = "".join(cluster_td(by_name[m].state, _runs(by_name[m])) if m in by_name
+                        else cluster_td(None, None) for m in members)
+        where = "all members (Karmada sends Namespaces itself)" if state.all_members else ""
+        message = state.standing.line() or state.dispatch.message or where
         lines.append(
             f'<tr data-bundle="{e(inv.bundle)}"><th scope="row">'
             f'<a href="{e(bundle_href(inv.bundle))}">{e(inv.bundle)}</a></th>'
-            f"<td>{badge(snap.verdict(inv))}</td><td>{e(clusters_ready(dispatch))}</td>"
-            f"<td><code>{e(revision_cell(inv))}</code></td>{cells}"
+            f"<td>{badge(snap.verdict(inv))}</td><td>{e(clusters_ready(state.dispatch))}</td>"
+            f"<td><code>{e(state.revision_cell)}</code></td>{cells}"
             f'<td class="msg">{e(message) or "-"}</td></tr>')
     table = (f'<div class="scroll"><table class="bundles"><thead><tr><th>Bundle</th>'
              f"<th>Verdict</th><th>Ready</th><th>Revision</th>{head}<th>Message</th></tr>"
@@ -93,21 +91,22 @@ def overview_page(snap: Snapshot, filters: Filters) -> str:
                   "overview")
 
 
-def _other_revision(inv: Inventory, cluster: str) -> str | None:
-    runs = inv.cluster_revision(cluster)
-    return None if runs == inv.applied_revision else (runs or "none")
+def _runs(cluster: ClusterRecord) -> str | None:
+    """The revision a member runs when it is not the bundle's live one (`none`: no revision)."""
+    runs = cluster.runs_other
+    return None if runs is None else runs or "none"
 
 
 def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) -> str:
-    dispatch = snap.dispatch.get(inv.bundle, Dispatch())
-    meaning = standing_of(inv)
+    state = BundleState.of(inv, snap.dispatch.get(inv.bundle, Dispatch()))
+    meaning = state.standing
     facts = [("Verdict", badge(snap.verdict(inv))), ("Source", e(inv.source or "-")),
-             ("Live revision", f"<code>{e(revision_cell(inv))}</code>"),
+             ("Live revision", f"<code>{e(state.revision_cell)}</code>"),
              ("Attempted", f"<code>{e(inv.revision[:12] or '-')}</code>"),
              ("Since", time_tag(inv.since, snap.now)),
              ("Last applied", time_tag(inv.last_applied, snap.now)),
              ("Labels", e(", ".join(f"{k}={v}" for k, v in inv.labels) or "-")),
-             ("Message", e(meaning.message or dispatch.message or "-")),
+             ("Message", e(meaning.message or state.dispatch.message or "-")),
              ("Next", "<br>".join(f"<code>{e(c)}</code>" for c in meaning.commands) or "-")]
     parts = ['<dl class="facts">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
              + "</dl>"]
@@ -124,10 +123,11 @@ def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) ->
                                        if reasons else "<p>None holds it.</p>"))
     clusters = "".join(
         f'<tr data-cluster="{e(c.name)}"><th scope="row">{e(c.name)}</th>'
-        f"{cluster_td(c, _other_revision(inv, c.name))}<td>{_yes(c.scheduled)}</td>"
+        f"{cluster_td(c, _runs(r))}<td>{_yes(c.scheduled)}</td>"
         f"<td>{_yes(c.applied)}</td><td>{e(c.health)}</td><td>{e(c.version)}</td>"
-        f"<td><code>{e(inv.cluster_revision(c.name)[:12] or '-')}</code></td>"
-        f'<td class="msg">{e(c.message or "-")}</td></tr>' for c in dispatch.clusters)
+        f"<td><code>{e(r.revision[:12] or '-')}</code></td>"
+        f'<td class="msg">{e(c.message or "-")}</td></tr>'
+        for c, r in ((r.state, r) for r in state.clusters))
     parts.append("<h2>Member clusters</h2>" + (
         '<div class="scroll"><table><thead><tr><th>Cluster</th><th>State</th><th>Scheduled</th>'
         "<th>Applied</th><th>Health</th><th>Version</th><th>Revision</th><th>Message</th></tr>"
