@@ -18,10 +18,10 @@ from typing import Any
 
 from gitgate.apply.conditions import conditions_for
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Entry, Inventory
-from gitgate.apply.standing import standing_of
+from gitgate.apply.standing import reasons_of, standing_of
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.dispatch import Dispatch
-from gitgate.model import Manifest, Verdict
+from gitgate.model import Manifest, ReasonKind, Verdict
 from gitgate.model.ownership import INSTANCE_LABEL, Origin
 from gitgate.model.shared import shared, shared_tree
 from gitgate.progression.record import Progression
@@ -219,7 +219,7 @@ def rolling(inventory: Inventory) -> bool:
     """A rollout is between waves: the bundle is suspended on its clusters not released yet,
     by its rollout (not a gate)."""
     return inventory.verdict == Verdict.SUSPENDED and any(
-        r.get("kind") == "rollout" for r in inventory.reasons)
+        r.kind == ReasonKind.ROLLOUT for r in reasons_of(inventory))
 
 
 def retry_request(inventory: Inventory, moment: str) -> Manifest:
