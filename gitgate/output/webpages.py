@@ -27,6 +27,7 @@ from gitgate.output.weblayout import (
 )
 from gitgate.output.webrollouts import rollout_waves
 from gitgate.status.bundlestate import BundleState, ClusterRecord
+from gitgate.status.overview import change_of
 
 
 def cluster_td(state: ClusterState | None, runs: str | None) -> str:
@@ -158,20 +159,20 @@ def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) ->
 
 
 def _last_change(snap: Snapshot, inv: Inventory) -> str:
-    change = (snap.overview.get("changes") or {}).get(inv.bundle)
-    if not isinstance(change, dict):
+    change = change_of(snap.overview, inv.bundle)
+    if change is None:
         return "<p>No change seen since the loop started (field paths are shown from the " \
                "second content change a loop sees).</p>"
     items = []
-    for obj in change.get("objects") or []:
-        fields = ", ".join(f"<code>{e(f)}</code>" for f in obj.get("fields") or [])
-        more = int(obj.get("fieldsMore") or 0)
-        items.append(f"<li>{e(obj.get('action'))} <code>{e(obj.get('object'))}</code>"
+    for obj in change.objects:
+        fields = ", ".join(f"<code>{e(f)}</code>" for f in obj.fields)
+        more = obj.fields_more
+        items.append(f"<li>{e(obj.action)} <code>{e(obj.object)}</code>"
                      + (f": {fields}" if fields else "") + (f" and {more} more" if more else "")
                      + "</li>")
-    more = int(change.get("objectsMore") or 0)
-    return (f"<p>At <code>{e(str(change.get('revision'))[:12])}</code>, "
-            f"{time_tag(change.get('at'), snap.now)} (field paths only, never values):</p>"
+    more = change.objects_more
+    return (f"<p>At <code>{e(change.revision[:12])}</code>, "
+            f"{time_tag(change.at, snap.now)} (field paths only, never values):</p>"
             f'<ul class="changes">{"".join(items)}</ul>'
             + (f"<p>and {more} more objects</p>" if more else ""))
 

@@ -8,18 +8,19 @@ from datetime import timedelta
 from gitgate.apply.inventory import Inventory
 from gitgate.karmada.waves import RolloutState
 from gitgate.output.weblayout import Snapshot, badge, bundle_href, e, layout, retry_halt
+from gitgate.status.overview import rollout_of
 from gitgate.timespec import age, duration_text
 
 
 def rollout_waves(snap: Snapshot, inv: Inventory) -> str:
     """A bundle's waves: released, the current one with its bake or deadline, the rest."""
-    spec = (snap.overview.get("rollouts") or {}).get(inv.bundle) or {}
+    spec = rollout_of(snap.overview, inv.bundle)
     state = RolloutState.from_json(inv.progression.rollout)
-    waves: list[str] = list(spec.get("waves") or [])
+    waves = list(spec.waves) if spec is not None else []
     if state is None and not waves:
         return ""
-    bake = timedelta(seconds=int(spec.get("bakeSeconds") or 0))
-    deadline = timedelta(seconds=int(spec.get("deadlineSeconds") or 0))
+    bake = spec.bake if spec is not None else timedelta(0)
+    deadline = spec.deadline if spec is not None else timedelta(0)
     rows = []
     for index, wave in enumerate(waves or [f"wave {state.wave + 1}" if state else "-"]):
         at = state.wave if state is not None else -1
@@ -39,9 +40,9 @@ def rollout_waves(snap: Snapshot, inv: Inventory) -> str:
         rows.append(f'<tr class="{css}" data-wave="{index + 1}"><td>{index + 1}</td>'
                     f"<td>{e(wave)}</td><td>{e(text)}</td></tr>")
     done = state is not None and waves and state.wave >= len(waves)
-    head = (f"<p>{'Complete.' if done else e(spec.get('waitingFor') or '')} "
+    head = (f"<p>{'Complete.' if done else e(spec.waiting_for)} "
             f"Bake {e(duration_text(bake))}, deadline {e(duration_text(deadline))}, on failure "
-            f"{e(spec.get('onFailure') or 'hold')}.</p>" if spec else "")
+            f"{e(spec.on_failure)}.</p>" if spec is not None else "")
     halted = (f'<p class="alert halted" role="alert">Halted: {e(state.halted)}. To retry the '
               f'wave: <code class="cmd">{e(retry_halt(inv.bundle))}</code></p>'
               if state is not None and state.halted else "")
