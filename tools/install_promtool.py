@@ -1,8 +1,9 @@
-"""Put promtool (for the alert rules' tests) into a venv's bin, from Debian's `prometheus`
-package: `apt-get download` fetches the .deb (no root needed), `dpkg-deb -x` unpacks it,
-and only `usr/bin/promtool` is kept; nothing is installed system-wide and no server starts.
-A promtool already on PATH is kept. Where neither apt nor dpkg is there, it says so and
-exits 0: the tests that need promtool then skip, saying why."""
+"""Put promtool (for the alert rules' tests) and the prometheus server (for the rollout
+analysis tests, which start one) into a venv's bin, from Debian's `prometheus` package:
+`apt-get download` fetches the .deb (no root needed), `dpkg-deb -x` unpacks it, and only
+`usr/bin/promtool` and `usr/bin/prometheus` are kept; nothing is installed system-wide and
+no server starts. A binary already on PATH is kept. Where neither apt nor dpkg is there, it
+says so and exits 0: the tests that need them then skip, saying why."""
 
 from __future__ import annotations
 
@@ -13,16 +14,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+BINARIES = ("promtool", "prometheus")
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, type=Path, help="the venv's bin folder")
     args = parser.parse_args()
-    target = args.bin / "promtool"
-    if target.exists() or shutil.which("promtool"):
+    wanted = [name for name in BINARIES
+              if not (args.bin / name).exists() and not shutil.which(name)]
+    if not wanted:
         return 0
     if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
-        print("promtool: no apt-get/dpkg-deb here; the alert-rule tests will skip "
+        print("promtool, prometheus: no apt-get/dpkg-deb here; the tests that need them skip "
               "(install Debian's prometheus package to run them)", file=sys.stderr)
         return 0
     with tempfile.TemporaryDirectory(prefix="gitgate-promtool-") as scratch:
@@ -31,20 +35,22 @@ def main() -> int:
                                  capture_output=True, text=True, timeout=600)
         debs = sorted(where.glob("prometheus_*.deb"))
         if fetched.returncode != 0 or not debs:
-            print("promtool: `apt-get download prometheus` failed "
-                  f"({(fetched.stderr or fetched.stdout).strip()[-300:]}); the alert-rule "
-                  "tests will skip", file=sys.stderr)
+            print("promtool, prometheus: `apt-get download prometheus` failed "
+                  f"({(fetched.stderr or fetched.stdout).strip()[-300:]}); the tests that need "
+                  "them skip", file=sys.stderr)
             return 0
         subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(where / "root")], check=True,
                        timeout=600)
-        found = where / "root" / "usr" / "bin" / "promtool"
-        if not found.is_file():
-            print("promtool: the prometheus package holds no usr/bin/promtool; the alert-rule "
-                  "tests will skip", file=sys.stderr)
-            return 0
-        shutil.copy2(found, target)
-        target.chmod(0o755)
-    print(f"promtool: installed {target} from Debian's prometheus package")
+        for name in wanted:
+            found = where / "root" / "usr" / "bin" / name
+            if not found.is_file():
+                print(f"{name}: the prometheus package holds no usr/bin/{name}; the tests "
+                      "that need it will skip", file=sys.stderr)
+                continue
+            target = args.bin / name
+            shutil.copy2(found, target)
+            target.chmod(0o755)
+            print(f"{name}: installed {target} from Debian's prometheus package")
     return 0
 
 
