@@ -15,6 +15,7 @@ from gitgate.karmada.policy import GROUP as POLICY_GROUP
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.ownership import Origin
 from gitgate.plan import BundlePlan
+from gitgate.progression.analysis import Measure
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class ApplyOptions:
     # the pass began now covers that bundle (None: it does not); from then on nothing more
     # of it is written or pruned in this pass
     late_freeze: Callable[[str], str | None] | None = None
+    # how a rollout's analysis queries Prometheus (None: not at all; a wave with an analysis
+    # then waits on what earlier passes measured)
+    measure: Measure | None = None
 
     def frozen_late(self, bundle: str) -> str | None:
         return None if self.late_freeze is None else self.late_freeze(bundle)

@@ -4,7 +4,9 @@ suspension is written before the templates, as for a pause), so Karmada holds th
 there. A wave is released when every released cluster has been ready (scheduled, applied,
 current, Healthy) for `bake`; a wave that is not ready by `progressDeadline`, or turns
 Unhealthy while baking, halts the rollout (`onFailure: hold`) or is passed over
-(`onFailure: continue`).
+(`onFailure: continue`). With an analysis (`Analyse`), a baking wave counts as healthy only
+while its checks hold on every released cluster too, and a check failed past its limit
+fails the wave as turning Unhealthy does.
 
 Pure: (spec, previous state, digest, per-cluster states, gate, now) -> the next state, the
 clusters to keep suspended and when to look again. Times are explicit.
@@ -13,7 +15,7 @@ clusters to keep suspended and when to look again. Times are explicit.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -34,6 +36,7 @@ class RolloutState:
     started: datetime  # when this wave was released (or its gate lifted)
     healthy_since: datetime | None = None  # every released cluster ready since
     halted: str = ""  # why it stopped (empty while it goes on)
+    analysis: str = ""  # the wave's analysis so far (`Judged.record`; empty: none yet)
 
     def complete(self, spec: RolloutSpec) -> bool:
         return self.wave >= len(spec.waves)
@@ -48,7 +51,8 @@ class RolloutState:
                            "started": rfc3339(self.started),
                            "healthySince": rfc3339(self.healthy_since)
                            if self.healthy_since else None,
-                           "halted": self.halted}, sort_keys=True)
+                           "halted": self.halted, "analysis": self.analysis},
+                          sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> RolloutState | None:
@@ -58,13 +62,29 @@ class RolloutState:
             data = json.loads(text)
             healthy = data.get("healthySince")
             return cls(str(data["digest"]), int(data["wave"]), _time(data["started"]),
-                       _time(healthy) if healthy else None, str(data.get("halted") or ""))
+                       _time(healthy) if healthy else None, str(data.get("halted") or ""),
+                       str(data.get("analysis") or ""))
         except (ValueError, KeyError, TypeError):
             return None  # unreadable: the rollout starts again from wave 1 (the safe side)
 
 
 def _time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a wave's analysis says in this pass."""
+
+    record: str  # its measurements so far, kept in the rollout's state (JSON)
+    failed: str = ""  # a check failed past its limit: which, where and why
+    holding: bool = True  # every check's last measurement passed on every released cluster
+    waiting: str = ""  # while not holding: what it waits for
+    next_check: datetime | None = None  # when a measurement is next due
+
+
+# (the record so far, the released clusters, now) -> the judgement; measures what is due
+Analyse = Callable[[str, tuple[str, ...], datetime], Judged]
 
 
 @dataclass(frozen=True)
@@ -107,7 +127,7 @@ def _reported_since(clusters: Mapping[str, ClusterState], names: set[str]) -> da
 def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, digest: str,
          clusters: Mapping[str, ClusterState], now: datetime, *,
          gated: bool = False, known: tuple[str, ...] = (),
-         retry: datetime | None = None) -> Step:
+         retry: datetime | None = None, analyse: Analyse | None = None) -> Step:
     """One pass of the rollout of `digest`. `applied_digest` is what the bundle's inventory
     says was last written (a bundle that gains a rollout with unchanged content has nothing
     to roll out); `spec` has its selector waves resolved (`RolloutSpec.resolved`);
@@ -115,7 +135,8 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
     gate covers the bundle, which stops the rollout where it is (its timers restart when the
     gate lifts); `known`: every member cluster Karmada has (one in no wave is released
     after the last wave); `retry`: when `gitgate resume` last asked a halted rollout to try
-    its wave again (a request older than the wave's start is spent)."""
+    its wave again (a request older than the wave's start is spent); `analyse`: the
+    bundle's analysis, asked while the wave bakes healthy."""
     every = sorted({c for w in spec.waves for c in w.clusters} | set(clusters) | set(known))
     if previous is None and applied_digest == digest and digest:
         previous = RolloutState(digest, len(spec.waves), now)
@@ -134,11 +155,12 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
         nxt = RolloutState(digest, state.wave + 1, now)
         if nxt.complete(spec):
             return Step(nxt, (), "rolled out", None)
-        return step(spec, nxt, applied_digest, digest, clusters, now, known=known)
+        return step(spec, nxt, applied_digest, digest, clusters, now, known=known,
+                    analyse=analyse)
     if state.retry_due(retry):
-        state = replace(state, started=now, healthy_since=None, halted="")
+        state = replace(state, started=now, healthy_since=None, halted="", analysis="")
     if gated:  # a gate takes over a halt too: lifting it continues this wave afresh
-        state = replace(state, started=now, healthy_since=None, halted="")
+        state = replace(state, started=now, healthy_since=None, halted="", analysis="")
         return Step(state, suspend, f"{label}: stopped by a gate", None)
     if state.halted:
         return Step(state, suspend, f"halted at {label}: {state.halted}", None)
@@ -147,6 +169,13 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
         return Step(state, suspend, f"{label}: released, waiting for it to be ready",
                     now + POLL)
     problems = _not_ready(clusters, released)
+    judged = None
+    if not problems and analyse is not None:
+        judged = analyse(state.analysis, tuple(sorted(released)), now)
+        state = replace(state, analysis=judged.record)
+        if judged.failed:
+            return _failed(spec, state, label, f"analysis {judged.failed}", applied_digest,
+                           digest, clusters, now, known, analyse)
     if not problems:
         # the bake counts from the earliest moment known: a pass that saw the wave healthy,
         # or when Karmada says it turned ready (never before the wave was released)
@@ -154,14 +183,19 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
         reported = _reported_since(clusters, released)
         if reported is not None:
             since = min(since, max(reported, state.started))
+        state = replace(state, healthy_since=since)
+        if judged is not None and not judged.holding:
+            return Step(state, suspend, f"{label}: healthy, waiting for its analysis: "
+                        f"{judged.waiting}", judged.next_check or now + POLL)
         if now - since >= spec.bake:
             nxt = RolloutState(digest, state.wave + 1, now)
             if nxt.complete(spec):
                 return Step(nxt, (), "rolled out", None)
-            return step(spec, nxt, applied_digest, digest, clusters, now, known=known)
-        state = replace(state, healthy_since=since)
+            return step(spec, nxt, applied_digest, digest, clusters, now, known=known,
+                        analyse=analyse)
+        due = [t for t in (since + spec.bake, judged and judged.next_check) if t]
         return Step(state, suspend, f"{label}: healthy, baking until "
-                    f"{rfc3339(since + spec.bake)}", since + spec.bake)
+                    f"{rfc3339(since + spec.bake)}", min(due))
     turned = state.healthy_since is not None and any(
         clusters.get(c) is not None and clusters[c].health is Health.UNHEALTHY
         for c in released)
@@ -170,13 +204,25 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
         why = (f"turned Unhealthy while baking: {problems[0]}" if turned else
                f"not ready within progressDeadline {seconds_text(spec.progress_deadline)}: "
                f"{problems[0]}")
-        if spec.on_failure == "continue":
-            nxt = RolloutState(digest, state.wave + 1, now)
-            if nxt.complete(spec):
-                return Step(nxt, (), f"rolled out (passed over a failed wave: {why})", None)
-            return step(spec, nxt, applied_digest, digest, clusters, now, known=known)
-        state = replace(state, healthy_since=None, halted=why)
-        return Step(state, suspend, f"halted at {label}: {why}", None)
+        return _failed(spec, state, label, why, applied_digest, digest, clusters, now, known,
+                       analyse)
     state = replace(state, healthy_since=None)
     return Step(state, suspend, f"{label}: waiting for {problems[0]} (deadline "
                 f"{rfc3339(deadline)})", min(deadline, now + POLL))
+
+
+def _failed(spec: RolloutSpec, state: RolloutState, label: str, why: str,
+            applied_digest: str, digest: str, clusters: Mapping[str, ClusterState],
+            now: datetime, known: tuple[str, ...], analyse: Analyse | None) -> Step:
+    """The wave failed: halted (`onFailure: hold`), or passed over (`continue`)."""
+    if spec.on_failure == "continue":
+        nxt = RolloutState(digest, state.wave + 1, now)
+        if nxt.complete(spec):
+            return Step(nxt, (), f"rolled out (passed over a failed wave: {why})", None)
+        return step(spec, nxt, applied_digest, digest, clusters, now, known=known,
+                    analyse=analyse)
+    every = sorted({c for w in spec.waves for c in w.clusters} | set(clusters) | set(known))
+    released = _released(spec, state.wave)
+    state = replace(state, healthy_since=None, halted=why)
+    return Step(state, tuple(c for c in every if c not in released),
+                f"halted at {label}: {why}", None)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
+from gitgate.model.analysisspec import Check
+
 ON_FAILURE = ("hold", "continue")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
@@ -97,6 +99,7 @@ class RolloutSpec:
     bake: timedelta = timedelta(minutes=5)
     progress_deadline: timedelta = timedelta(minutes=10)
     on_failure: str = "hold"  # or "continue"
+    analysis: tuple[Check, ...] = ()  # must hold on every released cluster while it bakes
 
     @property
     def selects(self) -> bool:
@@ -119,9 +122,13 @@ class RolloutSpec:
         return replace(self, waves=tuple(waves))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"waves": [w.as_dict() for w in self.waves], "bake": seconds_text(self.bake),
-                "progressDeadline": seconds_text(self.progress_deadline),
-                "onFailure": self.on_failure}
+        out: dict[str, Any] = {"waves": [w.as_dict() for w in self.waves],
+                               "bake": seconds_text(self.bake),
+                               "progressDeadline": seconds_text(self.progress_deadline),
+                               "onFailure": self.on_failure}
+        if self.analysis:
+            out["analysis"] = [c.as_dict() for c in self.analysis]
+        return out
 
 
 def named_waves(*waves: tuple[str, ...]) -> tuple[Wave, ...]:

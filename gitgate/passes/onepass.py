@@ -37,6 +37,7 @@ from gitgate.model.rolloutspec import Members
 from gitgate.passes.clusterview import ClusterView, observe_cluster, read_members
 from gitgate.passes.identities import as_recorded_tenants, as_tenants
 from gitgate.plan import Plan, awaited_by, make_plan
+from gitgate.progression.analysis import Measure
 from gitgate.progression.hookphases import syncing, with_hooks
 from gitgate.progression.livefreeze import (
     Identity,
@@ -165,13 +166,14 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                                       outside=outside), members, inventories)
 
 
-def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta) -> Plan:
+def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timedelta,
+               measure: Measure | None = None) -> Plan:
     """The plan with each rollout's and each sync's step for this pass, decided on what the
     view saw (pure). What the view could not read holds the bundles it concerns. A freeze
     binds to what is live first (`progression.livefreeze`)."""
     plan = with_live_freezes(plan, view.inventories, plan.pauses)
     plan = with_rollouts(plan, view.inventories, view.dispatch.bundles, now, view.members,
-                         view.dispatch.error)
+                         view.dispatch.error, measure)
     steps = syncing(plan)
     if not steps:
         return plan
@@ -190,7 +192,8 @@ def planned(checkout: Checkout, cluster: ClusterPort, options: ApplyOptions,
     view = observe_cluster(cluster, checkout.plan, options.instance,
                            inventories=inventories if inventories is not None
                            else checkout.inventories, members=checkout.members)
-    return Pass(progressed(checkout.plan, view, options.now, options.hook_timeout), view)
+    return Pass(progressed(checkout.plan, view, options.now, options.hook_timeout,
+                           options.measure), view)
 
 
 def with_origin(options: ApplyOptions, root: Path) -> ApplyOptions:

@@ -17,6 +17,7 @@ from gitgate.karmada.waves import RolloutState, Step, step
 from gitgate.model import Action, BundleVerdict, HoldReason, ReasonKind, Verdict, join
 from gitgate.model.rolloutspec import Members
 from gitgate.plan import BundlePlan, Plan, with_verdict
+from gitgate.progression.analysis import Measure, analyser
 from gitgate.progression.record import Recorded
 from gitgate.timespec import parse_time
 
@@ -27,15 +28,18 @@ GATED = (Verdict.SUSPENDED, Verdict.HELD)  # a gate stops the rollout where it i
 
 def with_rollouts(plan: Plan, inventories: Mapping[str, Recorded],
                   seen: Mapping[str, Dispatch], now: datetime,
-                  members: Members | None = None, unreadable: str = "") -> Plan:
+                  members: Members | None = None, unreadable: str = "",
+                  measure: Measure | None = None) -> Plan:
     """`unreadable`: why Karmada's bindings could not be read; a rollout then neither
-    releases nor halts a wave on what it cannot see, and its bundle writes nothing."""
+    releases nor halts a wave on what it cannot see, and its bundle writes nothing.
+    `measure`: how a rollout's analysis queries its Prometheus (None: nothing is queried,
+    and a wave with an analysis waits for it, never released on Karmada's health alone)."""
     known = members or Members()
     bundles = tuple(
         _held_unread(item, unreadable) if unreadable and item.bundle.source.options.rollout
         and item.verdict.verdict is not Verdict.FAILED else
         _rolled(item, inventories.get(item.bundle.name), seen.get(item.bundle.name), now,
-                known) for item in plan.bundles)
+                known, plan.revision, measure) for item in plan.bundles)
     return replace(plan, bundles=bundles)
 
 
@@ -46,7 +50,8 @@ def _held_unread(item: BundlePlan, error: str) -> BundlePlan:
 
 
 def _rolled(item: BundlePlan, previous: Recorded | None, dispatch: Dispatch | None,
-            now: datetime, members: Members) -> BundlePlan:
+            now: datetime, members: Members, revision: str = "",
+            measure: Measure | None = None) -> BundlePlan:
     spec = item.bundle.source.options.rollout
     verdict = item.verdict
     if spec is None or verdict.verdict is Verdict.FAILED:
@@ -57,7 +62,9 @@ def _rolled(item: BundlePlan, previous: Recorded | None, dispatch: Dispatch | No
     clusters = {c.name: c for c in dispatch.clusters} if dispatch else {}
     done = step(spec.resolved(members.labels), state, previous.applied_digest if previous else "",
                 verdict.digest, clusters, now, gated=verdict.verdict in GATED,
-                known=tuple(members.labels), retry=_retry(previous))
+                known=tuple(members.labels), retry=_retry(previous),
+                analyse=analyser(spec.analysis, item.bundle.name, revision,
+                                 measure) if spec.analysis else None)
     if verdict.verdict not in ROLLING:  # held: nothing is written; the state still moves
         return replace(item, rollout=done)
     return with_verdict(replace(item, rollout=done),

@@ -8,6 +8,7 @@ from typing import Any
 
 from gitgate.errors import ConfigError
 from gitgate.model import BundleOptions, Manifest, RolloutSpec
+from gitgate.model.analysisspec import Provider
 from gitgate.model.chartspec import (
     DEFAULT_MAX_CHART_BYTES,
     OCI,
@@ -24,7 +25,9 @@ from gitgate.model.rolloutspec import (
     Requirement,
     Wave,
 )
+from gitgate.model.tenantrules import owner_of
 from gitgate.model.tenantspec import PLATFORM, REFUSE, Tenancy, Tenant
+from gitgate.source.analysisconfig import parse_analysis, parse_providers, refused_provider
 from gitgate.timespec import parse_duration
 from gitgate.yamlio import YamlSyntaxError, key_line, load_one
 
@@ -32,9 +35,9 @@ REPO_CONFIG = "gitgate.yaml"
 BUNDLE_CONFIG = "bundle.yaml"
 
 _DEFAULT_KEYS = {"namespace", "placement", "labels", "rollout"}
-_ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure"}
+_ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure", "analysis"}
 _REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults", "tenants", "untenanted",
-              "verify", "gates", "charts"}
+              "verify", "gates", "charts", "analysis"}
 _VERIFY_KEYS = {"commits", "allowedSigners", "allowedGpgKeys"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
                 "placement", "labels", "dependsOn", "split", "rollout", "clusters", "helm"}
@@ -63,6 +66,7 @@ class RepoConfig:
     tenancy: Tenancy = field(default_factory=Tenancy)
     provenance: Provenance | None = None  # `verify:` and `gates.signers`
     charts: ChartPolicy = field(default_factory=ChartPolicy)  # where charts may come from
+    analysis_providers: tuple[Provider, ...] = ()  # the Prometheus servers analyses may query
 
 
 @dataclass(frozen=True)
@@ -238,6 +242,7 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
     if gates_path.startswith("/") or ".." in gates_path.split("/") or not gates_path.strip("/."):
         raise ConfigError(f"gatesPath {gates_path!r} must be a folder inside the repo (not the "
                           "repo itself)", file=file)
+    providers = parse_providers(data.get("analysis"), file)
     return RepoConfig(
         paths=tuple(p.strip("/") or "." for p in paths),
         gates_path=gates_path.strip("/"),
@@ -246,12 +251,14 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
         or "default",
         default_placement=_optional_mapping(defaults.get("placement"), file, "defaults.placement"),
         default_labels=_labels(defaults.get("labels"), file, "defaults.labels"),
-        default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout"),
+        default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout",
+                                      providers),
         default_rollout_at=(file, key_line(text, ("defaults", "rollout")) or 0)
         if "rollout" in defaults else ("", 0),
         tenancy=parse_tenancy(data, file),
         provenance=parse_provenance(data, file),
         charts=parse_chart_policy(data.get("charts"), file),
+        analysis_providers=providers,
     )
 
 
@@ -405,9 +412,11 @@ def parse_provenance(data: dict[str, Any], file: str) -> Provenance | None:
     return found
 
 
-def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
+def parse_rollout(value: Any, file: str, key: str, providers: tuple[Provider, ...] = ()
+                  ) -> RolloutSpec | None:
     """`rollout: {waves: [{clusters: [a]}, {clusters: [b, c]}], bake: 5m,
-    progressDeadline: 10m, onFailure: hold}`."""
+    progressDeadline: 10m, onFailure: hold, analysis: [...]}` (`providers`: gitgate.yaml's
+    `analysis.providers`, which the checks must name)."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -439,7 +448,8 @@ def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
         except ConfigError as exc:
             raise ConfigError(f"{key}.{field_name}: {exc.message}", file=file) from None
     return RolloutSpec(tuple(waves), durations["bake"], durations["progressDeadline"],
-                       on_failure)
+                       on_failure, parse_analysis(value.get("analysis"), file,
+                                                  f"{key}.analysis", providers))
 
 
 def _wave(value: Any, file: str, where: str) -> Wave:
@@ -519,6 +529,14 @@ def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOpti
     if name is not None and not _BUNDLE_NAME.match(name):
         raise ConfigError(f"name {name!r} must be lowercase letters, digits, '-' and '.' "
                           "(it names Kubernetes objects)", file=file)
+    rollout = parse_rollout(data.get("rollout"), file, "rollout",
+                            repo.analysis_providers) or repo.default_rollout
+    if rollout is not None and rollout.analysis:
+        owner = owner_of(file.rpartition("/")[0] or ".", repo.tenancy)
+        refused = refused_provider(rollout.analysis, owner.name if isinstance(owner, Tenant)
+                                   else owner)
+        if refused:
+            raise ConfigError(refused, file=file)
     return BundleOptions(
         name=name,
         namespace=_optional_str(data.get("namespace"), file, "namespace") or repo.default_namespace,
@@ -531,7 +549,7 @@ def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOpti
         unplaced=data.get("placement") == NO_PLACEMENT,
         labels={**repo.default_labels, **_labels(data.get("labels"), file, "labels")},
         depends_on=_str_list(data.get("dependsOn"), file, "dependsOn"),
-        rollout=parse_rollout(data.get("rollout"), file, "rollout") or repo.default_rollout,
+        rollout=rollout,
         split=split,
         clusters=parse_customizations(data.get("clusters"), file),
         rollout_at=(file, key_line(text, ("rollout",)) or 0) if text is not None

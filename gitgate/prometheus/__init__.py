@@ -1,0 +1,1 @@
+"""Querying the Prometheus servers a rollout's analysis names (`instant`)."""
