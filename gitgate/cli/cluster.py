@@ -40,6 +40,7 @@ from gitgate.output.statusviews import (
 from gitgate.passes.onepass import ApplyOptions, ClusterPort, PassResult, reconcile, selected
 from gitgate.passes.recorded import recorded_instances, recorded_status
 from gitgate.plan import Plan
+from gitgate.prometheus.instant import InstantQueries
 from gitgate.render.tools import Tools, find_tools
 from gitgate.source.git import LocalCheckout
 from gitgate.status.bundlestate import bundle_states
@@ -95,7 +96,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
         allow_mass_prune=args.allow_mass_prune, resync=duration_flag(args.resync, "--resync"),
         instance=args.instance, adopt=args.adopt, concurrency=args.apply_concurrency,
         suspension_timeout=duration_flag(args.suspension_timeout, "--suspension-timeout"),
-        hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"))
+        hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
+        measure=InstantQueries().measure)
     if args.timeout is not None and not args.wait:
         raise GitgateError("--timeout is how long --wait waits: add --wait, or drop --timeout")
     args.timeout = args.timeout or WAIT_TIMEOUT

@@ -105,12 +105,20 @@ class LoopMetrics:
             registry=self.registry, buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
         self.karmada_reading = Gauge("gitgate_karmada_reading", "1 while this replica reads "
                                      "what Karmada did with its bundles", registry=self.registry)
+        self.analysis_queries = Counter(
+            "gitgate_analysis_queries", "instant queries of rollout analyses by provider and "
+            "result (answered, empty: no series, error: no answer usable)",
+            ["provider", "result"], registry=self.registry)
         self.bundles = BundleSeries()  # exposed beside the registry, its text kept
 
     def api_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
         """A request answered (`apiserver.transport.RequestObserver`)."""
         self.api_requests.labels(verb, str(code)).inc()
         self.api_request_duration.labels(verb, resource).observe(seconds)
+
+    def analysis_query(self, provider: str, result: str) -> None:
+        """A rollout analysis's query answered, or not (`prometheus.instant.Observer`)."""
+        self.analysis_queries.labels(provider, result).inc()
 
     def record_verdicts(self, verdicts: dict[str, str]) -> None:
         self.bundles.set_verdicts(verdicts)
