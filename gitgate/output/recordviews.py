@@ -10,6 +10,7 @@ from typing import Any
 from gitgate.apply.bundlerecord import conditions_of
 from gitgate.apply.inventory import Inventory
 from gitgate.karmada.dispatch import Dispatch
+from gitgate.output.analysisviews import analysis_lines
 from gitgate.output.documents import document, object_ref
 from gitgate.output.statusviews import cluster_cell, standing_cell
 from gitgate.output.tables import one_line, parse_stamp, table
@@ -92,6 +93,7 @@ def describe_text(state: BundleState, events: list[dict[str, Any]], now: datetim
              f"Rollout:      {meaning.rollout or '-'}",
              f"Since:        {inv.since or '-'}",
              f"Last applied: {inv.last_applied or '-'}"]
+    lines += analysis_lines(inv)
     lines.append("Gates:" + ("" if meaning.gates else "        none in force"))
     lines += [f"  {one_line(g.said())}" for g in meaning.gates]
     lines.append("Reasons:" + ("" if meaning.reasons else "      none"))

@@ -14,6 +14,7 @@ from gitgate.apply.standing import Standing, standing_of
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health
 from gitgate.model import ReasonKind
 from gitgate.model.shardmap import ShardMap
+from gitgate.status.analysisrecord import analysis_rows
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ class BundleState:
                **self.standing.as_dict(), "outcome": inv.message or None,
                "objects": len(inv.entries), **dispatch_document(inv.bundle, self.dispatch),
                "clusters": [c.document() for c in self.clusters],
-               "allMembers": self.all_members}
+               "allMembers": self.all_members, "analysis": analysis_rows(inv)}
         return doc if self.shards is None else {**doc, "shard": self.shards.owner(inv.bundle)}
 
 

@@ -69,6 +69,16 @@ def status(capsys, flags, clock) -> dict:
                 if b["name"] == "web")
 
 
+def describe(capsys, flags, clock) -> str:
+    capsys.readouterr()
+    assert main(["describe", "web", *flags], clock=clock) == 0
+    return capsys.readouterr().out
+
+
+def describe_json(capsys, flags, clock) -> dict:
+    return json.loads(describe(capsys, [*flags, "-o", "json"], clock))
+
+
 def rollout_note(bundle: dict) -> str:
     return next(r["reason"] for r in bundle["reasons"] if r["kind"] == "rollout")
 
@@ -114,6 +124,15 @@ def test_a_failing_query_on_member1_halts_the_wave_and_member2_is_never_released
         "halted at wave 1 of 2 [member1]: analysis error-rate on member1 failed 2 time(s), "
         "past its failureLimit 1: 0.3 > 0.05")
     assert suspended(emulator) == ["member2"] and runs(emulator, "member2") is None
+    shown = status(capsys, flags, clock)["analysis"]
+    assert [(r["check"], r["cluster"], r["failures"], r["passing"], r["said"])
+            for r in shown] == [("error-rate", "member1", 2, False, "0.3 > 0.05")]
+    described = describe(capsys, flags, clock)
+    assert "Analysis:\n  error-rate on member1: failing, 2 failure(s); last " in described
+    halt = [e for e in describe_json(capsys, flags, clock)["events"]
+            if e["reason"] == "RolloutHalted"]
+    assert len(halt) == 1 and "analysis error-rate on member1 failed 2 time(s)" in (
+        halt[0]["note"])
 
     exporter.error_rate("member1", errors=0, total=100)  # a halt stays until resumed
     server.wait_for(ERROR_RATE.replace("{{cluster}}", "member1"), 0.0)
