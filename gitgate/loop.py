@@ -33,6 +33,7 @@ from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.charts.stage import ChartFetcher
 from gitgate.errors import GitgateError, Reason, SourceError
+from gitgate.gitops.failurerollback import RollbackOnFailure, rollback_message, wants_rollback
 from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.heap import give_back
 from gitgate.model import Verdict
@@ -259,6 +260,7 @@ class Reconciler:
         self.render_cache = RenderCache()
         self.charts: ChartFetcher | None = None  # the fetch stage's store: `--cache-dir`-charts
         self.wake = threading.Event()
+        self.rollbacks = RollbackOnFailure(self._halt_repo)  # onFailure: rollback
         self.stop = threading.Event()
         self._lock = threading.Lock()
         # gitgate.provenance and gitgate.overview as last written (an empty provenance:
@@ -548,6 +550,7 @@ class Reconciler:
         self.state.last_plan, self.state.last_result = plan, result
         if self.settings.commit_halts:
             self._commit_halts(plan, now)
+            self._commit_rollbacks(plan, result.inventories or {}, now)
         self.state.last_pass, self.state.last_reason = now, reason
         self.state.next_transition = next_transition(plan, now)
         self.state.next_check = next_check(plan, now)
@@ -613,7 +616,7 @@ class Reconciler:
         source = self.source
         assert isinstance(source, GitSource)  # checked when the loop was made
         for item in plan.bundles:
-            if item.rollout is None or not item.rollout.halted:
+            if item.rollout is None or not item.rollout.halted or wants_rollback(item):
                 continue
             name = item.bundle.name
             repo = GitRepo(source.cache_dir / self.settings.path, self.tools, push=True,
@@ -630,6 +633,24 @@ class Reconciler:
                          done.sha[:12], extra={"event": "commit-halt", "bundle": name,
                                                "commit": done.sha})
                 self.wake.set()  # fetch it at once: the gate takes over the halt
+
+    def _halt_repo(self) -> GitRepo:
+        """The checkout a halt's commit is made in and pushed from."""
+        source = self.source
+        assert isinstance(source, GitSource)  # checked when the loop was made
+        source.ensure_identity()
+        return GitRepo(source.cache_dir / self.settings.path, self.tools, push=True,
+                       env=tuple(source.auth.env().items()))
+
+    def _commit_rollbacks(self, plan: Plan, inventories: Mapping[str, Inventory],
+                          now: datetime) -> None:
+        """`onFailure: rollback` (`gitops.failurerollback`): each committed rollback is
+        fetched at once, and people are told which check failed and which commit rolled
+        back."""
+        for due, committed in self.rollbacks.commit(plan, inventories, now):
+            if self.notifier is not None:
+                self.notifier.offer([rollback_message(due, committed)])
+            self.wake.set()
 
     def _failed(self, now: datetime, reason: Reason, message: str, *,
                 count_metric: bool = True, next_try: datetime | None = None) -> None:

@@ -329,12 +329,13 @@ def rollback_target(history: list[dict[str, str]], live: str, healthy: str = "")
 
 
 def rollback(repo: GitRepo, bundle: str, revision: str, now: datetime, *,
-             hold: bool = False) -> Committed:
+             hold: bool = False, why: str = "") -> Committed:
     """One commit restoring the bundle's source folder (its bundle.yaml included) as
     `revision` had it: files added since are removed. With `hold`, the commit also adds a
     gate holding the bundle that lets exactly the restored content through (approved by its
     digest), so nothing newer goes out until the gate is lifted. Refused when the folder
-    holds other bundles too (a split source): naming them."""
+    holds other bundles too (a split source): naming them. `why`: what made it roll back,
+    said in the gate's reason and the commit message."""
     checked = _branch(repo)
     git = checked[0]
     gates_path, plan = _plan(repo, now)
@@ -373,10 +374,12 @@ def rollback(repo: GitRepo, bundle: str, revision: str, now: datetime, *,
         gate_file = repo.root / gates_path / f"{name}.yaml"
         _refuse_links(repo.root, gate_file)
         gate_file.parent.mkdir(parents=True, exist_ok=True)
-        reason = f"rolled back to {resolved[:12]}: nothing newer goes out until this is lifted"
+        reason = (f"rolled back to {resolved[:12]}{f' ({why})' if why else ''}: nothing "
+                  "newer goes out until this is lifted")
         gate_file.write_text(with_approval(dump_gate(new_gate(
             name, bundle, reason, by=identity(git), at=now)), bundle, item.verdict.digest),
             encoding="utf-8")
         paths.append(gate_file)
         summary += f"; {gate_file.relative_to(repo.root)} holds anything newer"
-    return _commit(repo, checked, paths, f"rollback {bundle} to {resolved[:12]}", summary)
+    message = f"rollback {bundle} to {resolved[:12]}" + (f"\n\n{why}" if why else "")
+    return _commit(repo, checked, paths, message, summary)

@@ -10,7 +10,7 @@ from typing import Any
 
 from gitgate.model.analysisspec import Check
 
-ON_FAILURE = ("hold", "continue")
+ON_FAILURE = ("hold", "continue", "rollback")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
@@ -98,7 +98,7 @@ class RolloutSpec:
     waves: tuple[Wave, ...]  # in order
     bake: timedelta = timedelta(minutes=5)
     progress_deadline: timedelta = timedelta(minutes=10)
-    on_failure: str = "hold"  # or "continue"
+    on_failure: str = "hold"  # or "continue", or "rollback" (halts, and the loop rolls back)
     analysis: tuple[Check, ...] = ()  # must hold on every released cluster while it bakes
 
     @property

@@ -8,26 +8,37 @@ cannot be reached halts it too, never passes it."""
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
+import git
 import pytest
 
+from gitgate.apiserver.transport import load_client
+from gitgate.apiserver.verbs import KubeCluster
+from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
+from gitgate.loop import LoopSettings, Reconciler
+from gitgate.prometheus.instant import InstantQueries
+from gitgate.source.git import GitSource
+from tests.conftest import set_identity, write_files
 from tests.support.chartservers import free_port
 from tests.support.looping import T0, Clock
 from tests.support.prometheusrun import ERROR_RATE, Exporter, Prometheus
 from tests.support.records import stored_record
-from tests.support.webrepo import NS, web_repo
+from tests.support.webrepo import NS, app, web_repo
 
 pytestmark = pytest.mark.integration
 
 
-def rollout(failure_limit: int = 1) -> str:
+def rollout(failure_limit: int = 1, on_failure: str = "hold") -> str:
     query = ERROR_RATE.replace("'", "''")
     return ("rollout:\n"
             "  waves: [{clusters: [member1]}, {clusters: [member2]}]\n"
             "  bake: 2s\n"
             "  progressDeadline: 60s\n"
+            f"  onFailure: {on_failure}\n"
             "  analysis:\n"
             "    - name: error-rate\n"
             "      prometheus: {provider: local}\n"
@@ -171,3 +182,82 @@ def test_a_prometheus_that_cannot_be_reached_halts_never_passes(tmp_path, emulat
     assert "analysis error-rate on member1 failed 2 time(s), past its failureLimit 1: " \
            "cannot be evaluated: local cannot be reached" in rollout_note(
                status(capsys, flags, clock))
+
+
+def image(emulator) -> str:
+    deployment = emulator.state.object("apps", "deployments", NS, "web") or {}
+    return str(deployment["spec"]["template"]["spec"]["containers"][0]["image"])
+
+
+def commits(bare) -> list[str]:
+    return [c.message.splitlines()[0] for c in bare.iter_commits("main")]
+
+
+def test_run_rolls_back_a_failed_wave_once_and_holds_the_failed_digest(
+        tmp_path, emulator, prometheus, tools):
+    """`onFailure: rollback` under `gitgate run --commit-halts`: web:1 is out everywhere; web:2
+    with an analysis reaches member1, its error rate fails the check past its limit, and the
+    loop commits exactly one rollback (the folder as web:1 had it, and a gate letting only
+    that through), pushes it, and member1 goes back to web:1 while member2 never ran web:2.
+    Later passes commit nothing more, and web:2 pushed again stays held by the gate."""
+    exporter, server = prometheus
+    exporter.error_rate("member1", errors=30, total=100)
+    server.wait_for(ERROR_RATE.replace("{{cluster}}", "member1"), 0.3)
+    root, flags = repo_with(tmp_path, emulator, server.url)
+    (root / "web" / "bundle.yaml").write_text("name: web\ndependsOn: [ns]\n")  # no rollout
+    bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
+    work = git.Repo.clone_from(bare.working_dir, tmp_path / "work")
+    set_identity(work)
+    shutil.copytree(root, work.working_dir, dirs_exist_ok=True)
+    work.git.add("-A")
+    work.git.commit("-m", "web:1")
+    work.git.push("origin", "HEAD:main")
+    good = work.head.commit.hexsha
+    clock = Clock(T0)
+    settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
+                            commit_halts=True,
+                            apply=ApplyOptions(now=T0, measure=InstantQueries().measure))
+    loop = Reconciler(GitSource(bare.working_dir, "main", tmp_path / "cache"),
+                      KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
+    assert loop.tick() == "revision"
+    assert image(emulator) == "web:1" and (runs(emulator, "member1"),
+                                           runs(emulator, "member2")) == (1, 1)
+
+    def push_web2(message: str) -> None:
+        work.git.pull("origin", "main")
+        write_files(Path(work.working_dir), {
+            "web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + rollout(1, "rollback"),
+            "web/app.yaml": app("web:2")})
+        work.git.add("-A")
+        work.git.commit("-m", message)
+        work.git.push("origin", "HEAD:main")
+
+    push_web2("web:2, rolled out with an analysis")
+    clock.advance(seconds=1)
+    assert loop.tick() == "revision"  # wave 1: member1 gets web:2, member2 stays suspended
+    assert (runs(emulator, "member1"), runs(emulator, "member2")) == (2, 1)
+    emulator.state.report(NS, "Deployment", "web", "member1", health="Healthy")
+    for _ in range(2):  # two failed measurements: past failureLimit 1
+        clock.advance(seconds=5)
+        assert loop.tick() == "progress-check"
+    assert commits(bare)[0] == f"rollback web to {good[:12]}"
+    assert "analysis error-rate on member1 failed 2 time(s)" in bare.head.commit.message
+    gate_files = [p for p in bare.head.commit.stats.files if p.startswith("gates/")]
+    assert len(gate_files) == 1
+    assert runs(emulator, "member2") == 1  # member2 never ran web:2
+
+    clock.advance(seconds=1)
+    assert loop.tick() == "revision"  # the rollback: web:1 again, let through by its gate
+    assert image(emulator) == "web:1"
+    for _ in range(3):  # later passes commit nothing more
+        clock.advance(seconds=5)
+        loop.tick()
+    assert [c for c in commits(bare) if c.startswith("rollback")] == [
+        f"rollback web to {good[:12]}"]
+
+    push_web2("web:2 again")  # the failed digest stays held until the gate is lifted
+    clock.advance(seconds=1)
+    assert loop.tick() == "revision"
+    verdicts = {b.bundle: b.verdict for b in loop.state.last_result.bundles}
+    assert verdicts["web"] == "held" and image(emulator) == "web:1"
+    assert len([c for c in commits(bare) if c.startswith("rollback")]) == 1
