@@ -8,6 +8,7 @@ cannot be reached halts it too, never passes it."""
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -193,6 +194,56 @@ def commits(bare) -> list[str]:
     return [c.message.splitlines()[0] for c in bare.iter_commits("main")]
 
 
+class Looped:
+    """`gitgate run --commit-halts` over a bare remote: web:1 out everywhere (no rollout),
+    then `push_web2` pushes web:2 with an analysis and `onFailure: rollback`."""
+
+    def __init__(self, tmp_path, emulator, server, tools, resync=timedelta(hours=24)):
+        root, flags = repo_with(tmp_path, emulator, server.url)
+        (root / "web" / "bundle.yaml").write_text("name: web\ndependsOn: [ns]\n")
+        self.bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
+        self.work = git.Repo.clone_from(self.bare.working_dir, tmp_path / "work")
+        set_identity(self.work)
+        shutil.copytree(root, self.work.working_dir, dirs_exist_ok=True)
+        self.work.git.add("-A")
+        self.work.git.commit("-m", "web:1")
+        self.work.git.push("origin", "HEAD:main")
+        self.good = self.work.head.commit.hexsha
+        self.clock = Clock(T0)
+        settings = LoopSettings(interval=timedelta(minutes=5), resync=resync,
+                                commit_halts=True,
+                                apply=ApplyOptions(now=T0, measure=InstantQueries().measure))
+        self.loop = Reconciler(GitSource(self.bare.working_dir, "main", tmp_path / "cache"),
+                               KubeCluster(load_client(flags[1])), tools, settings,
+                               clock=self.clock)
+        assert self.loop.tick() == "revision"
+
+    def push_web2(self, message: str) -> None:
+        self.work.git.pull("origin", "main")
+        write_files(Path(self.work.working_dir), {
+            "web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + rollout(1, "rollback"),
+            "web/app.yaml": app("web:2")})
+        self.work.git.add("-A")
+        self.work.git.commit("-m", message)
+        self.work.git.push("origin", "HEAD:main")
+
+    def halt(self, emulator) -> None:
+        """web:2 (pushed) reaches member1, whose error rate fails the check twice."""
+        self.clock.advance(seconds=1)
+        assert self.loop.tick() == "revision"  # wave 1: member1 gets web:2
+        assert (runs(emulator, "member1"), runs(emulator, "member2")) == (2, 1)
+        emulator.state.report(NS, "Deployment", "web", "member1", health="Healthy")
+        for _ in range(2):  # two failed measurements: past failureLimit 1
+            self.clock.advance(seconds=5)
+            assert self.loop.tick() == "progress-check"
+
+    def verdict(self) -> str:
+        return {b.bundle: b.verdict for b in self.loop.state.last_result.bundles}["web"]
+
+    def rollbacks(self) -> list[str]:
+        return [c for c in commits(self.bare) if c.startswith("rollback")]
+
+
 def test_run_rolls_back_a_failed_wave_once_and_holds_the_failed_digest(
         tmp_path, emulator, prometheus, tools):
     """`onFailure: rollback` under `gitgate run --commit-halts`: web:1 is out everywhere; web:2
@@ -203,61 +254,52 @@ def test_run_rolls_back_a_failed_wave_once_and_holds_the_failed_digest(
     exporter, server = prometheus
     exporter.error_rate("member1", errors=30, total=100)
     server.wait_for(ERROR_RATE.replace("{{cluster}}", "member1"), 0.3)
-    root, flags = repo_with(tmp_path, emulator, server.url)
-    (root / "web" / "bundle.yaml").write_text("name: web\ndependsOn: [ns]\n")  # no rollout
-    bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
-    work = git.Repo.clone_from(bare.working_dir, tmp_path / "work")
-    set_identity(work)
-    shutil.copytree(root, work.working_dir, dirs_exist_ok=True)
-    work.git.add("-A")
-    work.git.commit("-m", "web:1")
-    work.git.push("origin", "HEAD:main")
-    good = work.head.commit.hexsha
-    clock = Clock(T0)
-    settings = LoopSettings(interval=timedelta(minutes=5), resync=timedelta(hours=24),
-                            commit_halts=True,
-                            apply=ApplyOptions(now=T0, measure=InstantQueries().measure))
-    loop = Reconciler(GitSource(bare.working_dir, "main", tmp_path / "cache"),
-                      KubeCluster(load_client(flags[1])), tools, settings, clock=clock)
-    assert loop.tick() == "revision"
+    run = Looped(tmp_path, emulator, server, tools)
     assert image(emulator) == "web:1" and (runs(emulator, "member1"),
                                            runs(emulator, "member2")) == (1, 1)
-
-    def push_web2(message: str) -> None:
-        work.git.pull("origin", "main")
-        write_files(Path(work.working_dir), {
-            "web/bundle.yaml": "name: web\ndependsOn: [ns]\n" + rollout(1, "rollback"),
-            "web/app.yaml": app("web:2")})
-        work.git.add("-A")
-        work.git.commit("-m", message)
-        work.git.push("origin", "HEAD:main")
-
-    push_web2("web:2, rolled out with an analysis")
-    clock.advance(seconds=1)
-    assert loop.tick() == "revision"  # wave 1: member1 gets web:2, member2 stays suspended
-    assert (runs(emulator, "member1"), runs(emulator, "member2")) == (2, 1)
-    emulator.state.report(NS, "Deployment", "web", "member1", health="Healthy")
-    for _ in range(2):  # two failed measurements: past failureLimit 1
-        clock.advance(seconds=5)
-        assert loop.tick() == "progress-check"
-    assert commits(bare)[0] == f"rollback web to {good[:12]}"
-    assert "analysis error-rate on member1 failed 2 time(s)" in bare.head.commit.message
-    gate_files = [p for p in bare.head.commit.stats.files if p.startswith("gates/")]
+    run.push_web2("web:2, rolled out with an analysis")
+    run.halt(emulator)
+    assert commits(run.bare)[0] == f"rollback web to {run.good[:12]}"
+    assert "analysis error-rate on member1 failed 2 time(s)" in run.bare.head.commit.message
+    gate_files = [p for p in run.bare.head.commit.stats.files if p.startswith("gates/")]
     assert len(gate_files) == 1
     assert runs(emulator, "member2") == 1  # member2 never ran web:2
 
-    clock.advance(seconds=1)
-    assert loop.tick() == "revision"  # the rollback: web:1 again, let through by its gate
+    run.clock.advance(seconds=1)
+    assert run.loop.tick() == "revision"  # the rollback: web:1 again, let through by its gate
     assert image(emulator) == "web:1"
     for _ in range(3):  # later passes commit nothing more
-        clock.advance(seconds=5)
-        loop.tick()
-    assert [c for c in commits(bare) if c.startswith("rollback")] == [
-        f"rollback web to {good[:12]}"]
+        run.clock.advance(seconds=5)
+        run.loop.tick()
+    assert run.rollbacks() == [f"rollback web to {run.good[:12]}"]
 
-    push_web2("web:2 again")  # the failed digest stays held until the gate is lifted
-    clock.advance(seconds=1)
-    assert loop.tick() == "revision"
-    verdicts = {b.bundle: b.verdict for b in loop.state.last_result.bundles}
-    assert verdicts["web"] == "held" and image(emulator) == "web:1"
-    assert len([c for c in commits(bare) if c.startswith("rollback")]) == 1
+    run.push_web2("web:2 again")  # the failed digest stays held until the gate is lifted
+    run.clock.advance(seconds=1)
+    assert run.loop.tick() == "revision"
+    assert run.verdict() == "held" and image(emulator) == "web:1"
+    assert len(run.rollbacks()) == 1
+
+
+def test_a_rollback_the_remote_refuses_leaves_the_rollout_halted_and_says_why(
+        tmp_path, emulator, prometheus, tools, caplog):
+    """The remote refuses the rollback's push: the rollout stays halted, the log says why,
+    and the next pass (here the resync) commits it once the remote takes it."""
+    exporter, server = prometheus
+    exporter.error_rate("member1", errors=30, total=100)
+    server.wait_for(ERROR_RATE.replace("{{cluster}}", "member1"), 0.3)
+    run = Looped(tmp_path, emulator, server, tools, resync=timedelta(minutes=1))
+    run.push_web2("web:2, rolled out with an analysis")
+    hook = Path(run.bare.git_dir) / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are closed' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with caplog.at_level(logging.WARNING, logger="gitgate"):
+        run.halt(emulator)
+    assert run.verdict() == "halted" and run.rollbacks() == []
+    said = [r.getMessage() for r in caplog.records if "rollback of web" in r.getMessage()]
+    assert said and said[0].startswith(f"cannot commit the rollback of web to {run.good[:12]}")
+    assert said[0].endswith("it stays halted") and runs(emulator, "member2") == 1
+
+    hook.unlink()
+    run.clock.advance(minutes=2)
+    run.loop.tick()
+    assert run.rollbacks() == [f"rollback web to {run.good[:12]}"]
