@@ -8,6 +8,7 @@ from datetime import timedelta
 from gitgate.apply.inventory import Inventory
 from gitgate.karmada.waves import RolloutState
 from gitgate.output.weblayout import Snapshot, badge, bundle_href, e, layout, retry_halt
+from gitgate.status.analysisrecord import analysis_rows
 from gitgate.status.overview import rollout_of
 from gitgate.timespec import age, duration_text
 
@@ -48,7 +49,18 @@ def rollout_waves(snap: Snapshot, inv: Inventory) -> str:
               if state is not None and state.halted else "")
     return (f"{halted}{head}<div class=\"scroll\"><table class=\"waves\"><thead><tr><th>#</th>"
             f"<th>Clusters</th><th>State</th></tr></thead><tbody>{''.join(rows)}</tbody>"
-            "</table></div>")
+            f"</table></div>{_analysis(inv)}")
+
+
+def _analysis(inv: Inventory) -> str:
+    """The current wave's checks, per released cluster (none: nothing measured)."""
+    checks = [f'<tr class="{"a-pass" if r["passing"] else "a-fail"}" '
+              f'data-check="{e(r["check"])}/{e(r["cluster"])}"><td>{e(r["check"])}</td>'
+              f'<td>{e(r["cluster"])}</td><td>{r["failures"]}</td><td>{e(r["said"])}</td></tr>'
+              for r in analysis_rows(inv)]
+    return ("" if not checks else "<div class=\"scroll\"><table class=\"analysis\"><thead>"
+            "<tr><th>Check</th><th>Cluster</th><th>Failures</th><th>Last measured</th></tr>"
+            f"</thead><tbody>{''.join(checks)}</tbody></table></div>")
 
 
 def rollouts_page(snap: Snapshot) -> str:

@@ -248,3 +248,18 @@ def test_a_gate_view_counts_what_it_does_not_list():
     view = gate_view(GateState(gate, True, None, many))
     assert len(view["covers"]) == 200 and view["coversMore"] == 50
     assert view["clusters"] == ["member1"] and view["action"] == "suspend"
+
+
+def test_a_rollout_shows_each_check_of_its_analysis_per_cluster():
+    record = ('{"error-rate/member1": {"failures": 2, "measured": "2026-11-24T02:59:00Z", '
+              '"ok": false, "note": "0.3 > 0.05"}, "error-rate/member2": {"failures": 0, '
+              '"measured": "2026-11-24T02:59:00Z", "ok": true, "note": "<0.01>, passes"}}')
+    halted = RolloutState("d1", 1, NOW - timedelta(minutes=4), analysis=record,
+                          halted="analysis error-rate on member1 failed 2 time(s)")
+    inv = inventory("shop/web", "halted", progression=Progression(rollout=halted.to_json()))
+    page = rollouts_page(snapshot(inv, overview={"rollouts": {"shop/web": {
+        "waves": ["member1", "member2"], "bakeSeconds": 60, "deadlineSeconds": 600}}}))
+    shown = dict(re.findall(r'<tr class="(a-\w+)" data-check="([^"]+)"', page))
+    assert {v: k for k, v in shown.items()} == {"error-rate/member1": "a-fail",
+                                                "error-rate/member2": "a-pass"}
+    assert "<td>0.3 &gt; 0.05</td>" in page and "&lt;0.01&gt;, passes" in page
