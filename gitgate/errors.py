@@ -62,6 +62,7 @@ class Reason(StrEnum):
     # what a Bundle's conditions and events say besides the above
     SUSPENDED = "Suspended"
     ROLLOUT_HALTED = "RolloutHalted"
+    ROLLED_BACK = "RolledBack"  # onFailure: rollback committed a rollback
     WAVE_RELEASED = "WaveReleased"
     PROGRESSING = "Progressing"
     PRUNED = "Pruned"

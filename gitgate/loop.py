@@ -33,7 +33,12 @@ from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.charts.stage import ChartFetcher
 from gitgate.errors import GitgateError, Reason, SourceError
-from gitgate.gitops.failurerollback import RollbackOnFailure, rollback_message, wants_rollback
+from gitgate.gitops.failurerollback import (
+    RollbackOnFailure,
+    record_rollback,
+    rollback_message,
+    wants_rollback,
+)
 from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.heap import give_back
 from gitgate.model import Verdict
@@ -648,6 +653,7 @@ class Reconciler:
         fetched at once, and people are told which check failed and which commit rolled
         back."""
         for due, committed in self.rollbacks.commit(plan, inventories, now):
+            record_rollback(self.cluster, inventories, due, committed, now)
             if self.notifier is not None:
                 self.notifier.offer([rollback_message(due, committed)])
             self.wake.set()

@@ -13,11 +13,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gitgate.apply.bundlerecord import event_for
 from gitgate.apply.inventory import Inventory
-from gitgate.errors import GitgateError
+from gitgate.apply.ports import Writer, create
+from gitgate.apply.transitions import WARNING, Transition
+from gitgate.errors import GitgateError, Reason
 from gitgate.gitops.workflow import Committed, GitRepo, rollback, rollback_target
 from gitgate.plan import BundlePlan, Plan
 from gitgate.status.notify import Message
+from gitgate.timespec import rfc3339
 
 log = logging.getLogger("gitgate")
 ROLLBACK = "rollback"
@@ -111,3 +115,20 @@ def rollback_message(due: Due, committed: Committed) -> Message:
                    f"{due.why}\nrolled back to {due.revision[:12]} by commit {sha}; the failed "
                    f"digest {due.digest[:12]} is held until the rollback's gate is lifted",
                    warning=True)
+
+
+def record_rollback(cluster: Writer, inventories: Mapping[str, Inventory], due: Due,
+                    committed: Committed, now: datetime) -> None:
+    """A `RolledBack` event on the bundle's Bundle: which check failed on which cluster (the
+    halt says), and which commit rolled back. One that cannot be written is said in the log."""
+    inventory = inventories.get(due.bundle)
+    if inventory is None:
+        return
+    note = (f"rolled back to {due.revision[:12]} by commit {(committed.sha or '')[:12]}: "
+            f"{due.why}")
+    try:
+        create(cluster, event_for(inventory, "", Transition(WARNING, Reason.ROLLED_BACK,
+                                                            "Rollback", note), rfc3339(now)))
+    except GitgateError as exc:
+        log.warning("cannot record the rollback of %s: %s", due.bundle, exc.message,
+                    extra={"event": "event-unrecorded"})

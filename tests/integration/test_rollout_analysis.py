@@ -199,7 +199,7 @@ class Looped:
     then `push_web2` pushes web:2 with an analysis and `onFailure: rollback`."""
 
     def __init__(self, tmp_path, emulator, server, tools, resync=timedelta(hours=24)):
-        root, flags = repo_with(tmp_path, emulator, server.url)
+        root, self.flags = repo_with(tmp_path, emulator, server.url)
         (root / "web" / "bundle.yaml").write_text("name: web\ndependsOn: [ns]\n")
         self.bare = git.Repo.init(tmp_path / "remote.git", bare=True, initial_branch="main")
         self.work = git.Repo.clone_from(self.bare.working_dir, tmp_path / "work")
@@ -214,7 +214,7 @@ class Looped:
                                 commit_halts=True,
                                 apply=ApplyOptions(now=T0, measure=InstantQueries().measure))
         self.loop = Reconciler(GitSource(self.bare.working_dir, "main", tmp_path / "cache"),
-                               KubeCluster(load_client(flags[1])), tools, settings,
+                               KubeCluster(load_client(self.flags[1])), tools, settings,
                                clock=self.clock)
         assert self.loop.tick() == "revision"
 
@@ -245,7 +245,7 @@ class Looped:
 
 
 def test_run_rolls_back_a_failed_wave_once_and_holds_the_failed_digest(
-        tmp_path, emulator, prometheus, tools):
+        tmp_path, emulator, prometheus, tools, capsys):
     """`onFailure: rollback` under `gitgate run --commit-halts`: web:1 is out everywhere; web:2
     with an analysis reaches member1, its error rate fails the check past its limit, and the
     loop commits exactly one rollback (the folder as web:1 had it, and a gate letting only
@@ -264,6 +264,11 @@ def test_run_rolls_back_a_failed_wave_once_and_holds_the_failed_digest(
     gate_files = [p for p in run.bare.head.commit.stats.files if p.startswith("gates/")]
     assert len(gate_files) == 1
     assert runs(emulator, "member2") == 1  # member2 never ran web:2
+    told = [e["note"] for e in describe_json(capsys, run.flags, run.clock)["events"]
+            if e["reason"] == "RolledBack"]
+    assert told == [f"rolled back to {run.good[:12]} by commit "
+                    f"{run.bare.head.commit.hexsha[:12]}: analysis error-rate on member1 "
+                    "failed 2 time(s), past its failureLimit 1: 0.3 > 0.05"]
 
     run.clock.advance(seconds=1)
     assert run.loop.tick() == "revision"  # the rollback: web:1 again, let through by its gate
