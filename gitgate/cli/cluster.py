@@ -27,7 +27,8 @@ from gitgate.cli.kube import cluster_from
 from gitgate.cli.lock import chart_fetcher
 from gitgate.cli.offline import repo_folder, warn_if_empty
 from gitgate.errors import GitgateError
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.output import console
 from gitgate.output.printers import Printable, show
 from gitgate.output.statusviews import (

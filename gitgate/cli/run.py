@@ -37,7 +37,8 @@ from gitgate.endpoints.routes import LoopEndpoints
 from gitgate.endpoints.server import EndpointServer, parse_listen
 from gitgate.errors import GitgateError
 from gitgate.heap import limit_arenas
-from gitgate.loop import LoopSettings, Reconciler, cache_dir_default
+from gitgate.loop.reconciler import Reconciler, cache_dir_default
+from gitgate.loop.schedule import LoopSettings
 from gitgate.output.logs import setup_logging
 from gitgate.output.statusviews import loop_document
 from gitgate.output.webui import WebUi, loop_source
@@ -50,7 +51,6 @@ from gitgate.passes.onepass import (
     system_namespace,
 )
 from gitgate.passes.shards import Membership
-from gitgate.prometheus.instant import InstantQueries
 from gitgate.render.cache import RenderCache
 from gitgate.render.diskcache import RenderDisk
 from gitgate.render.sandbox import stop_all
@@ -221,7 +221,6 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     cluster = KubeCluster(api, timeouts=timeouts)
     source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth, trust, guard,
                        repo_trust)
-    queries = InstantQueries()  # the Prometheus servers rollout analyses name
     settings = LoopSettings(
         path=args.path, interval=interval, resync=resync, status_interval=status_interval,
         commit_halts=args.commit_halts,
@@ -231,20 +230,31 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
                            suspension_timeout=suspension_timeout,
                            concurrency=args.apply_concurrency,
                            hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
-                           actor="loop", measure=queries.measure))
+                           actor="loop"))
     identity = args.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     api.user_agent = f"gitgate/{__version__} ({identity})"  # the API server's audit log
-    reconciler = Reconciler(source, cluster, tools, settings,
-                            api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
-    reconciler.charts = ChartFetcher(  # fetched charts outlive restarts on the cache volume
-        ChartStore(Path(f"{args.cache_dir}-charts")),
-        secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE), helm=tools.helm)
+    lease = args.lease_duration
+    deadline = max(2, lease * 2 // 3)
+    wake = threading.Event()  # the loop's: a change of the replicas wakes it
+    shards = (Membership(cluster, args.instance, identity, lease_duration=lease,
+                         renew_deadline=deadline, retry_period=max(1, lease // 7),
+                         expected_replicas=max(1, args.expect_replicas), on_change=wake.set)
+              if args.shard else None)
+    elect = not args.shard and not args.no_leader_elect
+    reconciler = Reconciler(
+        source, cluster, tools, settings,
+        api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE),
+        shards=shards, leader_renew_deadline=deadline if elect else None, wake=wake,
+        notifier=Notifier(apprise_sender(urls)) if urls else None,
+        charts=ChartFetcher(  # fetched charts outlive restarts on the cache volume
+            ChartStore(Path(f"{args.cache_dir}-charts")),
+            secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE), helm=tools.helm),
+        # with --shard, a takeover reads the full renders of its new sources from disk
+        render_cache=RenderCache(RenderDisk(Path(f"{args.cache_dir}-renders")))
+        if args.shard else None)
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
     reconciler.watch_newer()  # a freeze pushed while a pass writes stops what it covers
     cluster.transport.observer = reconciler.metrics.api_request
-    queries.observer = reconciler.metrics.analysis_query
-    if urls:
-        reconciler.notifier = Notifier(apprise_sender(urls))
     elector = None
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),
@@ -257,31 +267,19 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
                     secure_cookies=args.ui_secure_cookies).routes())).start()
 
     def stop(*_: object) -> None:
-        reconciler.stop.set()
-        reconciler.wake.set()
-        reconciler.peek_wake.set()
+        reconciler.shutdown()
         stop_all()  # a hung helm or kustomize must not hold the shutdown
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    lease = args.lease_duration
-    if args.shard:
-        if not _ensure_system_namespace(cluster, reconciler.stop):
-            server.stop()
-            return 0
-        # a takeover reads the full renders of its new sources from disk, not the tools
-        reconciler.render_cache = RenderCache(RenderDisk(Path(f"{args.cache_dir}-renders")))
-        reconciler.shards = Membership(
-            cluster, args.instance, identity, lease_duration=lease,
-            renew_deadline=max(2, lease * 2 // 3), retry_period=max(1, lease // 7),
-            expected_replicas=max(1, args.expect_replicas),
-            on_change=reconciler.wake.set).start()
-    elif not args.no_leader_elect:
-        if not _ensure_system_namespace(cluster, reconciler.stop):
-            server.stop()
-            return 0
-        deadline = max(2, lease * 2 // 3)
-        renewed, lost = reconciler.fenced_by_lease(deadline)
+    lease_held = shards is not None or elect  # gitgate-system holds the Leases
+    if lease_held and not _ensure_system_namespace(cluster, reconciler.stop):
+        server.stop()
+        return 0
+    if shards is not None:
+        shards.start()
+    elif elect:
+        renewed, lost = reconciler.lease_callbacks()
         elector = LeaseElector(api, SYSTEM_NAMESPACE, leader_lease(args.instance), identity,
                                lease_duration=lease, renew_deadline=deadline,
                                retry_period=max(1, lease // 7),
@@ -294,8 +292,8 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     finally:
         if elector is not None:
             elector.stop()  # hands the Lease over when this replica held it
-        if reconciler.shards is not None:
-            reconciler.shards.stop()  # its bundles go to the others at once
+        if shards is not None:
+            shards.stop()  # its bundles go to the others at once
         server.stop()
         if reconciler.notifier is not None:
             reconciler.notifier.drain(5)

@@ -9,7 +9,7 @@ from typing import Any
 from gitgate.apply.standing import Standing
 from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Health, Version
-from gitgate.loop import Reconciler
+from gitgate.loop.reconciler import Reconciler
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
 from gitgate.passes.recorded import provenance_document

@@ -31,7 +31,7 @@ from gitgate.apply.ports import ClusterPort
 from gitgate.endpoints.signin import FixedToken, Sessions, Throttle
 from gitgate.errors import GitgateError
 from gitgate.karmada.dispatch import Dispatch
-from gitgate.loop import Reconciler
+from gitgate.loop.reconciler import Reconciler
 from gitgate.model import Verdict
 from gitgate.output.statusviews import provenance_lines
 from gitgate.output.webassets import ICON, SCRIPT, STYLE

@@ -59,7 +59,7 @@ def test_the_loop_logs_and_serves_the_file_and_line(tmp_path, kube, tools, caplo
     loop = reconciler(upstream, kube, tools, tmp_path)
     with caplog.at_level(logging.INFO, logger="gitgate"):
         loop.tick()
-    loop.refresh_status()  # as the running loop does after a pass
+    loop.observer.refresh_status()  # as the running loop does after a pass
     assert "app/broken.yaml:5" in loop.state.last_error
     assert any("app/broken.yaml:5" in r.getMessage() for r in caplog.records
                if r.levelno >= logging.WARNING)

@@ -534,7 +534,7 @@ def test_C1_a_freeze_pushed_mid_pass_does_not_stop_what_acts_on_the_frozen_bundl
 
     def push():
         up.commit(gate("db", "{bundles: [db], reason: on-call freeze of db}"), "freeze db")
-        assert rec.peek_newer()
+        assert rec.freezes.peek_newer()
 
     cluster.hook, cluster.fired, cluster.written = push, False, []
     rec.state.requested = True
@@ -602,10 +602,10 @@ def test_C2_with_gate_signers_an_unsigned_weakening_pushed_mid_pass_releases_a_s
         def mid_pass():
             push(up, keys, "alice", up.gate("freeze", "{bundles: ['b[12]'], reason: INC}"),
                  "freeze b1, b2 (signed)")
-            assert rec.peek_newer()  # the freeze is seen: b1, b2 stop
+            assert rec.freezes.peek_newer()  # the freeze is seen: b1, b2 stop
             push(up, keys, "carol", up.gate("freeze", "{bundles: ['nothing'], reason: INC}"),
                  "weaken it (unsigned)")
-            rec.peek_newer()
+            rec.freezes.peek_newer()
 
         hook["fn"], written[:] = mid_pass, []
         rec.state.requested = True
@@ -769,13 +769,13 @@ def test_P1_a_gitlink_named_PAUSE_in_a_tenants_folder_kills_the_peek(tmp_path, k
     up.work.git.push("origin", "main", "--force")
 
     rec.settings = dc_replace(rec.settings, freeze_check=rec.settings.freeze_check * 0)
-    rec._writing, rec._peeked = before, before  # as while a pass at `before` writes
+    rec.freezes.begin(before)  # as while a pass at `before` writes
     watcher = rec.watch_newer()
-    rec.peek_wake.set()
+    rec.freezes.peek_wake.set()
     watcher.join(timeout=20)
     alive = watcher.is_alive()
     rec.stop.set()
-    rec.peek_wake.set()
+    rec.freezes.peek_wake.set()
     watcher.join(timeout=10)
     assert alive, "the watcher thread died: no mid-pass freeze is seen until a restart"
     assert threading.active_count() >= 1
@@ -848,11 +848,11 @@ def test_P2_run_path_with_a_leading_dot_slash_blinds_the_peek(tmp_path, kube, to
                                      "metadata: {name: all}\nspec: {bundles: ['*'], "
                                      "reason: stop}\n",
                "sub/apps/a/PAUSE": "incident\n"}, "freeze")
-    rec._writing, rec._peeked = first, first  # as while a pass at `first` writes
-    assert rec.peek_newer()
-    assert rec.newer is not None
-    assert [g.name for g in rec.newer.gates] == ["all"], rec.newer
-    assert "apps/a" in rec.newer.pauses
+    rec.freezes.begin(first)  # as while a pass at `first` writes
+    assert rec.freezes.peek_newer()
+    assert rec.freezes.newer is not None
+    assert [g.name for g in rec.freezes.newer.gates] == ["all"], rec.freezes.newer
+    assert "apps/a" in rec.freezes.newer.pauses
 
 
 @pytest.mark.parametrize("path", ["sub", "./sub"])

@@ -73,7 +73,7 @@ def test_a_gate_pushed_mid_pass_stops_the_writes_it_covers_and_only_those(
     def push():
         upstream.commit(upstream.gate("freeze", f"{{bundles: ['b1*'], action: {action}, "
                                                 "reason: on-call freeze}"), "freeze b1*")
-        assert rec is not None and rec.peek_newer()
+        assert rec is not None and rec.freezes.peek_newer()
 
     cluster = PushingMidPass(kube.cluster, at=4, hook=push)
     rec = loop_over(upstream, kube, tools, tmp_path, cluster)
@@ -102,7 +102,7 @@ def test_a_webhook_mid_pass_makes_the_watcher_read_the_new_head(upstream, kube, 
                         "freeze everything")
         assert rec is not None
         rec.trigger()  # the webhook's handler
-        wait_for(lambda: rec.newer is not None, timeout=20)
+        wait_for(lambda: rec.freezes.newer is not None, timeout=20)
 
     cluster = PushingMidPass(kube.cluster, at=7, hook=push)
     rec = loop_over(upstream, kube, tools, tmp_path, cluster)
@@ -112,7 +112,7 @@ def test_a_webhook_mid_pass_makes_the_watcher_read_the_new_head(upstream, kube, 
         rec.tick()
     finally:
         rec.stop.set()
-        rec.peek_wake.set()
+        rec.freezes.peek_wake.set()
         watcher.join(timeout=10)
     assert not watcher.is_alive()
     assert cluster.written[cluster.pushed_at:] == []
@@ -123,7 +123,7 @@ def test_a_paused_folder_pushed_mid_pass_stops_its_bundle(upstream, kube, tools,
 
     def push():
         upstream.commit({"apps/b11/PAUSE": "incident\n"}, "pause b11")
-        assert rec is not None and rec.peek_newer()
+        assert rec is not None and rec.freezes.peek_newer()
 
     cluster = PushingMidPass(kube.cluster, at=2, hook=push)
     rec = loop_over(upstream, kube, tools, tmp_path, cluster)
@@ -138,8 +138,8 @@ def test_a_commit_that_only_lifts_or_repeats_freezes_stops_nothing(upstream, kub
 
     def push():
         upstream.commit({"apps/b00/note.txt": "unrelated\n"}, "a note")
-        assert rec is not None and rec.peek_newer()
-        assert rec.newer is not None
+        assert rec is not None and rec.freezes.peek_newer()
+        assert rec.freezes.newer is not None
 
     cluster = PushingMidPass(kube.cluster, at=3, hook=push)
     rec = loop_over(upstream, kube, tools, tmp_path, cluster)

@@ -314,13 +314,15 @@ def test_the_loop_gives_freed_memory_back_after_a_pass_and_after_its_read_of_kar
         tmp_path, kube, tools, monkeypatch):
     """`heap.give_back` (glibc's malloc_trim) runs once a pass is done, before the read of
     Karmada that follows it, and again after that read: the peaks of the two do not add."""
-    from gitgate import loop as loop_module
+    from gitgate.loop import observer
+    from gitgate.loop import reconciler as reconciler_module
 
     steps: list[str] = []
-    monkeypatch.setattr(loop_module, "give_back", lambda: steps.append("give back") or True)
+    for module in (observer, reconciler_module):
+        monkeypatch.setattr(module, "give_back", lambda: steps.append("give back") or True)
     upstream = Upstream(tmp_path, kube)
     loop = reconciler(upstream, kube, tools, tmp_path)
-    read = loop.refresh_status
+    read = loop.observer.refresh_status
     passed = loop._pass
 
     def pass_(*args, **kwargs):
@@ -332,7 +334,7 @@ def test_the_loop_gives_freed_memory_back_after_a_pass_and_after_its_read_of_kar
         return read(*args, **kwargs)
 
     monkeypatch.setattr(loop, "_pass", pass_)
-    monkeypatch.setattr(loop, "refresh_status", refresh)
+    monkeypatch.setattr(loop.observer, "refresh_status", refresh)
     loop.run(until=lambda: "read" in steps)
     assert steps == ["pass", "give back", "read", "give back"]
 
@@ -345,9 +347,10 @@ def test_the_read_of_karmada_is_timed_and_said_while_it_runs(upstream, kube, too
     sample = loop.metrics.registry.get_sample_value
     assert loop.tick() == "revision"
     during: list[float | None] = []
-    loop.refresh_status(stop=lambda: during.append(sample("gitgate_karmada_reading")) or False)
+    loop.observer.refresh_status(
+        stop=lambda: during.append(sample("gitgate_karmada_reading")) or False)
     assert during and set(during) == {1.0}  # asked before each of the read's lists
     assert sample("gitgate_karmada_reading") == 0
     assert sample("gitgate_karmada_read_duration_seconds_count") == 1
-    loop.refresh_status()
+    loop.observer.refresh_status()
     assert sample("gitgate_karmada_read_duration_seconds_count") == 2

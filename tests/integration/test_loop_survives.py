@@ -16,7 +16,8 @@ from datetime import timedelta
 import pytest
 
 from gitgate.errors import Reason
-from gitgate.loop import LoopSettings, Reconciler, backoff
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings, backoff
 from gitgate.source.git import GitSource
 from tests.support.http import free_port
 from tests.support.looping import T0, Clock, Upstream, wait_for

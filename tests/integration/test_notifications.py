@@ -16,7 +16,8 @@ from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
 from gitgate.errors import ConfigError
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.source.git import LocalCheckout
 from gitgate.status.notify import Message, Notifier, apprise_sender, read_urls
 from tests.support.looping import T0, Clock, wait_for
@@ -66,8 +67,7 @@ def test_a_halted_rollout_is_told_once_with_bundle_cluster_and_reason(tmp_path, 
     clock = Clock(T0)
     loop = Reconciler(LocalCheckout(root), KubeCluster(load_client(flags[1])), tools,
                       LoopSettings(interval=timedelta(seconds=1), apply=ApplyOptions(now=T0)),
-                      clock=clock)
-    loop.notifier = Notifier(apprise_sender([receiver.url]))
+                      clock=clock, notifier=Notifier(apprise_sender([receiver.url])))
     assert loop.tick() is not None  # wave 1 (member1) released; member1 never gets healthy
     for _ in range(4):  # past the deadline: halted; then the same halt, pass after pass
         clock.advance(seconds=2)

@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gitgate.apply.work import ApplyOptions
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.passes.onepass import reconcile
 from gitgate.source.git import LocalCheckout
 from tests.conftest import write_files

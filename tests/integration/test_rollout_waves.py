@@ -18,7 +18,8 @@ from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main, wall_clock
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.source.git import GitSource
 from tests.conftest import committed_repo, set_identity, write_files
 from tests.support.looping import T0, Clock
@@ -314,18 +315,18 @@ def test_a_running_loop_retries_a_halted_wave_when_resume_asks(setup, emulator, 
     clock.advance(seconds=7)
     assert loop.tick() == "progress-check"  # a rollout deadline: no gate changes
     assert {b.bundle: b.verdict for b in loop.state.last_result.bundles}["web"] == "halted"
-    loop.refresh_status()
+    loop.observer.refresh_status()
     clock.advance(seconds=60)
     assert loop.tick() is None  # halted: nothing to do until asked
     capsys.readouterr()
     assert main(["resume", "web", "--repo", work.working_dir, *flags]) == 0
-    loop.refresh_status()  # the loop's periodic read of Karmada finds the request
+    loop.observer.refresh_status()  # the loop's periodic read of Karmada finds the request
     assert loop.state.rollout_retry and loop.wake.is_set()
     assert loop.tick() == "rollout-retry"
     web = next(b for b in loop.state.last_plan.bundles if b.bundle.name == "web")
     assert web.rollout is not None and not web.rollout.halted
     assert web.rollout.state.started == clock()  # the wave's deadline starts again
-    loop.refresh_status()
+    loop.observer.refresh_status()
     assert loop.tick() is None  # the request is spent
 
 

@@ -23,7 +23,8 @@ from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.bundlerecord import bundle_name
 from gitgate.apply.inventory import NAMESPACE, system_namespace
 from gitgate.apply.work import ApplyOptions
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.model.shardmap import owner
 from gitgate.output.webui import ApiSource, loop_source
 from gitgate.passes.recorded import read_parts, record_part
@@ -320,8 +321,8 @@ def replica(root, kubeconfig, tools, identity: str, clocks: Clocks) -> Reconcile
     cluster = KubeCluster(api)
     loop = Reconciler(LocalCheckout(root), cluster, tools,
                       LoopSettings(interval=timedelta(seconds=1),
-                                   apply=ApplyOptions(now=T0)), clock=Clock(T0))
-    loop.shards = member(cluster, "default", identity, clocks)
+                                   apply=ApplyOptions(now=T0)), clock=Clock(T0),
+                      shards=member(cluster, "default", identity, clocks))
     loop.state.leading = True
     return loop
 
@@ -344,7 +345,7 @@ def turns(*loops: Reconciler) -> None:
     for a dependency of the other shard is tried again after its backoff)."""
     for _ in range(3):
         for loop in loops:
-            if loop._take_turn():
+            if loop.turns.take():
                 loop.tick()
             loop.clock.advance(seconds=60)
 
@@ -388,8 +389,8 @@ def test_a_replica_whose_lease_lapsed_writes_no_status_for_its_former_share(
     turns(a, b)
     a.shards.fence.lapse()  # paused past its renew deadline, or its Lease taken
     seen = len(emulator.state.writes())
-    a._clusters_recorded.clear()  # as after a restart: every bundle's status is due
-    a.refresh_status()
+    a.observer._recorded.clear()  # as after a restart: every bundle's status is due
+    a.observer.refresh_status()
     late = [r.path for r in emulator.state.writes()[seen:]
             if r.user_agent.rpartition("(")[2].rstrip(")") == "a"]
     assert late == []
@@ -406,13 +407,13 @@ def test_a_share_that_moved_is_read_from_etcd_first(tmp_path, emulator, tools, m
     turns(a, b)
     before = a.state.turn.shards.digest
     a.request_pass()
-    assert a._take_turn()
+    assert a.turns.take()
     a.tick()
     assert not ledger._PARSED.consistent_due and ledger._PARSED.since()  # from the cache
 
     leave(b.shards, a.shards)
     a.clock.advance(seconds=60)
-    assert a._take_turn() and a.state.turn.shards.digest != before
+    assert a.turns.take() and a.state.turn.shards.digest != before
     assert ledger._PARSED.consistent_due and not ledger._PARSED.since()
     emulator.state.requests.clear()
     a.tick()
@@ -457,7 +458,7 @@ def test_a_pass_whose_share_moves_leaves_the_records_that_only_follow_the_commit
     # one record at a time, so the order shows (with 8 in flight, those already sent go)
     a.settings = replace(a.settings, apply=replace(a.settings.apply, concurrency=1))
     a.request_pass()
-    assert a._take_turn()
+    assert a.turns.take()
     a.tick()
     # `ns` (others wait for it) may go first; after the change's record, none of a's share
     assert records[-1] == bundle_name(mine[0]) and set(records) <= {"ns", records[-1]}
@@ -468,7 +469,7 @@ def test_a_pass_whose_share_moves_leaves_the_records_that_only_follow_the_commit
 
     records.clear()
     a.clock.advance(seconds=60)
-    assert a._take_turn() and all(a.state.turn.owns(name) for name in APPS)
+    assert a.turns.take() and all(a.state.turn.owns(name) for name in APPS)
     a.tick()  # the takeover pass writes what was left, and b's bundles' records
     assert set(records) >= {bundle_name(name) for name in APPS[1:]} - {bundle_name(mine[0])}
     revisions = attempted(cluster)
@@ -481,7 +482,7 @@ def test_what_the_other_replica_waits_for_is_recorded_before_the_rest_of_the_pas
     of its own apps, so the other replica's apps need not wait for that whole pass."""
     a, b = two_replicas(tmp_path, emulator, tools)
     for _ in range(2):  # the second turn: each has seen the other's acknowledgement
-        acting = [loop._take_turn() for loop in (a, b)]
+        acting = [loop.turns.take() for loop in (a, b)]
     assert all(acting)
     owner, other = (a, b) if a.state.turn.owns("ns") else (b, a)
     mine = [name for name in APPS if owner.state.turn.owns(name)]
@@ -501,7 +502,7 @@ def test_what_the_other_replica_waits_for_is_recorded_before_the_rest_of_the_pas
     # each replica observes what Karmada did with its own share only (reads, series, memory)
     observed = {}
     for loop in (a, b):
-        loop.refresh_status()
+        loop.observer.refresh_status()
         observed[loop.shards.identity] = set(loop.state.observation.bundles)
         assert observed[loop.shards.identity] == {
             name for name in ("ns", *APPS) if loop.state.turn.owns(name)}
@@ -775,26 +776,26 @@ def test_a_share_that_moved_during_the_pass_is_not_read_before_the_takeover(
                    and r.path.endswith("/resourcebindings"))
 
     a.request_pass()  # a pass with its peer in place: Karmada is read after it
-    assert a._take_turn() and a.tick() is not None
+    assert a.turns.take() and a.tick() is not None
     since = len(emulator.state.requests)
-    a.after_tick(True)
+    a.observer.after_tick(True)
     assert bindings_read(since) > 0 and a.state.observation is not None
     observed = set(a.state.observation.bundles)
     assert observed and not any(b.state.turn.owns(name) for name in observed)
 
     a.request_pass()
-    assert a._take_turn() and a.tick() is not None
+    assert a.turns.take() and a.tick() is not None
     leave(b.shards, a.shards)  # b leaves during a's pass
     a.clock.advance(seconds=31)  # and a read of all is due
-    assert a.status_due(a.clock())
+    assert a.observer.status_due(a.clock())
     since = len(emulator.state.requests)
-    a.after_tick(True)
+    a.observer.after_tick(True)
     assert bindings_read(since) == 0
     assert set(a.state.observation.bundles) == observed  # as before: not read for now
     assert a.state.unread == a.state.last_result.changed()  # owed to the next read
 
-    assert a._take_turn() and a.tick() is not None  # the pass over the new share
-    a.after_tick(True)
+    assert a.turns.take() and a.tick() is not None  # the pass over the new share
+    a.observer.after_tick(True)
     assert set(a.state.observation.bundles) == {"ns", *APPS}
 
 
@@ -809,14 +810,14 @@ def test_a_read_of_karmada_stops_at_the_next_list_when_the_share_moves_under_it(
     turns(a, b)
     a.shards.look()  # a beat of a's Lease thread: it has seen the assignment a acts on
     a.request_pass()
-    assert a._take_turn() and a.tick() is not None
-    a.after_tick(True)  # nothing moves: the whole read
+    assert a.turns.take() and a.tick() is not None
+    a.observer.after_tick(True)  # nothing moves: the whole read
     before, read_all = a.state.observation, a.state.observed_all
     assert before is not None and before.bundles and read_all is not None
 
     repo(tmp_path, "two")
     a.request_pass()
-    assert a._take_turn() and a.tick() is not None
+    assert a.turns.take() and a.tick() is not None
     changed = a.state.last_result.changed()
     assert changed and all(a.state.turn.owns(name) for name in changed)
     lists: list[str] = []
@@ -834,16 +835,16 @@ def test_a_read_of_karmada_stops_at_the_next_list_when_the_share_moves_under_it(
     monkeypatch.setattr(a.cluster, "list_objects", peer_leaves_during_the_first_list)
     if read_all_due:
         a.clock.advance(seconds=31)  # the longest read there is
-    assert a.status_due(a.clock()) is read_all_due
-    a.after_tick(True)
+    assert a.observer.status_due(a.clock()) is read_all_due
+    a.observer.after_tick(True)
     assert len(lists) == 1 and lists[0].endswith("ResourceBinding")
     assert a.state.observation is before and a.state.observed_all == read_all
     # owed to the next read: all of them, or the bundles the pass changed
     assert a.state.unread == (None if read_all_due else changed)
 
-    assert a._take_turn() and a.state.turn.shards.members == ("a",)
+    assert a.turns.take() and a.state.turn.shards.members == ("a",)
     assert a.tick() is not None  # the pass over the new share
-    a.after_tick(True)
+    a.observer.after_tick(True)
     assert len(lists) > 1 and a.state.observation is not before
     assert set(a.state.observation.bundles) == {"ns", *APPS}
     assert all(a.state.observation.bundles[name] is not before.bundles[name]

@@ -21,7 +21,8 @@ from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
-from gitgate.loop import LoopSettings, Reconciler, next_wake
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings, next_wake
 from gitgate.output.statusviews import loop_document
 from gitgate.source.git import GitSource
 from tests.conftest import write_files
@@ -208,9 +209,9 @@ def test_the_loop_reads_karmada_after_a_pass_and_every_status_interval(setup, em
     commit_all(root, "web")
     loop, clock, settings = status_loop(root, flags, tools, tmp_path)
     assert loop.tick() == "revision"
-    assert loop.status_due(clock())
-    loop.refresh_status()
-    assert not loop.status_due(clock())
+    assert loop.observer.status_due(clock())
+    loop.observer.refresh_status()
+    assert not loop.observer.status_due(clock())
     doc = json.loads(json.dumps(loop_document(loop)))
     validate(doc, "LoopStatus")
     web = next(b for b in doc["bundles"] if b["name"] == "web")
@@ -229,8 +230,8 @@ def test_the_loop_reads_karmada_after_a_pass_and_every_status_interval(setup, em
     assert next_wake(loop.state, clock(), settings.interval,
                      settings.status_interval) == T0 + timedelta(seconds=30)
     clock.advance(seconds=30)
-    assert loop.tick() is None and loop.status_due(clock())
-    loop.refresh_status()
+    assert loop.tick() is None and loop.observer.status_due(clock())
+    loop.observer.refresh_status()
     assert metric(loop, "gitgate_bundle_cluster_health", bundle="web", cluster="member1",
                   health="Healthy") == 1
 
@@ -345,13 +346,13 @@ def test_after_a_pass_the_loop_reads_again_what_it_changed_and_what_had_not_sett
                    and r.path == f"/apis/apps/v1/namespaces/{namespace}/deployments")
 
     assert loop.tick() == "revision"
-    loop.observe_after(True)  # the first read is of all
+    loop.observer.observe_after(True)  # the first read is of all
     for cluster in ("member1", "member2"):
         healthy(emulator, cluster)
         emulator.state.report("blog", "Deployment", "blog", cluster, health="Healthy")
     clock.advance(seconds=30)
     assert loop.tick() is None
-    loop.observe_after(False)  # the status interval's read of all: both settled
+    loop.observer.observe_after(False)  # the status interval's read of all: both settled
     assert health("web") == health("blog") == ["Healthy", "Healthy"]
 
     # web changes; blog turns unhealthy on member2, unseen until the next read of all
@@ -364,7 +365,7 @@ def test_after_a_pass_the_loop_reads_again_what_it_changed_and_what_had_not_sett
     assert loop.state.last_result is not None
     assert loop.state.last_result.changed() == {"web"}
     before = len(emulator.state.requests)
-    loop.observe_after(True)
+    loop.observer.observe_after(True)
     assert deployments_listed("shop") == 1 and deployments_listed("blog") == 0
     assert health("blog") == ["Healthy", "Healthy"]  # kept from the last read of all
     assert health("web") == ["Unhealthy", "Unhealthy"]  # web:2 runs nowhere healthy yet
@@ -375,12 +376,12 @@ def test_after_a_pass_the_loop_reads_again_what_it_changed_and_what_had_not_sett
     assert loop.tick() is not None
     assert loop.state.last_result is not None and loop.state.last_result.changed() == set()
     before = len(emulator.state.requests)
-    loop.observe_after(True)
+    loop.observer.observe_after(True)
     assert deployments_listed("shop") == 1 and deployments_listed("blog") == 0
 
     # the status interval is up: all is read again, and blog's trouble is seen
     clock.advance(seconds=10)
     before = len(emulator.state.requests)
-    loop.observe_after(True)
+    loop.observer.observe_after(True)
     assert deployments_listed("shop") == 1 and deployments_listed("blog") == 1
     assert health("blog") == ["Healthy", "Unhealthy"]

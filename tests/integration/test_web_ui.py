@@ -22,7 +22,8 @@ from gitgate.endpoints.routes import LoopEndpoints
 from gitgate.endpoints.server import EndpointServer
 from gitgate.endpoints.signin import Sessions, Throttle, TokenFile
 from gitgate.errors import KubeError, Reason
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.output.weblayout import Snapshot
 from gitgate.output.webui import COOKIE, StateSource, WebUi, loop_source
 from gitgate.source.git import LocalCheckout
@@ -67,7 +68,7 @@ def halted_loop(root, flags, tools, clock: Clock | None = None) -> Reconciler:
     for _ in range(4):  # past the 3 s deadline: halted
         clock.advance(seconds=2)
         loop.tick()
-    loop.refresh_status()
+    loop.observer.refresh_status()
     loop.state.leading = True  # as `run` marks the replica that holds the Lease
     loop.publish()  # as `run` does at the end of each turn
     return loop
@@ -126,7 +127,7 @@ def test_the_loop_serves_bundles_gates_rollouts_and_a_bundle_page(tmp_path, emul
                                "web:1", "web:2")})
         loop.request_pass()  # the folder is taken as it is: its revision does not move
         assert loop.tick() is not None
-        loop.after_tick(True)
+        loop.observer.after_tick(True)
         loop.publish()
         web = page(base + "/ui/bundles/web")[1]
         change = web.split("<h2>Last change</h2>")[1].split("<h2>")[0]
@@ -156,7 +157,7 @@ def test_the_page_shows_one_published_turn_never_a_pass_half_way(tmp_path, emula
         assert loop.tick() is not None  # the pass ran; Karmada is not read again yet
         assert verdicts(page(base + "/ui/")[1])["extra"] == "held"
         assert 'data-gate="freeze"' in page(base + "/ui/gates")[1]
-        loop.after_tick(True)
+        loop.observer.after_tick(True)
         loop.publish()
         assert verdicts(page(base + "/ui/")[1])["extra"] == "apply"
         assert 'data-gate="freeze"' not in page(base + "/ui/gates")[1]

@@ -24,7 +24,8 @@ from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.output.statusviews import loop_document
 from gitgate.output.weblayout import Filters
 from gitgate.output.webpages import bundle_page, overview_page
@@ -96,7 +97,7 @@ def settled(tmp_path, emulator, tools):
     for _ in range(3):  # apps/web's member1 never gets healthy: past its 3 s deadline
         clock.advance(seconds=2)
         loop.tick()
-    loop.refresh_status()
+    loop.observer.refresh_status()
     loop.state.leading = True
     loop.publish()
     return root, kubeconfig, loop

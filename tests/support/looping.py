@@ -10,7 +10,8 @@ from pathlib import Path
 import git
 
 from gitgate.apply.work import ApplyOptions
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.source.git import GitSource
 from tests.conftest import set_identity, write_files
 

@@ -1,6 +1,13 @@
 from datetime import UTC, datetime, timedelta
 
-from gitgate.loop import STANDBY_CHECK, LoopState, backoff, next_wake, pass_reason, wait_seconds
+from gitgate.loop.schedule import (
+    STANDBY_CHECK,
+    LoopState,
+    backoff,
+    next_wake,
+    pass_reason,
+    wait_seconds,
+)
 
 T0 = datetime(2026, 11, 18, 12, tzinfo=UTC)
 RESYNC = timedelta(minutes=10)
@@ -72,7 +79,7 @@ def _result(*failed: tuple[str, str]):
 
 def test_waiting_for_another_shards_dependency_is_not_a_failure_to_back_off_from():
     from gitgate.errors import Reason
-    from gitgate.loop import waits_elsewhere
+    from gitgate.loop.schedule import waits_elsewhere
 
     plan = _plan({"ns"}, web=("ns",), api=("web",), ok=())
     waiting = Reason.DEPENDENCY_NOT_READY
