@@ -14,7 +14,7 @@ from referencing import Registry, Resource
 from gitgate.errors import GitgateError
 from gitgate.gate import spec as gate_spec
 from gitgate.gate.spec import gate_from_data
-from gitgate.source import config
+from gitgate.source import config, rolloutconfig, tenantconfig
 from gitgate.source.config import RepoConfig, parse_bundle_options, parse_repo_config
 from gitgate.yamlio import load_one
 from tests.conftest import EXAMPLES
@@ -53,14 +53,14 @@ def test_the_schemas_name_the_keys_the_parsers_accept():
     assert keys(repo) == config._REPO_KEYS
     assert keys(repo, "properties", "defaults") == config._DEFAULT_KEYS
     assert keys(repo, "properties", "verify") == config._VERIFY_KEYS
-    assert keys(repo, "$defs", "rollout") == config._ROLLOUT_KEYS
-    assert set(repo["properties"]["tenants"]["items"]["properties"]) == config._TENANT_KEYS
+    assert keys(repo, "$defs", "rollout") == rolloutconfig._ROLLOUT_KEYS
+    assert set(repo["properties"]["tenants"]["items"]["properties"]) == tenantconfig._TENANT_KEYS
     assert keys(bundle) == config._BUNDLE_KEYS
     item = bundle["properties"]["clusters"]["items"]
-    assert set(item["properties"]) == config._CUSTOMIZATION_KEYS
+    assert set(item["properties"]) == rolloutconfig._CUSTOMIZATION_KEYS
     patch = item["properties"]["patches"]["items"]
-    assert set(patch["properties"]) == config._PATCH_KEYS
-    assert keys(patch, "properties", "target") == config._TARGET_KEYS
+    assert set(patch["properties"]) == rolloutconfig._PATCH_KEYS
+    assert keys(patch, "properties", "target") == rolloutconfig._TARGET_KEYS
     assert keys(gate) == gate_spec._TOP_KEYS
     assert keys(gate, "properties", "metadata") == gate_spec._META_KEYS
     assert keys(gate, "properties", "spec") == gate_spec._SPEC_KEYS
