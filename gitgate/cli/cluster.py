@@ -43,7 +43,7 @@ from gitgate.passes.recorded import recorded_instances, recorded_status
 from gitgate.plan import Plan
 from gitgate.prometheus.instant import InstantQueries
 from gitgate.render.tools import Tools, find_tools
-from gitgate.source.git import LocalCheckout
+from gitgate.source.localgit import LocalCheckout
 from gitgate.status.bundlestate import bundle_states
 from gitgate.status.wait import Settling, WaitResult
 from gitgate.timespec import duration_flag

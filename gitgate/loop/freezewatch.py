@@ -11,7 +11,8 @@ from contextlib import contextmanager
 
 from gitgate.errors import GitgateError
 from gitgate.progression.livefreeze import NewerFreezes, merged, read_freezes
-from gitgate.source.git import GitSource, LocalCheckout
+from gitgate.source.git import GitSource
+from gitgate.source.localgit import LocalCheckout
 
 log = logging.getLogger("gitgate")
 

@@ -17,7 +17,8 @@ from gitgate.loop.schedule import LoopState
 from gitgate.loop.shardturn import ShardTurn
 from gitgate.passes.recorded import provenance_document, read_document
 from gitgate.source.anchors import TrustAnchors
-from gitgate.source.git import GitSource, LocalCheckout
+from gitgate.source.git import GitSource
+from gitgate.source.localgit import LocalCheckout
 from gitgate.status.notify import unsigned_message
 
 log = logging.getLogger("gitgate")

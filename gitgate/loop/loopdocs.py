@@ -16,7 +16,8 @@ from gitgate.loop.schedule import LoopState
 from gitgate.loop.shardturn import ShardTurn
 from gitgate.passes.recorded import read_document, read_parts, record_document, record_part
 from gitgate.plan import Plan
-from gitgate.source.git import GitSource, LocalCheckout, content_commit
+from gitgate.source.git import GitSource
+from gitgate.source.localgit import LocalCheckout, content_commit
 from gitgate.status.overview import overview_document
 
 log = logging.getLogger("gitgate")

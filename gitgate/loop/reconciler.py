@@ -48,7 +48,8 @@ from gitgate.passes.shards import Membership
 from gitgate.plan import Plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
-from gitgate.source.git import GitSource, LocalCheckout
+from gitgate.source.git import GitSource
+from gitgate.source.localgit import LocalCheckout
 from gitgate.status.metrics import LoopMetrics
 from gitgate.status.notify import Notifier
 

@@ -54,7 +54,7 @@ from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo
 from gitgate.render.tools import Tools
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.discover import pause_files
-from gitgate.source.git import revision_of
+from gitgate.source.localgit import revision_of
 from gitgate.source.origin import repo_origin
 from gitgate.source.tree import gate_texts, scan_repo
 from gitgate.timespec import rfc3339

@@ -18,7 +18,7 @@ from gitgate.apply.work import ApplyOptions
 from gitgate.errors import ConfigError
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
-from gitgate.source.git import LocalCheckout
+from gitgate.source.localgit import LocalCheckout
 from gitgate.status.notify import Message, Notifier, apprise_sender, read_urls
 from tests.support.looping import T0, Clock, wait_for
 from tests.support.webrepo import web_repo

@@ -14,7 +14,7 @@ from gitgate.apply.work import ApplyOptions
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
 from gitgate.passes.onepass import reconcile
-from gitgate.source.git import LocalCheckout
+from gitgate.source.localgit import LocalCheckout
 from tests.conftest import write_files
 from tests.support.manifests import cm, deployment, pre_sync_job
 from tests.support.memory_cluster import MemoryCluster

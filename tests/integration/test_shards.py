@@ -29,7 +29,7 @@ from gitgate.model.shardmap import owner
 from gitgate.output.webui import ApiSource, loop_source
 from gitgate.passes.recorded import read_parts, record_part
 from gitgate.passes.shards import ACKNOWLEDGED, INCARNATION, LEASE_API, Membership
-from gitgate.source.git import LocalCheckout
+from gitgate.source.localgit import LocalCheckout
 from tests.conftest import REPO_ROOT, set_identity, write_files
 from tests.support.http import free_port, get, until
 from tests.support.looping import T0, Clock

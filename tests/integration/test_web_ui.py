@@ -26,7 +26,7 @@ from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
 from gitgate.output.weblayout import Snapshot
 from gitgate.output.webui import COOKIE, StateSource, WebUi, loop_source
-from gitgate.source.git import LocalCheckout
+from gitgate.source.localgit import LocalCheckout
 from tests.conftest import REPO_ROOT, write_files
 from tests.support.http import free_port, get, until
 from tests.support.looping import T0, Clock

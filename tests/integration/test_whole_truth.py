@@ -31,7 +31,8 @@ from gitgate.output.weblayout import Filters
 from gitgate.output.webpages import bundle_page, overview_page
 from gitgate.output.webui import loop_source
 from gitgate.passes.recorded import bundle_events, recorded_status
-from gitgate.source.git import GitSource, LocalCheckout
+from gitgate.source.git import GitSource
+from gitgate.source.localgit import LocalCheckout
 from tests.conftest import REPO_ROOT, committed_repo, set_identity, write_files
 from tests.support.looping import T0, Clock
 from tests.support.manifests import cm, deployment
