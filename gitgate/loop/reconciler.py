@@ -16,7 +16,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitgate.apply.fencing import Fence
 from gitgate.apply.ledger import WatchFeed
 from gitgate.apply.ports import ClusterPort
 from gitgate.charts.stage import ChartFetcher
@@ -42,6 +41,7 @@ from gitgate.loop.schedule import (
 )
 from gitgate.loop.shardturn import RECORDS_KEY, ShardTurn
 from gitgate.loop.snapshot import Published, published
+from gitgate.passes.fencing import Fence
 from gitgate.passes.onepass import reconcile
 from gitgate.passes.requests import ReconcileRequests, Watching
 from gitgate.passes.shards import Membership

@@ -8,11 +8,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from gitgate.apply.fencing import Fence, FencedCluster
 from gitgate.apply.ledger import read_records_consistently
 from gitgate.apply.ports import ClusterPort
 from gitgate.errors import GitgateError
 from gitgate.loop.schedule import LoopState
+from gitgate.passes.fencing import Fence, FencedCluster
 from gitgate.passes.recorded import delete_part, read_parts
 from gitgate.passes.shards import Membership, Turn
 from gitgate.status.metrics import LoopMetrics

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from gitgate.apply.ports import ClusterPort
 from gitgate.model.ownership import INSTANCE_LABEL
 from gitgate.passes.onepass import SYSTEM_NAMESPACE
-from gitgate.passes.shards import LEASE_API, REPLICA_LABEL, replica_of
+from gitgate.passes.replicas import LEASE_API, REPLICA_LABEL, replica_of
 
 CLOCK_SLACK = timedelta(seconds=5)
 

@@ -26,7 +26,7 @@ from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError
 from gitgate.model.ownership import INSTANCE_LABEL
 from gitgate.passes.leading import leader_lease
-from gitgate.passes.shards import LEASE_API, REPLICA_LABEL
+from gitgate.passes.replicas import LEASE_API, REPLICA_LABEL
 from gitgate.timespec import rfc3339
 
 

@@ -28,7 +28,8 @@ from gitgate.loop.schedule import LoopSettings
 from gitgate.model.shardmap import owner
 from gitgate.output.webui import ApiSource, loop_source
 from gitgate.passes.recorded import read_parts, record_part
-from gitgate.passes.shards import ACKNOWLEDGED, INCARNATION, LEASE_API, Membership
+from gitgate.passes.replicas import ACKNOWLEDGED, INCARNATION, LEASE_API
+from gitgate.passes.shards import Membership
 from gitgate.source.localgit import LocalCheckout
 from tests.conftest import REPO_ROOT, set_identity, write_files
 from tests.support.http import free_port, get, until
@@ -129,8 +130,8 @@ def test_a_deleted_lease_hands_nothing_over_and_stops_its_holders_pass(kube):
     saw it vanish), and a's next renewal, which has to make the Lease anew, starts a new term:
     the pass begun under the old Lease writes nothing more. Only after a lease duration with
     no renewal from a does b take a's bundles."""
-    from gitgate.apply.fencing import FencedCluster
     from gitgate.errors import KubeError, Reason
+    from gitgate.passes.fencing import FencedCluster
     from tests.support.objects import cm
 
     ns, clocks, a, b = two_acting(kube, "fenced")
@@ -169,7 +170,7 @@ def test_nothing_written_into_a_live_replicas_lease_hands_its_bundles_over(kube,
     """Anyone who may write Leases writes into a live replica's: a "released" mark, a short
     duration, an old renewal time, another holder. The others take none of its bundles while
     it may still write: only a lease duration without any change to its Lease ends it."""
-    from gitgate.apply.fencing import FencedCluster
+    from gitgate.passes.fencing import FencedCluster
     from tests.support.objects import cm
 
     ns, clocks, a, b = two_acting(kube, "tampered")
@@ -718,7 +719,7 @@ def test_a_lease_deleted_mid_pass_never_has_two_processes_write_one_bundle(tmp_p
     writes (the API server slowed, so the pass is long). From the API server's log: every
     bundle object is written by its owner under the assignment it acknowledged, and never
     under an older assignment after a newer one (no two replicas write one bundle at once)."""
-    from gitgate.passes.shards import lease_name
+    from gitgate.passes.replicas import lease_name
 
     upstream = Upstream(tmp_path)
     identities = sharing_identities(APPS)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from gitgate.apply.fencing import Fence, FencedCluster
 from gitgate.apply.ports import create
 from gitgate.errors import KubeError, Reason
 from gitgate.model.shardmap import ShardMap, owner
-from gitgate.passes.shards import Turn, lease_name
+from gitgate.passes.fencing import Fence, FencedCluster
+from gitgate.passes.replicas import lease_name
+from gitgate.passes.shards import Turn
 from gitgate.status.overview import merged_overview
 from tests.support.memory_cluster import MemoryCluster
 from tests.support.objects import cm
@@ -163,7 +164,7 @@ def test_a_lease_swept_after_its_holder_died_does_not_bring_it_back():
     under a live peer is waited out from the vanishing."""
     from datetime import timedelta
 
-    from gitgate.passes.shards import Replica, Sightings
+    from gitgate.passes.replicas import Replica, Sightings
 
     def lease(identity: str, version: str) -> Replica:
         return Replica(identity, None, timedelta(seconds=15), "", "", version)
