@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from gitgate.errors import GitgateError
-from gitgate.progression.livefreeze import NewerFreezes, merged, read_freezes
+from gitgate.progression.latefreeze import NewerFreezes, merged, read_freezes
 from gitgate.source.git import GitSource
 from gitgate.source.localgit import LocalCheckout
 

@@ -39,15 +39,15 @@ from gitgate.passes.identities import as_recorded_tenants, as_tenants
 from gitgate.plan import Plan, awaited_by, make_plan
 from gitgate.progression.analysis import Measure
 from gitgate.progression.hookphases import syncing, with_hooks
-from gitgate.progression.livefreeze import (
+from gitgate.progression.latefreeze import (
     Identity,
     LateFreezes,
     NewerFreezes,
     identities,
     late_freezes,
     stopped_with,
-    with_live_freezes,
 )
+from gitgate.progression.livefreeze import with_live_freezes
 from gitgate.progression.rollouts import hold_for, with_rollouts
 from gitgate.render.cache import RenderCache
 from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo

@@ -39,7 +39,7 @@ from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main as gitgate_cli
 from gitgate.errors import Reason
 from gitgate.passes.onepass import reconcile
-from gitgate.progression.livefreeze import NewerFreezes, read_freezes
+from gitgate.progression.latefreeze import NewerFreezes, read_freezes
 from gitgate.source.tree import scan_repo
 from tests.support.freezemodel import (
     MEMBERS,

@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 from gitgate.gate.spec import parse_gates
 from gitgate.model import Action, InvalidGate, ObjectRef, ReasonKind, Verdict
 from gitgate.plan import make_plan
-from gitgate.progression.livefreeze import (
+from gitgate.progression.latefreeze import (
     Identity,
     NewerFreezes,
     late_freezes,
     merged,
     stopped_with,
-    with_live_freezes,
 )
+from gitgate.progression.livefreeze import with_live_freezes
 from tests.support.objects import bundle, cm, deployment, source
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
