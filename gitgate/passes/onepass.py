@@ -50,7 +50,8 @@ from gitgate.progression.latefreeze import (
 from gitgate.progression.livefreeze import with_live_freezes
 from gitgate.progression.rollouts import hold_for, with_rollouts
 from gitgate.render.cache import RenderCache
-from gitgate.render.pipeline import RepoRender, ScopeOf, render_repo
+from gitgate.render.pipeline import RepoRender, render_repo
+from gitgate.render.placement import ScopeOf
 from gitgate.render.tools import Tools
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.discover import pause_files
