@@ -57,15 +57,6 @@ def memory_tree(files: dict[str, str], escaping: tuple[str, ...] = ()) -> RepoTr
 
 
 @pytest.fixture(autouse=True)
-def records_read_afresh(monkeypatch):
-    """Each test begins with the records' cache of a process that just started (it is one
-    per process in gitgate: a version one test's API server gave means nothing to the next)."""
-    from gitgate.apply import ledger
-
-    monkeypatch.setattr(ledger, "_PARSED", ledger._Parsed())
-
-
-@pytest.fixture(autouse=True)
 def no_gpg_daemon_left(monkeypatch):
     """No test leaves a gpg-agent (or keyboxd, dirmngr) running: gitgate stops the daemons of
     every keyring it makes, and so do the tests' own keys."""

@@ -45,11 +45,11 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     every inventory as the pass left them (`PassResult.inventories`). A pass over an instance
     another repo owns raises OtherRepo before any write (`apply.instanceowner`)."""
     if inventories is None:
-        inventories = read_inventories(cluster, options.instance)
+        inventories = read_inventories(cluster, options.instance, options.records)
     refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
     ledger = Ledger(dict(inventories) if keep_inventories else {}, keep_inventories,
                     stored=stored_of(inventories), now=rfc3339(options.now),
-                    origin=options.origin)
+                    origin=options.origin, cache=options.records)
     order, work = prepare(plan, inventories, options)
     decision = prunes.decide(plan, inventories,
                              {n: w.diff.to_prune for n, w in work.items() if w.diff}, scope,

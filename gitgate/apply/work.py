@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from gitgate.apply import suspension
 from gitgate.apply.changeset import WRITES, ChangeKind, ChangeSet
 from gitgate.apply.inventory import DEFAULT_INSTANCE, Diff, Entry, Inventory
+from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.policy import GROUP as POLICY_GROUP
 from gitgate.model import Hashed, Manifest, ObjectRef
@@ -47,6 +48,8 @@ class ApplyOptions:
     # how a rollout's analysis queries Prometheus (None: not at all; a wave with an analysis
     # then waits on what earlier passes measured)
     measure: Measure | None = None
+    # `gitgate run`'s records' cache, one per loop (None: the records are read afresh)
+    records: RecordCache | None = None
 
     def frozen_late(self, bundle: str) -> str | None:
         return None if self.late_freeze is None else self.late_freeze(bundle)

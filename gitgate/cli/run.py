@@ -47,7 +47,7 @@ from gitgate.passes.onepass import (
     SYSTEM_NAMESPACE,
     ApplyOptions,
     ClusterPort,
-    keep_records_parsed,
+    RecordCache,
     system_namespace,
 )
 from gitgate.passes.shards import Membership
@@ -188,7 +188,6 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     args.path = posixpath.normpath(args.path.strip().strip("/") or ".")
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     limit_arenas()  # before any thread: freed memory is not spread over 16 arenas (`heap`)
-    keep_records_parsed()  # a pass every interval: read again only the records that changed
     # the kubernetes client loads slowly: only when a command talks to a cluster
     from gitgate.apiserver.lease import LeaseElector
     from gitgate.apiserver.transport import tls_verification_off
@@ -230,7 +229,9 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
                            suspension_timeout=suspension_timeout,
                            concurrency=args.apply_concurrency,
                            hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
-                           actor="loop"))
+                           actor="loop",
+                           # a pass every interval: read again only the records that changed
+                           records=RecordCache()))
     identity = args.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     api.user_agent = f"gitgate/{__version__} ({identity})"  # the API server's audit log
     lease = args.lease_duration

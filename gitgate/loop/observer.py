@@ -15,9 +15,10 @@ from typing import Any
 
 from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ledger import read_inventories, remember_written
+from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.ports import ClusterPort
+from gitgate.apply.recordcache import RecordCache
 from gitgate.errors import GitgateError
 from gitgate.heap import give_back
 from gitgate.loop.schedule import LoopState
@@ -31,12 +32,14 @@ log = logging.getLogger("gitgate")
 class Observer:
     def __init__(self, cluster: ClusterPort, instance: str, state: LoopState,
                  metrics: LoopMetrics, turns: ShardTurn, status_interval: timedelta,
-                 clock: Callable[[], datetime], wake: threading.Event):
+                 clock: Callable[[], datetime], wake: threading.Event,
+                 records: RecordCache | None = None):
         self.cluster, self.instance, self.state, self.metrics = cluster, instance, state, metrics
         self.turns, self.status_interval, self.clock, self.wake = (
             turns, status_interval, clock, wake)
         self._recorded: dict[str, Any] = {}  # per bundle, the clusters last written
         self._unrecorded: set[str] = set()
+        self.records = records  # the loop's records' cache: what it writes is kept there
 
     def after_tick(self, passed: bool) -> None:
         """Read Karmada after a pass, or when the status interval is up; not while this
@@ -104,7 +107,7 @@ class Observer:
             changed = changed | self.state.unread
         try:
             if inventories is None:
-                inventories = read_inventories(self.cluster, self.instance)
+                inventories = read_inventories(self.cluster, self.instance, self.records)
             if self.turns.shards is not None:  # each replica observes its own share, no more
                 inventories = {name: inventory for name, inventory in inventories.items()
                                if self.turns.owns(name)}
@@ -147,8 +150,9 @@ class Observer:
             if self._recorded.get(name) == written:
                 continue
             try:
-                remember_written(writer.apply(written, manager=OBSERVER,
-                                              subresource="status").obj)
+                answer = writer.apply(written, manager=OBSERVER, subresource="status").obj
+                if self.records is not None:
+                    self.records.written(answer)
             except GitgateError as exc:
                 if name not in self._unrecorded:
                     log.warning("cannot record what Karmada reports of %s in its Bundle: %s",

@@ -16,13 +16,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitgate.apply.ledger import WatchFeed
 from gitgate.apply.ports import ClusterPort
+from gitgate.apply.recordcache import WatchFeed
 from gitgate.charts.stage import ChartFetcher
 from gitgate.errors import GitgateError, Reason, SourceError
-from gitgate.gitops.workflow import GitRepo, pause
 from gitgate.heap import give_back
 from gitgate.loop.freezewatch import FreezeWatch
+from gitgate.loop.halts import commit_halts
 from gitgate.loop.headtrust import HeadTrust
 from gitgate.loop.loopdocs import LoopDocuments
 from gitgate.loop.observer import Observer
@@ -45,7 +45,6 @@ from gitgate.passes.fencing import Fence
 from gitgate.passes.onepass import reconcile
 from gitgate.passes.requests import ReconcileRequests, Watching
 from gitgate.passes.shards import Membership
-from gitgate.plan import Plan
 from gitgate.render.cache import RenderCache
 from gitgate.render.tools import Tools
 from gitgate.source.git import GitSource
@@ -105,10 +104,12 @@ class Reconciler:
         instance = settings.apply.instance
         self.requests: ReconcileRequests | None = None  # `gitgate reconcile` via the API
         fence = Fence(leader_renew_deadline) if leader_renew_deadline is not None else None
-        self.turns = ShardTurn(cluster, instance, self.state, self.metrics, shards, fence)
+        self.records = settings.apply.records  # `gitgate run`'s records' cache, or None
+        self.turns = ShardTurn(cluster, instance, self.state, self.metrics, shards, fence,
+                               self.records)
         self.reporter = PassReporter(self.metrics, notifier)
         self.observer = Observer(cluster, instance, self.state, self.metrics, self.turns,
-                                 settings.status_interval, self.clock, self.wake)
+                                 settings.status_interval, self.clock, self.wake, self.records)
         self.head = HeadTrust(source, cluster, instance, self.state, self.reporter, self.turns)
         self.documents = LoopDocuments(cluster, instance, self.state, self.turns, source,
                                        settings.path)
@@ -139,7 +140,8 @@ class Reconciler:
         once the watch has reached the version a pass's list of the records must be at least
         as new as, the watch's names and versions are that list (no request)."""
         self.requests = ReconcileRequests(self.cluster, watcher, self.settings.apply.instance,
-                                          self.request_pass, feed=WatchFeed())
+                                          self.request_pass, feed=WatchFeed(self.records)
+                                          if self.records is not None else None)
         thread = threading.Thread(target=self.requests.watch_forever, args=(self.stop,),
                                   name="gitgate-requests", daemon=True)
         thread.start()
@@ -217,7 +219,9 @@ class Reconciler:
             self.metrics.shard_bundles.set(len(plan.bundles))
         self.state.last_plan, self.state.last_result = plan, result
         if self.settings.commit_halts:
-            self._commit_halts(plan, now)
+            assert isinstance(self.source, GitSource)  # checked when the loop was made
+            if commit_halts(self.source, self.settings.path, self.tools, plan, now):
+                self.wake.set()  # fetch it at once: the gate takes over the halt
         self.state.last_pass, self.state.last_reason = now, reason
         self.state.next_transition = next_transition(plan, now)
         self.state.next_check = next_check(plan, now)
@@ -237,31 +241,6 @@ class Reconciler:
                 f"{b.bundle}: {b.reason}: {b.message}" for b in result.bundles if b.failed)
                 or "prune blocked", count_metric=False)
             self.state.revision = revision
-
-    def _commit_halts(self, plan: Plan, now: datetime) -> None:
-        """A halted rollout becomes a hold gate committed to the repo and pushed (the
-        commit-to-pause workflow, done by gitgate): the halt is seen, reviewed and lifted in
-        Git like any pause. Lifting that gate continues the wave."""
-        source = self.source
-        assert isinstance(source, GitSource)  # checked when the loop was made
-        for item in plan.bundles:
-            if item.rollout is None or not item.rollout.halted:
-                continue
-            name = item.bundle.name
-            repo = GitRepo(source.cache_dir / self.settings.path, self.tools, push=True,
-                           env=tuple(source.auth.env().items()))
-            try:
-                source.ensure_identity()
-                done = pause(repo, name, f"rollout {item.rollout.waiting_for}", now)
-            except GitgateError as exc:
-                log.warning("cannot commit the halt of %s: %s", name, exc.message,
-                            extra={"event": "commit-halt", "bundle": name})
-                continue
-            if done.sha:
-                log.info("committed a hold gate for the halted rollout of %s (%s)", name,
-                         done.sha[:12], extra={"event": "commit-halt", "bundle": name,
-                                               "commit": done.sha})
-                self.wake.set()  # fetch it at once: the gate takes over the halt
 
     def _failed(self, now: datetime, reason: Reason, message: str, *,
                 count_metric: bool = True, next_try: datetime | None = None) -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from gitgate.apply.ledger import read_records_consistently
 from gitgate.apply.ports import ClusterPort
+from gitgate.apply.recordcache import RecordCache
 from gitgate.errors import GitgateError
 from gitgate.loop.schedule import LoopState
 from gitgate.passes.fencing import Fence, FencedCluster
@@ -27,11 +27,12 @@ class ShardTurn:
 
     def __init__(self, cluster: ClusterPort, instance: str, state: LoopState,
                  metrics: LoopMetrics, shards: Membership | None = None,
-                 fence: Fence | None = None):
+                 fence: Fence | None = None, records: RecordCache | None = None):
         self.cluster, self.instance, self.state, self.metrics = cluster, instance, state, metrics
         self.shards = shards
         self.fence = fence
         self._acting_on = ""  # the assignment this replica's last pass acted on
+        self.records = records  # the loop's records' cache
 
     def take(self) -> bool:
         """Agree on the shards before a tick: False while this replica may not act (it
@@ -49,7 +50,9 @@ class ShardTurn:
             return False
         if turn.shards.digest != self._acting_on:
             self._acting_on = turn.shards.digest
-            read_records_consistently()  # what a former holder wrote last is read as written
+            records = self.records
+            if records is not None:  # what a former holder wrote last is read as written
+                records.read_consistently()
             self.state.requested = True  # a new share: reconcile it now
             if turn.owns("gitgate.overview"):
                 self._drop_departed_parts(turn.shards.members)

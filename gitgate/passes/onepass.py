@@ -19,10 +19,11 @@ from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.freezefirst import suspend_first
 from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.inventory import Inventory, holders_of, system_namespace
-from gitgate.apply.ledger import keep_records_parsed, migrate, read_inventories
+from gitgate.apply.ledger import migrate, read_inventories
 from gitgate.apply.livediff import live_diff
 from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.apply.preparation import prepare
+from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.bundle.summary import summarize
 from gitgate.charts.stage import ChartFetcher
@@ -62,7 +63,7 @@ from gitgate.timespec import rfc3339
 
 # the pass, and what its callers hand it
 __all__ = ["MAX_CONCURRENCY", "SYSTEM_NAMESPACE", "ApplyOptions", "Checkout", "ClusterPort",
-           "Pass", "PassResult", "keep_records_parsed", "matches", "plan_checkout",
+           "Pass", "PassResult", "RecordCache", "matches", "plan_checkout",
            "plan_rendered", "planned",
            "preview", "progressed", "read_records", "reconcile", "scope_of_glob", "selected",
            "suspend_before_rendering",
@@ -245,14 +246,14 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     options = with_origin(options, root)
     inventories = None
     if not options.dry_run and migrate_records:
-        moved = migrate(cluster, options.instance, rfc3339(options.now))
+        moved = migrate(cluster, options.instance, rfc3339(options.now), options.records)
         if moved:
             log.info("moved %d bundle record(s) from ConfigMaps to Bundle objects", moved,
                      extra={"event": "migrated", "count": moved})
     if not options.dry_run:
         inventories = suspend_before_rendering(root, cluster, options, bundle_glob, shard)
     if inventories is None:
-        inventories = read_inventories(cluster, options.instance)
+        inventories = read_inventories(cluster, options.instance, options.records)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of,
                              clusters=cluster, shard=shard, inventories=inventories,
@@ -367,7 +368,7 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
     states = gate_states([g for g in gates if g.action is Action.SUSPEND], [], options.now)
     if not any(state.active for state in states):
         return None  # the usual pass: no request at all
-    inventories = read_inventories(cluster, options.instance)
+    inventories = read_inventories(cluster, options.instance, options.records)
     refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
     chosen = {name: inventory for name, inventory in inventories.items()
               if matches(name, bundle_glob) and (shard is None or shard(name))}

@@ -16,6 +16,7 @@ from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.legacyinventory import configmap_name, to_configmap
+from gitgate.apply.recordcache import RecordCache
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
 from tests.support.objects import shown
@@ -218,9 +219,8 @@ def test_a_pass_reads_only_the_records_that_changed_since_it_last_read_them(tmp_
     """`read_inventories` each pass of `gitgate run`: one list of the Bundles' metadata, then
     a read of each record whose resourceVersion it has not parsed yet (held to a real API
     server too)."""
-    from gitgate.apply import ledger
 
-    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
+    cache = RecordCache()  # as `run` keeps it
     ns = kube.ns("shop")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     root = shop(tmp_path, kube.run_id, ns)
@@ -231,17 +231,17 @@ def test_a_pass_reads_only_the_records_that_changed_since_it_last_read_them(tmp_
         return sorted(p.rpartition("/")[2] for m, p, *_ in kube.cluster.sent
                       if m == "GET" and path + "/" in p)
 
-    first = read_inventories(kube.cluster, kube.run_id)
+    first = read_inventories(kube.cluster, kube.run_id, cache)
     assert set(first) == {f"{kube.run_id}-ns", f"{kube.run_id}-web"}
     kube.cluster.sent.clear()
-    again = read_inventories(kube.cluster, kube.run_id)
+    again = read_inventories(kube.cluster, kube.run_id, cache)
     assert again == first and reads() == []  # nothing changed: the metadata list alone
     assert [m for m, p, *_ in kube.cluster.sent if p.endswith(path)] == ["GET"]
 
     write_files(root, {"web/app.yaml": cm("web", ns, "2")})
     assert gitgate("apply", str(root), *flags).returncode == 0
     kube.cluster.sent.clear()
-    changed = read_inventories(kube.cluster, kube.run_id)
+    changed = read_inventories(kube.cluster, kube.run_id, cache)
     assert reads() == [bundle_name(f"{kube.run_id}-web", kube.run_id)]
     assert changed[f"{kube.run_id}-web"].revision != first[f"{kube.run_id}-web"].revision or \
         changed[f"{kube.run_id}-web"].digest != first[f"{kube.run_id}-web"].digest
@@ -257,20 +257,19 @@ def test_a_record_this_process_wrote_is_not_read_again_until_another_writes_it(
 
     from gitgate.apply import ledger
 
-    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
-    monkeypatch.setattr(ledger._PARSED, "_kept", {})
-    monkeypatch.setattr(ledger._PARSED, "_answered", {})
+    cache = RecordCache()  # as `run` keeps it
     ns = kube.ns("shop")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     assert gitgate("apply", str(shop(tmp_path, kube.run_id, ns)), *flags).returncode == 0
     path = f"/namespaces/{NAMESPACE}/bundles"
-    first = read_inventories(kube.cluster, kube.run_id)
+    first = read_inventories(kube.cluster, kube.run_id, cache)
     web = f"{kube.run_id}-web"
 
-    writer = ledger.Ledger({}, stored=ledger.stored_of(first), now="2026-11-26T22:00:00Z")
+    writer = ledger.Ledger({}, stored=ledger.stored_of(first), now="2026-11-26T22:00:00Z",
+                           cache=cache)
     writer.write(kube.cluster, replace(first[web], message="Applied: written in-process"))
     kube.cluster.sent.clear()
-    again = read_inventories(kube.cluster, kube.run_id)
+    again = read_inventories(kube.cluster, kube.run_id, cache)
     assert [p for m, p, *_ in kube.cluster.sent if m == "GET"] == [
         p for m, p, *_ in kube.cluster.sent if m == "GET" and p.endswith(path)]  # the list
     assert again[web].message == "Applied: written in-process"
@@ -283,7 +282,7 @@ def test_a_record_this_process_wrote_is_not_read_again_until_another_writes_it(
                         "status": {"clusters": [{"name": "member9"}]}},
                        manager="someone-else", subresource="status")
     kube.cluster.sent.clear()
-    third = read_inventories(kube.cluster, kube.run_id)
+    third = read_inventories(kube.cluster, kube.run_id, cache)
     assert [p.rpartition("/")[2] for m, p, *_ in kube.cluster.sent
             if m == "GET" and path + "/" in p] == [name]
     assert third[web].message == "Applied: written in-process"
@@ -336,11 +335,7 @@ def test_a_pass_lists_the_records_from_the_servers_cache_never_older_than_its_ow
 
     from gitgate.apply import ledger
 
-    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
-    monkeypatch.setattr(ledger._PARSED, "_kept", {})
-    monkeypatch.setattr(ledger._PARSED, "_answered", {})
-    monkeypatch.setattr(ledger._PARSED, "_newest", 0)
-    monkeypatch.setattr(ledger._PARSED, "consistent_due", True)
+    cache = RecordCache()  # as `run` keeps it
     ns = kube.ns("shop")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     assert gitgate("apply", str(shop(tmp_path, kube.run_id, ns)), *flags).returncode == 0
@@ -352,28 +347,29 @@ def test_a_pass_lists_the_records_from_the_servers_cache_never_older_than_its_ow
                 for m, p, q, _ in kube.cluster.sent if m == "GET" and p.endswith(path)]
 
     kube.cluster.forget()
-    first = read_inventories(kube.cluster, kube.run_id)
+    first = read_inventories(kube.cluster, kube.run_id, cache)
     assert lists() == [("", "")]  # the first: from etcd
 
-    writer = ledger.Ledger({}, stored=ledger.stored_of(first), now="2026-11-27T00:30:00Z")
+    writer = ledger.Ledger({}, stored=ledger.stored_of(first), now="2026-11-27T00:30:00Z",
+                           cache=cache)
     writer.write(kube.cluster, replace(first[web], message="Applied: the newest write"))
     written = kube.cluster.get(API_VERSION, KIND, NAMESPACE, bundle_name(web, kube.run_id))
     kube.cluster.forget()
-    second = read_inventories(kube.cluster, kube.run_id)
+    second = read_inventories(kube.cluster, kube.run_id, cache)
     assert lists() == [(written["metadata"]["resourceVersion"], "NotOlderThan")]
     assert second[web].message == "Applied: the newest write"
 
-    ledger.read_records_consistently()  # as the loop asks when its share moved
+    cache.read_consistently()  # as the loop asks when its share moved
     kube.cluster.forget()
-    assert read_inventories(kube.cluster, kube.run_id)[web].message == second[web].message
+    assert read_inventories(kube.cluster, kube.run_id, cache)[web].message == second[web].message
     assert lists() == [("", "")]
 
     # a version the cache never reaches (as a lagging cache): refused, then read from etcd
     far = str(int(written["metadata"]["resourceVersion"]) + 10_000_000)
-    ledger._PARSED.note_version(far)
+    cache.note_version(far)
     kube.cluster.forget()
-    assert read_inventories(kube.cluster, kube.run_id)[web].message == second[web].message
+    assert read_inventories(kube.cluster, kube.run_id, cache)[web].message == second[web].message
     assert lists() == [(far, "NotOlderThan"), ("", "")]
     kube.cluster.forget()  # and the version it could not reach is forgotten
-    assert read_inventories(kube.cluster, kube.run_id)[web].message == second[web].message
+    assert read_inventories(kube.cluster, kube.run_id, cache)[web].message == second[web].message
     assert lists() == [(written["metadata"]["resourceVersion"], "NotOlderThan")]

@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 
 from gitgate.apiserver import verbs
-from gitgate.apply import ledger
+from gitgate.apply import ledger, recordcache
 from gitgate.apply.inventory import NAMESPACE
 from gitgate.apply.ledger import read_inventories
+from gitgate.apply.recordcache import RecordCache
 from gitgate.errors import ContinueExpired
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
@@ -126,9 +127,8 @@ def test_records_are_read_in_pages_and_again_whole_when_the_pages_expire(
         pytest.skip("etcd's compaction cannot be caused on demand on a real API server")
     bundles = _bundles_repo(tmp_path, kube, 6)
     monkeypatch.setattr(verbs, "PAGE", PAGE)
-    monkeypatch.setattr(ledger._PARSED, "enabled", kept)
-    monkeypatch.setattr(ledger._PARSED, "_kept", {})
-    monkeypatch.setattr(ledger, "ONE_BY_ONE", 0)  # every record unknown: read in full
+    cache = RecordCache() if kept else None  # as `run` keeps it
+    monkeypatch.setattr(recordcache, "ONE_BY_ONE", 0)  # every record unknown: read in full
     if expires:
         compact_after_first_page(kube, monkeypatch, objects_only=True)
     path = f"/namespaces/{NAMESPACE}/bundles"
@@ -147,7 +147,8 @@ def test_records_are_read_in_pages_and_again_whole_when_the_pages_expire(
 
     monkeypatch.setattr(kube.cluster, "request", request)
     monkeypatch.setattr(ledger, "from_bundle", parsed)
-    found = read_inventories(kube.cluster, kube.run_id)
+    monkeypatch.setattr(recordcache, "from_bundle", parsed)
+    found = read_inventories(kube.cluster, kube.run_id, cache)
     assert set(found) == bundles and all(inv.entries for inv in found.values())
     asked = [step for step in seen if step != "parsed"]
     if expires:  # the first page, the second answered 410, then a list from the start

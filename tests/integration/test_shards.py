@@ -22,6 +22,7 @@ from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.bundlerecord import bundle_name
 from gitgate.apply.inventory import NAMESPACE, system_namespace
+from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.work import ApplyOptions
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
@@ -316,25 +317,28 @@ def repo(tmp_path, value: str):
     return write_files(tmp_path / "repo", files)
 
 
-def replica(root, kubeconfig, tools, identity: str, clocks: Clocks) -> Reconciler:
+def replica(root, kubeconfig, tools, identity: str, clocks: Clocks,
+            records: RecordCache | None = None) -> Reconciler:
     api = load_client(str(kubeconfig))
     api.user_agent = f"gitgate-test ({identity})"
     cluster = KubeCluster(api)
     loop = Reconciler(LocalCheckout(root), cluster, tools,
                       LoopSettings(interval=timedelta(seconds=1),
-                                   apply=ApplyOptions(now=T0)), clock=Clock(T0),
-                      shards=member(cluster, "default", identity, clocks))
+                                   apply=ApplyOptions(now=T0, records=records)),
+                      clock=Clock(T0), shards=member(cluster, "default", identity, clocks))
     loop.state.leading = True
     return loop
 
 
-def two_replicas(tmp_path, emulator, tools) -> tuple[Reconciler, Reconciler]:
+def two_replicas(tmp_path, emulator, tools,
+                 records: bool = False) -> tuple[Reconciler, Reconciler]:
     """Replicas `a` and `b` of the repo at value "one", their Leases written (not yet
     agreed: their first turns do that)."""
     root = repo(tmp_path, "one")
     kubeconfig = emulator.write_kubeconfig(tmp_path / "kubeconfig")
     clocks = Clocks()
-    a, b = (replica(root, kubeconfig, tools, name, clocks) for name in ("a", "b"))
+    a, b = (replica(root, kubeconfig, tools, name, clocks, RecordCache() if records else None)
+            for name in ("a", "b"))
     a.cluster.apply(system_namespace())  # as `run` makes sure of it before the Leases
     for loop in (a, b):
         loop.shards.renew()
@@ -401,27 +405,26 @@ def test_a_share_that_moved_is_read_from_etcd_first(tmp_path, emulator, tools, m
     """A replica lists its records from the API server's cache between passes, but the first
     list after its share moved reads etcd: what the former holder wrote last is read as
     written, however far the cache lags."""
-    from gitgate.apply import ledger
-
-    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
-    a, b = two_replicas(tmp_path, emulator, tools)
+    a, b = two_replicas(tmp_path, emulator, tools, records=True)  # as `run` keeps them
+    cache = a.records
+    assert cache is not None
     turns(a, b)
     before = a.state.turn.shards.digest
     a.request_pass()
     assert a.turns.take()
     a.tick()
-    assert not ledger._PARSED.consistent_due and ledger._PARSED.since()  # from the cache
+    assert not cache.consistent_due and cache.since()  # from the cache
 
     leave(b.shards, a.shards)
     a.clock.advance(seconds=60)
     assert a.turns.take() and a.state.turn.shards.digest != before
-    assert ledger._PARSED.consistent_due and not ledger._PARSED.since()
+    assert cache.consistent_due and not cache.since()
     emulator.state.requests.clear()
     a.tick()
     lists = [r.query for r in emulator.state.requests
              if r.method == "GET" and r.path.endswith("/namespaces/gitgate-system/bundles")]
     assert lists and "resourceVersion" not in lists[0]  # the takeover's list: of etcd
-    assert not ledger._PARSED.consistent_due
+    assert not cache.consistent_due
 
 
 def attempted(cluster: KubeCluster) -> dict[str, str]:

@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import pytest
 
-from gitgate.apply import ledger
 from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
 from gitgate.apply.ledger import read_inventories
+from gitgate.apply.recordcache import RecordCache, WatchFeed
 from gitgate.errors import KubeError
 from gitgate.passes.requests import ReconcileRequests, request_reconcile
 from tests.conftest import write_files
@@ -112,10 +112,11 @@ class _Counted:
         return self.cluster.watch(*args, **kwargs)
 
 
-class _Noting(ledger.WatchFeed):
+class _Noting(WatchFeed):
     """The loop's feed of the records' cache, noting the version of each event it is sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: RecordCache) -> None:
+        super().__init__(cache)
         self.versions: list[str] = []
         self.events: list[tuple[str, str]] = []  # (type, name), bookmarks left out
 
@@ -200,20 +201,18 @@ def test_another_writers_change_sent_by_the_watch_is_not_read_again(tmp_path, ku
     """`gitgate run` keeps each Bundle its watch sends, parsed: a record another replica
     wrote (here another field manager) is taken from there by the next pass's list of
     metadata, which names the version the watch sent; nothing is read one by one."""
-    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
-    monkeypatch.setattr(ledger._PARSED, "_kept", {})
-    monkeypatch.setattr(ledger._PARSED, "_answered", {})
+    cache = RecordCache()  # as `run` keeps it
     web, _ = _shop(tmp_path, kube)
     name = bundle_name(web, kube.run_id)
-    first = read_inventories(kube.cluster, kube.run_id)
-    feed = _Noting()
+    first = read_inventories(kube.cluster, kube.run_id, cache)
+    feed = _Noting(cache)
     counted = _Counted(kube.cluster)
     _, stop, thread = _watching(kube, counted, lambda: None, feed, seconds=5)
     try:
         _written_by_another_replica(kube, name, counted, feed)
-        ledger.read_records_consistently()  # a list, not the watch's view (the next test)
+        cache.read_consistently()  # a list, not the watch's view (the next test)
         kube.cluster.forget()
-        again = read_inventories(kube.cluster, kube.run_id)
+        again = read_inventories(kube.cluster, kube.run_id, cache)
         path = f"/namespaces/{NAMESPACE}/bundles"
         assert [p for m, p, *_ in kube.cluster.sent if m == "GET"] == [
             p for m, p, *_ in kube.cluster.sent if m == "GET" and p.endswith(path)]  # the list
@@ -231,7 +230,7 @@ def test_a_pass_takes_the_records_from_the_watch_once_it_reached_their_newest_ve
     for the records, and sees another writer's change and a deletion the watch sent. Until
     the watch reaches that version, while it does not run, and when the share moved (etcd
     first), the records are listed (held to a real API server too)."""
-    monkeypatch.setattr(ledger._PARSED, "enabled", True)  # as `run` sets it
+    cache = RecordCache()  # as `run` keeps it
     web, _ = _shop(tmp_path, kube)
     name = bundle_name(web, kube.run_id)
     gone = bundle_name(f"{kube.run_id}-ns", kube.run_id)
@@ -243,11 +242,11 @@ def test_a_pass_takes_the_records_from_the_watch_once_it_reached_their_newest_ve
 
     def read() -> dict:
         kube.cluster.forget()
-        return read_inventories(kube.cluster, kube.run_id)
+        return read_inventories(kube.cluster, kube.run_id, cache)
 
     first = read()
     assert lists() == [("", "")]  # the first list: etcd
-    feed = _Noting()
+    feed = _Noting(cache)
     counted = _Counted(kube.cluster)
     _, stop, thread = _watching(kube, counted, lambda: None, feed, seconds=5)
     try:
@@ -262,12 +261,12 @@ def test_a_pass_takes_the_records_from_the_watch_once_it_reached_their_newest_ve
 
         # a version the watch has not reached (a write of this process it has not sent yet)
         far = str(int(version) + 10_000_000)
-        ledger._PARSED.note_version(far)
+        cache.note_version(far)
         assert sorted(read()) == [web]
         assert lists()[0] == (far, "NotOlderThan")  # listed (then etcd: the cache is behind)
         assert sorted(read()) == [web] and kube.cluster.sent == []  # the watch answers again
 
-        ledger.read_records_consistently()  # the share moved: etcd, whatever the watch saw
+        cache.read_consistently()  # the share moved: etcd, whatever the watch saw
         assert sorted(read()) == [web] and lists() == [("", "")]
     finally:
         stop.set()

@@ -242,11 +242,12 @@ def test_the_observer_keeps_the_last_healthy_revision_until_a_newer_one_is_ready
 
 
 @pytest.fixture
-def keeping_records(monkeypatch):
-    """As `gitgate run` sets it (`keep_records_parsed`); a one-shot command reads once."""
-    from gitgate.apply import ledger
+def keeping_records():
+    """The records' cache `gitgate run` keeps (`RecordCache`); a one-shot command has none
+    and reads once."""
+    from gitgate.apply.recordcache import RecordCache
 
-    monkeypatch.setattr(ledger._PARSED, "enabled", True)
+    return RecordCache()
 
 
 class Records:
@@ -271,20 +272,20 @@ def test_a_record_the_server_did_not_change_is_not_parsed_again(keeping_records)
 
     other = replace(KEPT, bundle="shop/db", entries=KEPT.entries[:1])
     server = Records([at(KEPT, "u1", "10"), at(other, "u2", "11")])
-    first = read_inventories(server, "blue")
+    first = read_inventories(server, "blue", keeping_records)
     assert first["shop/web"].entries == KEPT.entries
-    again = read_inventories(server, "blue")
+    again = read_inventories(server, "blue", keeping_records)
     assert again["shop/web"] is first["shop/web"] and again["shop/db"] is first["shop/db"]
     moved = replace(KEPT, verdict="apply", entries=KEPT.entries[1:])
     server.found[0] = at(moved, "u1", "12")  # written since: a new resourceVersion
-    changed = read_inventories(server, "blue")
+    changed = read_inventories(server, "blue", keeping_records)
     assert changed["shop/web"].verdict == "apply" and changed["shop/web"].entries == moved.entries
     assert changed["shop/db"] is first["shop/db"]
     server.found[1] = at(replace(other, verdict="failed"), "u3", "11")  # made again: new uid
-    assert read_inventories(server, "blue")["shop/db"].verdict == "failed"
+    assert read_inventories(server, "blue", keeping_records)["shop/db"].verdict == "failed"
     unknown = stored(KEPT)  # a server that gives no resourceVersion: parsed every time
     server.found = [unknown]
-    assert read_inventories(server, "blue")["shop/web"] is not read_inventories(
+    assert read_inventories(server, "blue", keeping_records)["shop/web"] is not read_inventories(
         server, "blue")["shop/web"]
 
 
@@ -314,7 +315,8 @@ def test_only_the_records_that_changed_are_read_after_a_list_of_their_metadata(k
     from dataclasses import replace
 
     from gitgate.apply.bundlerecord import bundle_name
-    from gitgate.apply.ledger import ONE_BY_ONE, read_inventories
+    from gitgate.apply.ledger import read_inventories
+    from gitgate.apply.recordcache import ONE_BY_ONE
 
     def record(index: int, version: str, verdict: str = "apply") -> dict:
         obj = stored(replace(KEPT, bundle=f"shop/b{index}", verdict=verdict))
@@ -323,14 +325,15 @@ def test_only_the_records_that_changed_are_read_after_a_list_of_their_metadata(k
 
     count = 4 * ONE_BY_ONE + 8
     server = MetadataRecords([record(i, "1") for i in range(count)])
-    first = read_inventories(server, "blue")  # nothing kept: one list of the objects
+    # nothing kept: one list of the objects
+    first = read_inventories(server, "blue", keeping_records)
     assert len(first) == count and server.full_lists == 1 and server.reads == []
-    assert read_inventories(server, "blue")["shop/b3"] is first["shop/b3"]
+    assert read_inventories(server, "blue", keeping_records)["shop/b3"] is first["shop/b3"]
     assert server.full_lists == 1 and server.reads == []  # unchanged: metadata alone
 
     server.found[3] = record(3, "2", verdict="failed")
     server.found[5] = record(5, "2", verdict="failed")
-    again = read_inventories(server, "blue")
+    again = read_inventories(server, "blue", keeping_records)
     assert sorted(server.reads) == sorted(
         bundle_name(f"shop/b{i}", "blue") for i in (3, 5)) and server.full_lists == 1
     assert again["shop/b3"].verdict == again["shop/b5"].verdict == "failed"
@@ -338,7 +341,8 @@ def test_only_the_records_that_changed_are_read_after_a_list_of_their_metadata(k
 
     server.reads.clear()  # many changed: one list of the objects, not a read each
     server.found = [record(i, "3", verdict="hold") for i in range(count)]
-    assert {inv.verdict for inv in read_inventories(server, "blue").values()} == {"hold"}
+    again = read_inventories(server, "blue", keeping_records)
+    assert {inv.verdict for inv in again.values()} == {"hold"}
     assert server.full_lists == 2 and server.reads == []
 
 
@@ -349,7 +353,7 @@ def test_a_record_the_watch_sends_is_parsed_once_and_its_unchanged_objects_held_
     version, and when its objects are as they were, their list is the one already held."""
     from dataclasses import replace
 
-    from gitgate.apply import ledger
+    from gitgate.apply import ledger, recordcache
 
     def record(inventory: Inventory, version: str) -> dict:
         obj = stored(inventory)
@@ -357,26 +361,26 @@ def test_a_record_the_watch_sends_is_parsed_once_and_its_unchanged_objects_held_
         return obj
 
     server = MetadataRecords([record(replace(KEPT, bundle="shop/b0"), "1")])
-    first = ledger.read_inventories(server, "blue")
+    first = ledger.read_inventories(server, "blue", keeping_records)
     server.reads.clear()
     parsed: list[str] = []
     parse = ledger.from_bundle
-    monkeypatch.setattr(ledger, "from_bundle", lambda obj: parsed.append(
+    monkeypatch.setattr(recordcache, "from_bundle", lambda obj: parsed.append(
         obj["metadata"]["resourceVersion"]) or parse(obj))
 
     status_only = record(replace(KEPT, bundle="shop/b0", verdict="failed"), "2")
-    ledger.remember_record(status_only)
-    ledger.remember_record(dict(status_only))  # the same version again: not parsed again
+    keeping_records.remember(status_only)
+    keeping_records.remember(dict(status_only))  # the same version again: not parsed again
     server.found = [status_only]
-    again = ledger.read_inventories(server, "blue")
+    again = ledger.read_inventories(server, "blue", keeping_records)
     assert parsed == ["2"] and server.reads == [] and server.full_lists == 0
     assert again["shop/b0"].verdict == "failed"
     assert again["shop/b0"].entries is first["shop/b0"].entries
 
     moved = record(replace(KEPT, bundle="shop/b0", entries=KEPT.entries[1:]), "3")
-    ledger.remember_record(moved)
+    keeping_records.remember(moved)
     server.found = [moved]
-    third = ledger.read_inventories(server, "blue")
+    third = ledger.read_inventories(server, "blue", keeping_records)
     assert third["shop/b0"].entries == KEPT.entries[1:] and server.reads == []
 
 
@@ -405,12 +409,12 @@ def test_a_record_deleted_between_the_list_and_its_read_is_left_out(keeping_reco
         return obj
 
     server = MetadataRecords([record(0, "1"), record(1, "1")])
-    read_inventories(server, "blue")
+    read_inventories(server, "blue", keeping_records)
     listed = server.list_metadata("", "")
     gone = MetadataRecords([record(0, "1")])  # b1 deleted after its metadata was listed
     gone.list_metadata = lambda *args: listed[:1] + [{"metadata": {
         **listed[1]["metadata"], "resourceVersion": "2"}}]
-    found = read_inventories(gone, "blue")
+    found = read_inventories(gone, "blue", keeping_records)
     assert set(found) == {"shop/b0"} and len(gone.reads) == 1
 
 
