@@ -29,7 +29,7 @@ from gitgate.apiserver.apierrors import (
     transport_error,
 )
 from gitgate.apiserver.exchange import BoundedPool, bounded_pool
-from gitgate.apply.fanout import MAX_CONCURRENCY
+from gitgate.apiserver.fanout import MAX_CONCURRENCY
 from gitgate.errors import GitgateError, KubeError
 
 

@@ -20,9 +20,9 @@ from gitgate.apiserver.apierrors import (
     secret_values,
     without,
 )
+from gitgate.apiserver.changeset import Applied
 from gitgate.apiserver.discovery import ApiResource, Discovery
 from gitgate.apiserver.transport import JSON, Transport, impersonating
-from gitgate.apply.changeset import Applied
 from gitgate.errors import ContinueExpired, KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
 

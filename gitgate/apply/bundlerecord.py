@@ -17,7 +17,14 @@ import json
 from typing import Any
 
 from gitgate.apply.conditions import conditions_for
-from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Entry, Inventory
+from gitgate.apply.inventory import (
+    DEFAULT_INSTANCE,
+    HISTORY_LIMIT,
+    NAMESPACE,
+    PENDING_MESSAGE,
+    Entry,
+    Inventory,
+)
 from gitgate.apply.standing import reasons_of, standing_of
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.dispatch import Dispatch
@@ -31,7 +38,6 @@ API_VERSION = f"{GROUP}/v1alpha1"
 KIND = "Bundle"
 CRD_NAME = f"bundles.{GROUP}"
 RETRY_ANNOTATION = "gitgate.io/retry-rollout"  # `gitgate resume`: retry a halted wave
-HISTORY_LIMIT = 10  # applies kept in status.history
 SCHEMA_ANNOTATION = "gitgate.io/schema"  # on the CRD: a fingerprint of the spec gitgate writes
 
 
@@ -73,9 +79,6 @@ def to_bundle(inventory: Inventory) -> Manifest:
     """The Bundle object without status (applied to the object itself)."""
     return {"apiVersion": API_VERSION, "kind": KIND, "metadata": _meta(inventory),
             "spec": bundle_spec(inventory)}
-
-
-PENDING_MESSAGE = "first pass in progress"
 
 
 def to_new_bundle(inventory: Inventory) -> Manifest:
@@ -388,8 +391,3 @@ def _our_fingerprint() -> str:
 
 def _fingerprint(spec: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def history_entry(revision: str, digest: str, at: str, outcome: str, by: str) -> dict[str, str]:
-    return {"revision": revision, "digest": digest, "at": at, "outcome": outcome, "by": by}
-

@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides, stages, suspension
-from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import Reason
 from gitgate.karmada.policy import is_policy

@@ -7,16 +7,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides, prunes
 from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.intent import record_intent
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ledger import Ledger, read_inventories, stored_of
-from gitgate.apply.ports import ClusterPort
 from gitgate.apply.preparation import held_gone_bundle, prepare
 from gitgate.apply.pruning import prune_entries, prune_gone_bundle, release_taken
 from gitgate.apply.records import overrides_written, report_hooks, write_inventories
-from gitgate.apply.work import ApplyOptions, PassResult
+from gitgate.apply.work import ApplyOptions, PassResult, RecordStore
 from gitgate.apply.writes import (
     apply_stages,
     read_live,
@@ -28,28 +27,23 @@ from gitgate.apply.writes import (
 from gitgate.errors import Reason
 from gitgate.model import Verdict
 from gitgate.plan import Plan
-from gitgate.timespec import rfc3339
 
 SUSPENDING = (Verdict.SUSPENDED, Verdict.HALTED)  # a bundle whose templates stay where they are
 
 
-def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
+def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: RecordStore,
+             inventories: dict[str, Inventory],
              scope: Callable[[str], bool] | None = None,
              stop: threading.Event | None = None,
-             inventories: dict[str, Inventory] | None = None,
              keep_inventories: bool = False) -> PassResult:
     """Apply `plan`. With `scope`, only bundles it accepts are touched: an inventory outside it
     is never taken for a bundle that left Git. With `stop` set, the pass ends after the object
-    in flight, prunes nothing and records status. `inventories`: as read earlier in this pass
-    (nothing in between writes them), else read here. `keep_inventories`: the result carries
-    every inventory as the pass left them (`PassResult.inventories`). A pass over an instance
+    in flight, prunes nothing and records status. `ledger`: the records, written through it
+    (the caller's, over `inventories`: as read earlier in this pass, nothing in between writes
+    them). `keep_inventories`: the result carries every inventory as the pass left them
+    (`PassResult.inventories`, from the ledger's `known`). A pass over an instance
     another repo owns raises OtherRepo before any write (`apply.instanceowner`)."""
-    if inventories is None:
-        inventories = read_inventories(cluster, options.instance, options.records)
     refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
-    ledger = Ledger(dict(inventories) if keep_inventories else {}, keep_inventories,
-                    stored=stored_of(inventories), now=rfc3339(options.now),
-                    origin=options.origin, cache=options.records)
     order, work = prepare(plan, inventories, options)
     decision = prunes.decide(plan, inventories,
                              {n: w.diff.to_prune for n, w in work.items() if w.diff}, scope,

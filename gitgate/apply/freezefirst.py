@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gitgate.apiserver.ports import PolicyPort
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import PolicyPort
 from gitgate.apply.standing import reasons_of
 from gitgate.errors import GitgateError
 from gitgate.gate.evaluate import GateState, covers_name

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gitgate.apply.bundlerecord import PENDING_MESSAGE
-from gitgate.apply.fanout import fan_out
-from gitgate.apply.inventory import Entry, Inventory, entry_for
-from gitgate.apply.ledger import Ledger
-from gitgate.apply.ports import ClusterPort
-from gitgate.apply.work import ApplyOptions, BundleWork
+from gitgate.apiserver.fanout import fan_out
+from gitgate.apiserver.ports import ClusterPort
+from gitgate.apply.inventory import PENDING_MESSAGE, Entry, Inventory, entry_for
+from gitgate.apply.work import ApplyOptions, BundleWork, RecordStore
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import Manifest, ObjectRef, Verdict
 
 
 def record_intent(work: dict[str, BundleWork], staged: dict[str, dict[int, list[Manifest]]],
-                   cluster: ClusterPort, options: ApplyOptions, ledger: Ledger,
+                   cluster: ClusterPort, options: ApplyOptions, ledger: RecordStore,
                    revision: str) -> None:
     """Write-ahead: before a bundle's first write, its inventory lists every object the pass
     may create, so a fault at any later request (even the final inventory write) leaves no

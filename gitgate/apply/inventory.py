@@ -177,3 +177,12 @@ def holders_of(inventories: Iterable[Inventory]) -> Holders:
     def objects() -> dict[ObjectRef, str]:
         return {entry.ref: i.source for i in records for entry in i.entries}
     return Holders({stored_name(i.bundle): i.source for i in records}, objects)
+
+
+HISTORY_LIMIT = 10  # applies kept in a record's history
+PENDING_MESSAGE = "first pass in progress"  # a new record's message until its pass ends
+
+
+def history_entry(revision: str, digest: str, at: str, outcome: str, by: str) -> dict[str, str]:
+    """One apply in a record's history."""
+    return {"revision": revision, "digest": digest, "at": at, "outcome": outcome, "by": by}

@@ -10,6 +10,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from gitgate.apiserver.changeset import Applied
+from gitgate.apiserver.ports import (
+    ClusterPort,
+    Lister,
+    Reader,
+    create,
+    list_metadata,
+    list_metadata_since,
+    list_pages,
+)
 from gitgate.apply.bundlerecord import (
     API_VERSION,
     CRD_NAME,
@@ -26,18 +36,8 @@ from gitgate.apply.bundlerecord import (
     to_new_bundle,
     without_undeclared,
 )
-from gitgate.apply.changeset import Applied
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
 from gitgate.apply.legacyinventory import configmap_name, from_configmap
-from gitgate.apply.ports import (
-    ClusterPort,
-    Lister,
-    Reader,
-    create,
-    list_metadata,
-    list_metadata_since,
-    list_pages,
-)
 from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.transitions import Transition
 from gitgate.errors import ContinueExpired, GitgateError, KubeError

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gitgate.apiserver.changeset import Change, ChangeKind
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides, prunes
-from gitgate.apply.changeset import Change, ChangeKind
 from gitgate.apply.inventory import Entry, Inventory, diff
-from gitgate.apply.ports import ClusterPort
 from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import Manifest, ObjectRef, Verdict

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gitgate.apply.ports import Lister
+from gitgate.apiserver.ports import Lister
 from gitgate.errors import KubeError
 
 CLUSTER_API = "cluster.karmada.io/v1alpha1"

@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from gitgate.apiserver.ports import Lister, list_metadata
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import Lister, list_metadata
 from gitgate.bundle.selectors import policy_selects
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.binding import WORK_API_VERSION

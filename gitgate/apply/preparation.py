@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from gitgate.apiserver.changeset import ChangeKind
 from gitgate.apply import prunes, stages
-from gitgate.apply.changeset import ChangeKind
 from gitgate.apply.inventory import Inventory, contested, diff
 from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
 from gitgate.errors import Reason

@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from gitgate.apiserver.changeset import ChangeKind
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides, prunes, stages
-from gitgate.apply.changeset import ChangeKind
 from gitgate.apply.inventory import DEFAULT_INSTANCE, Entry, Inventory
-from gitgate.apply.ledger import Ledger
-from gitgate.apply.ports import ClusterPort
-from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
+from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork, RecordStore
 from gitgate.apply.writes import late_frozen
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import ObjectRef, Verdict
@@ -64,7 +63,7 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
 
 def prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
                        options: ApplyOptions, guard: overrides.PruneGuard,
-                       ledger: Ledger,
+                       ledger: RecordStore,
                        claimer: Callable[[ObjectRef], str | None] | None = None) -> BundleWork:
     """Delete every object of a bundle that left Git, then its inventory; what could not be
     deleted stays in the inventory."""
@@ -82,7 +81,7 @@ def prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,
 
 
 def release_taken(work: Mapping[str, BundleWork], gone: Iterable[tuple[str, Inventory]],
-                  cluster: ClusterPort, ledger: Ledger) -> None:
+                  cluster: ClusterPort, ledger: RecordStore) -> None:
     """The records of bundles that left Git but stay (held, or the pass pruned nothing) give
     up the objects a bundle of this pass wrote: those are that bundle's now. Records stay
     disjoint, so a stale entry never keeps, freezes or prunes what another bundle owns."""

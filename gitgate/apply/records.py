@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import logging
 
+from gitgate.apiserver.fanout import fan_out
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides
-from gitgate.apply.bundlerecord import HISTORY_LIMIT, history_entry
-from gitgate.apply.fanout import fan_out
-from gitgate.apply.inventory import Inventory
-from gitgate.apply.ledger import Ledger
+from gitgate.apply.inventory import HISTORY_LIMIT, Inventory, history_entry
 from gitgate.apply.liverevision import Live, after_write
-from gitgate.apply.ports import ClusterPort
 from gitgate.apply.standing import recorded_reason
 from gitgate.apply.transitions import Transition, transitions
-from gitgate.apply.work import ApplyOptions, BundleWork
+from gitgate.apply.work import ApplyOptions, BundleWork, RecordStore
 from gitgate.bundle.selectors import OVERRIDE_KINDS
 from gitgate.errors import GitgateError, Reason
 from gitgate.karmada.policy import suspension_for
@@ -71,7 +69,7 @@ def _identity(unit: BundleWork, state: str) -> tuple[str, tuple[tuple[str, str],
 
 
 def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterPort,
-                       options: ApplyOptions, ledger: Ledger,
+                       options: ApplyOptions, ledger: RecordStore,
                        behind: dict[str, tuple[str, ...]] | None = None) -> int:
     now = rfc3339(options.now)
     changed: list[Inventory] = []

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from gitgate.apply.changeset import Applied
-from gitgate.apply.ports import ObjectPort
+from gitgate.apiserver.changeset import Applied
+from gitgate.apiserver.ports import ObjectPort
 from gitgate.errors import KubeError, Reason
 from gitgate.model import Manifest, ObjectRef
 

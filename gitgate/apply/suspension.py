@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gitgate.apply.changeset import in_place
-from gitgate.apply.ports import Reader
+from gitgate.apiserver.changeset import in_place
+from gitgate.apiserver.ports import Reader
 from gitgate.errors import GitgateError
 from gitgate.karmada.binding import (
     WORK_API_VERSION,

@@ -3,20 +3,40 @@ the results it reports."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
+from gitgate.apiserver.changeset import WRITES, ChangeKind, ChangeSet
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import suspension
-from gitgate.apply.changeset import WRITES, ChangeKind, ChangeSet
 from gitgate.apply.inventory import DEFAULT_INSTANCE, Diff, Entry, Inventory
-from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.policy import GROUP as POLICY_GROUP
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.ownership import Origin
 from gitgate.plan import BundlePlan
 from gitgate.progression.analysis import Measure
+
+
+class RecordStore(Protocol):
+    """The records a pass writes, as the engine sees them (`apply.ledger.Ledger`, handed to
+    it by its caller): written ahead of the objects, after them, and deleted; what they are
+    after the pass (`known`, while `certain`), and the events written (`emitted`)."""
+
+    known: dict[str, Inventory]
+    certain: bool
+    emitted: list[tuple[str, Transition]]
+
+    def ensure_home(self, cluster: ClusterPort) -> None: ...
+
+    def write_ahead(self, cluster: ClusterPort, inventory: Inventory) -> None: ...
+
+    def write(self, cluster: ClusterPort, inventory: Inventory,
+              events: Sequence[Transition] = ()) -> None: ...
+
+    def delete(self, cluster: ClusterPort, name: str, instance: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -48,8 +68,6 @@ class ApplyOptions:
     # how a rollout's analysis queries Prometheus (None: not at all; a wave with an analysis
     # then waits on what earlier passes measured)
     measure: Measure | None = None
-    # `gitgate run`'s records' cache, one per loop (None: the records are read afresh)
-    records: RecordCache | None = None
 
     def frozen_late(self, bundle: str) -> str | None:
         return None if self.late_freeze is None else self.late_freeze(bundle)

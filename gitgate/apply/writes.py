@@ -7,12 +7,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from gitgate.apiserver.changeset import ChangeKind, in_place
+from gitgate.apiserver.fanout import fan_out
+from gitgate.apiserver.ports import ClusterPort, list_metadata
 from gitgate.apply import recreate, stages, suspension
-from gitgate.apply.changeset import ChangeKind, in_place
 from gitgate.apply.confirmation import confirm_suspensions
-from gitgate.apply.fanout import fan_out
 from gitgate.apply.inventory import entry_for
-from gitgate.apply.ports import ClusterPort, list_metadata
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import GitgateError, KubeError, OtherInstance, Reason
 from gitgate.karmada.policy import is_policy, suspension_for

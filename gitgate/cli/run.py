@@ -229,9 +229,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
                            suspension_timeout=suspension_timeout,
                            concurrency=args.apply_concurrency,
                            hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
-                           actor="loop",
-                           # a pass every interval: read again only the records that changed
-                           records=RecordCache()))
+                           actor="loop"))
     identity = args.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     api.user_agent = f"gitgate/{__version__} ({identity})"  # the API server's audit log
     lease = args.lease_duration
@@ -252,7 +250,8 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
             secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE), helm=tools.helm),
         # with --shard, a takeover reads the full renders of its new sources from disk
         render_cache=RenderCache(RenderDisk(Path(f"{args.cache_dir}-renders")))
-        if args.shard else None)
+        if args.shard else None,
+        records=RecordCache())  # a pass every interval: read again only the records that changed
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
     reconciler.watch_newer()  # a freeze pushed while a pass writes stops what it covers
     cluster.transport.observer = reconciler.metrics.api_request

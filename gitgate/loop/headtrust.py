@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from gitgate.apply.ports import ClusterPort
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.errors import GitgateError, SourceError
 from gitgate.loop.reporting import PassReporter
 from gitgate.loop.schedule import LoopState

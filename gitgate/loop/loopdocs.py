@@ -10,7 +10,7 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from gitgate.apply.ports import ClusterPort
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.errors import GitgateError
 from gitgate.loop.schedule import LoopState
 from gitgate.loop.shardturn import ShardTurn

@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
-from gitgate.apply.ports import ClusterPort
 from gitgate.apply.recordcache import RecordCache
 from gitgate.errors import GitgateError
 from gitgate.heap import give_back

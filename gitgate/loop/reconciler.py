@@ -16,8 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitgate.apply.ports import ClusterPort
-from gitgate.apply.recordcache import WatchFeed
+from gitgate.apiserver.ports import ClusterPort
+from gitgate.apply.recordcache import RecordCache, WatchFeed
 from gitgate.charts.stage import ChartFetcher
 from gitgate.errors import GitgateError, Reason, SourceError
 from gitgate.heap import give_back
@@ -70,7 +70,8 @@ class Reconciler:
     """The loop, built whole here: `shards` (`--shard`: every replica reconciles a share),
     `leader_renew_deadline` (with a leader Lease: a fence over the loop's writes, kept fresh
     by the Lease's renewals: `lease_callbacks`),
-    `notifier`, `charts` (the fetch stage's store) and `render_cache` are its parts; `wake`
+    `notifier`, `charts` (the fetch stage's store), `render_cache` and `records` (the
+    records' cache, `RecordCache`) are its parts; `wake`
     is the event that starts the next turn early (given when a part built before the loop
     wakes it)."""
 
@@ -81,6 +82,7 @@ class Reconciler:
                  shards: Membership | None = None, leader_renew_deadline: float | None = None,
                  notifier: Notifier | None = None, charts: ChartFetcher | None = None,
                  render_cache: RenderCache | None = None,
+                 records: RecordCache | None = None,
                  wake: threading.Event | None = None):
         if settings.commit_halts and not isinstance(source, GitSource):
             raise ValueError("commit_halts pushes to the remote the loop follows: it needs "
@@ -104,7 +106,7 @@ class Reconciler:
         instance = settings.apply.instance
         self.requests: ReconcileRequests | None = None  # `gitgate reconcile` via the API
         fence = Fence(leader_renew_deadline) if leader_renew_deadline is not None else None
-        self.records = settings.apply.records  # `gitgate run`'s records' cache, or None
+        self.records = records  # `gitgate run`'s records' cache (None: read afresh)
         self.turns = ShardTurn(cluster, instance, self.state, self.metrics, shards, fence,
                                self.records)
         self.reporter = PassReporter(self.metrics, notifier)
@@ -201,7 +203,8 @@ class Reconciler:
                                  migrate_records=not self._migrated
                                  and self.turns.owns(RECORDS_KEY),
                                  shard=turn.owns if turn is not None else None,
-                                 late=lambda: self.freezes.newer, charts=self.charts)
+                                 late=lambda: self.freezes.newer, charts=self.charts,
+                                 records=self.records)
         except GitgateError as exc:
             self.state.api_reachable = exc.reason not in API_DOWN
             self.state.failure = exc

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from gitgate.apply.ports import ClusterPort
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply.recordcache import RecordCache
 from gitgate.errors import GitgateError
 from gitgate.loop.schedule import LoopState

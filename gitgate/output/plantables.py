@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from gitgate.apply.changeset import Change
+from gitgate.apiserver.changeset import Change
 from gitgate.apply.standing import planned_standing
 from gitgate.errors import Reason
 from gitgate.karmada.effective import MemberView

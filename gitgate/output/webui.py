@@ -26,8 +26,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import ClusterPort
 from gitgate.endpoints.signin import FixedToken, Sessions, Throttle
 from gitgate.errors import GitgateError
 from gitgate.karmada.dispatch import Dispatch

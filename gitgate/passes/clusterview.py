@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gitgate.apiserver.ports import ClusterPort, Lister
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.members import member_clusters
@@ -20,7 +21,6 @@ from gitgate.apply.observe import (
     read_karmada,
     unreadable,
 )
-from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.syncsteps import Progress
 from gitgate.model import ObjectRef

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gitgate.apply.ports import ClusterPort, Delegating, create
+from gitgate.apiserver.ports import ClusterPort, Delegating, create
 from gitgate.errors import KubeError, Reason
 from gitgate.model import FIELD_MANAGER, Manifest
 

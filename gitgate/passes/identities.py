@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gitgate.apiserver.ports import ClusterPort, Delegating, create
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import ClusterPort, Delegating, create
 from gitgate.bundle.tenancy import tenants_of
 from gitgate.errors import ConfigError
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef

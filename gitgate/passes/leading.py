@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from gitgate.apply.ports import ClusterPort
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.model.ownership import INSTANCE_LABEL
 from gitgate.passes.onepass import SYSTEM_NAMESPACE
 from gitgate.passes.replicas import LEASE_API, REPLICA_LABEL, replica_of

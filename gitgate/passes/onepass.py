@@ -13,15 +13,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from gitgate.apply.changeset import Change
+from gitgate.apiserver.changeset import Change
+from gitgate.apiserver.fanout import MAX_CONCURRENCY
+from gitgate.apiserver.ports import ClusterPort, Lister
 from gitgate.apply.engine import run_pass
-from gitgate.apply.fanout import MAX_CONCURRENCY
 from gitgate.apply.freezefirst import suspend_first
 from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.inventory import Inventory, holders_of, system_namespace
-from gitgate.apply.ledger import migrate, read_inventories
+from gitgate.apply.ledger import Ledger, migrate, read_inventories, stored_of
 from gitgate.apply.livediff import live_diff
-from gitgate.apply.ports import ClusterPort, Lister
 from gitgate.apply.preparation import prepare
 from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.work import ApplyOptions, PassResult
@@ -231,7 +231,8 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
               migrate_records: bool = True,
               shard: Callable[[str], bool] | None = None,
               late: Callable[[], NewerFreezes | None] | None = None,
-              charts: ChartFetcher | None = None) -> Pass:
+              charts: ChartFetcher | None = None,
+              records: RecordCache | None = None) -> Pass:
     """One pass: suspend first, render, plan at `options.now`, observe, apply. Bundles outside
     `bundle_glob` are neither written nor taken for bundles that left Git. With
     `keep_inventories`, the result carries the inventories as the pass left them. With
@@ -239,21 +240,23 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     (the loop asks until one pass found none). With `shard`, only the bundles it says are
     this replica's are written, suspended first or taken for gone. `late`: the freezes a
     newer commit adds, as the caller last learned them (None: none); asked before each write
-    and delete, so a freeze pushed while the pass writes stops what it covers."""
+    and delete, so a freeze pushed while the pass writes stops what it covers. `records`: the
+    loop's records' cache (None: the records are read afresh)."""
     scope = scope_of_glob(bundle_glob)
     if shard is not None:
         scope = shard if scope is None else (lambda name, glob=scope: glob(name) and shard(name))
     options = with_origin(options, root)
     inventories = None
     if not options.dry_run and migrate_records:
-        moved = migrate(cluster, options.instance, rfc3339(options.now), options.records)
+        moved = migrate(cluster, options.instance, rfc3339(options.now), records)
         if moved:
             log.info("moved %d bundle record(s) from ConfigMaps to Bundle objects", moved,
                      extra={"event": "migrated", "count": moved})
     if not options.dry_run:
-        inventories = suspend_before_rendering(root, cluster, options, bundle_glob, shard)
+        inventories = suspend_before_rendering(root, cluster, options, bundle_glob, shard,
+                                               records)
     if inventories is None:
-        inventories = read_inventories(cluster, options.instance, options.records)
+        inventories = read_inventories(cluster, options.instance, records)
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of,
                              clusters=cluster, shard=shard, inventories=inventories,
@@ -267,19 +270,33 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
                         checkout.rendered.discovery.config.tenancy)
     first, rest = awaited_first(seen.plan, options, seen.view.inventories)
     if first is None:
-        result = run_pass(seen.plan, writer, options, scope=scope, stop=stop,
-                          inventories=dict(seen.view.inventories),
-                          keep_inventories=keep_inventories)
+        result = _run_pass(seen.plan, writer, options, records, dict(seen.view.inventories),
+                           scope=scope, stop=stop, keep_inventories=keep_inventories)
         return replace(seen, result=result)
     # what another replica waits for goes out, records included, before the rest of the pass
     awaited = frozenset(b.bundle.name for b in first.bundles)
-    early = run_pass(first, writer, options, scope=awaited.__contains__, stop=stop,
-                     inventories=dict(seen.view.inventories), keep_inventories=True)
-    then = run_pass(rest, writer, options, scope=lambda name: (
-        name not in awaited and (scope is None or scope(name))), stop=stop,
-        inventories=None if early.inventories is None else dict(early.inventories),
-        keep_inventories=keep_inventories)
+    early = _run_pass(first, writer, options, records, dict(seen.view.inventories),
+                      scope=awaited.__contains__, stop=stop, keep_inventories=True)
+    then = _run_pass(rest, writer, options, records,
+                     None if early.inventories is None else dict(early.inventories),
+                     scope=lambda name: (name not in awaited and (scope is None or scope(name))),
+                     stop=stop, keep_inventories=keep_inventories)
     return replace(seen, result=joined(early, then))
+
+
+def _run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
+              records: RecordCache | None, inventories: dict[str, Inventory] | None, *,
+              scope: Callable[[str], bool] | None, stop: threading.Event | None,
+              keep_inventories: bool) -> PassResult:
+    """The engine over one `Ledger` of the records (`inventories`: as read earlier in this
+    pass, else read here)."""
+    if inventories is None:
+        inventories = read_inventories(cluster, options.instance, records)
+    ledger = Ledger(dict(inventories) if keep_inventories else {}, keep_inventories,
+                    stored=stored_of(inventories), now=rfc3339(options.now),
+                    origin=options.origin, cache=records)
+    return run_pass(plan, cluster, options, ledger, inventories, scope=scope, stop=stop,
+                    keep_inventories=keep_inventories)
 
 
 def stopped_by(late: Callable[[], NewerFreezes | None], plan: Plan, now: datetime,
@@ -352,7 +369,8 @@ def joined(early: PassResult, late: PassResult) -> PassResult:
 
 def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOptions,
                              bundle_glob: str | None = None,
-                             shard: Callable[[str], bool] | None = None
+                             shard: Callable[[str], bool] | None = None,
+                             records: RecordCache | None = None
                              ) -> dict[str, Inventory] | None:
     """Read the gate files alone (no render) and write each active suspension into the live
     policies of the known bundles it covers, so that a freeze lands in the first seconds of a
@@ -368,7 +386,7 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
     states = gate_states([g for g in gates if g.action is Action.SUSPEND], [], options.now)
     if not any(state.active for state in states):
         return None  # the usual pass: no request at all
-    inventories = read_inventories(cluster, options.instance, options.records)
+    inventories = read_inventories(cluster, options.instance, records)
     refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
     chosen = {name: inventory for name, inventory in inventories.items()
               if matches(name, bundle_glob) and (shard is None or shard(name))}

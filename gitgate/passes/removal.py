@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import prunes
 from gitgate.apply.inventory import NAMESPACE, Inventory, mass_prune
 from gitgate.apply.ledger import Ledger, read_inventories
-from gitgate.apply.ports import ClusterPort
 from gitgate.apply.pruning import prune_gone_bundle
 from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError

@@ -40,8 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply.inventory import NAMESPACE
-from gitgate.apply.ports import ClusterPort
 from gitgate.errors import GitgateError
 from gitgate.model.ownership import INSTANCE_LABEL
 from gitgate.model.shardmap import ShardMap

@@ -318,8 +318,8 @@ def test_sigterm_mid_pass_finishes_the_objects_in_flight_and_writes_status(
         pytest.skip("needs the emulator's request hooks")
     import threading
 
-    from gitgate.apply.engine import run_pass
     from gitgate.passes.onepass import plan_checkout
+    from tests.support.engine import run_pass
 
     stop = threading.Event()
 

@@ -184,14 +184,13 @@ def test_reconcile_through_the_api_reaches_a_running_loop_without_its_port(tmp_p
     loop (its interval an hour, so only the request can start a pass) watches its Bundles,
     applies the new commit, and acknowledges the request in the Bundle's status."""
     import threading
-    from dataclasses import replace
     from datetime import timedelta
 
     from tests.support.looping import Upstream, reconciler
 
     upstream = Upstream(tmp_path, kube)
-    loop = reconciler(upstream, kube, tools, tmp_path, interval=3600.0)
-    loop.settings = replace(loop.settings, status_interval=timedelta(hours=1))
+    loop = reconciler(upstream, kube, tools, tmp_path, interval=3600.0,
+                      status_interval=timedelta(hours=1))
     assert loop.tick() == "revision"
     watching = loop.watch_requests(kube.cluster)
     running = threading.Thread(target=loop.run, daemon=True)

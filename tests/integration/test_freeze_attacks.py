@@ -835,15 +835,13 @@ def test_P2_run_path_with_a_leading_dot_slash_blinds_the_peek(tmp_path, kube, to
     cache/./sub): `_tree_at` takes "./sub/" as the prefix of `git ls-tree` names, which never
     start with "./": the newer commit has no gitgate.yaml, no gates, no PAUSE files, and a
     freeze pushed mid-pass is never seen."""
-    from dataclasses import replace as dc_replace
 
     from tests.support.looping import Upstream, reconciler
 
     up = Upstream(tmp_path, kube)
     first = up.commit({"sub/gitgate.yaml": PLACEMENT,
                        "sub/apps/a/app.yaml": cm("a", up.ns, "v1")}, "sub repo")
-    rec = reconciler(up, kube, tools, tmp_path)
-    rec.settings = dc_replace(rec.settings, path=path)
+    rec = reconciler(up, kube, tools, tmp_path, path=path)
     up.commit({"sub/gates/all.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
                                      "metadata: {name: all}\nspec: {bundles: ['*'], "
                                      "reason: stop}\n",
@@ -861,7 +859,6 @@ def test_P3_gate_signers_with_run_path_dot_slash_accept_an_unsigned_lift(tmp_pat
     """`gitgate run --path ./sub --gate-signers F` (run.py: GateGuard(trust, args.path)): the
     guard's gates folder is "./sub/gates", `git diff --name-only` says "sub/gates/...": no
     gate file is ever a freeze file, and carol's unsigned removal lifts alice's freeze."""
-    from dataclasses import replace as dc_replace
 
     from gitgate.source.gateguard import GateGuard
     from gitgate.source.signatures import Trust
@@ -879,8 +876,7 @@ def test_P3_gate_signers_with_run_path_dot_slash_accept_an_unsigned_lift(tmp_pat
             "sub/gates/inc.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\nmetadata: "
                                   "{name: inc}\nspec: {bundles: [a], reason: INC-1}\n"},
              "sub repo, frozen (signed)")
-        rec = reconciler(up, kube, tools, tmp_path, Clock(T0))
-        rec.settings = dc_replace(rec.settings, path=path)
+        rec = reconciler(up, kube, tools, tmp_path, Clock(T0), path=path)
         rec.source.guard = GateGuard(Trust(allowed_signers(tmp_path / "gate_signers",
                                                            keys.folder, "alice"),
                                            None, tmp_path / "g"), path)

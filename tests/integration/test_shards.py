@@ -324,8 +324,9 @@ def replica(root, kubeconfig, tools, identity: str, clocks: Clocks,
     cluster = KubeCluster(api)
     loop = Reconciler(LocalCheckout(root), cluster, tools,
                       LoopSettings(interval=timedelta(seconds=1),
-                                   apply=ApplyOptions(now=T0, records=records)),
-                      clock=Clock(T0), shards=member(cluster, "default", identity, clocks))
+                                   apply=ApplyOptions(now=T0)),
+                      clock=Clock(T0), shards=member(cluster, "default", identity, clocks),
+                      records=records)
     loop.state.leading = True
     return loop
 

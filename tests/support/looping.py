@@ -4,6 +4,7 @@ built over the test cluster, and waiting on a condition."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -71,11 +72,14 @@ class Upstream:
                                       f"metadata: {{name: {name}}}\nspec: {spec}\n"}
 
 
-def reconciler(upstream, kube, tools, tmp_path, clock=None, cluster=None, interval=60.0):
+def reconciler(upstream, kube, tools, tmp_path, clock=None, cluster=None, interval=60.0,
+               **settings_changed):
+    """A loop following `upstream`; `settings_changed`: its LoopSettings fields to set."""
     source = GitSource(upstream.url, "main", tmp_path / f"cache-{time.monotonic_ns()}")
     settings = LoopSettings(interval=timedelta(seconds=interval), resync=timedelta(hours=24),
                             backoff_base=timedelta(seconds=0.2),
                             apply=ApplyOptions(now=T0, instance=kube.run_id))
+    settings = replace(settings, **settings_changed)
     return Reconciler(source, cluster or kube.cluster, tools, settings, clock=clock)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import time
 
-from gitgate.apply.changeset import Applied
+from gitgate.apiserver.changeset import Applied
 from gitgate.errors import KubeError
 from gitgate.model import FIELD_MANAGER, Manifest, ObjectRef
 

@@ -8,18 +8,16 @@ from __future__ import annotations
 import pytest
 
 from gitgate.apply.bundlerecord import (
-    HISTORY_LIMIT,
     bundle_name,
     entry_of_id,
     from_bundle,
-    history_entry,
     holds_intent,
     to_bundle,
     to_bundle_status,
     to_new_bundle,
 )
 from gitgate.apply.conditions import conditions_for, states
-from gitgate.apply.inventory import Entry, Inventory
+from gitgate.apply.inventory import HISTORY_LIMIT, Entry, Inventory, history_entry
 from gitgate.progression.record import Progression
 
 T1, T2 = "2026-11-24T09:00:00Z", "2026-11-24T09:05:00Z"

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from gitgate.apply.engine import run_pass
 from gitgate.apply.work import ApplyOptions
 from gitgate.errors import Reason
 from gitgate.model import BundleOptions, RenderedSource, Source, SourceKind
 from gitgate.plan import Plan, make_plan
+from tests.support.engine import run_pass
 from tests.support.memory_cluster import MemoryCluster
 from tests.support.objects import cm, deployment
 

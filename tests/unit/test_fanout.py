@@ -1,4 +1,4 @@
-"""The apply fan-out (`apply.fanout`) over plain callables: answers in the order the work was
+"""The apply fan-out (`apiserver.fanout`) over plain callables: answers in the order the work was
 given whatever order it finished in, never more than `workers` at once, a GitgateError kept
 in its item's place, any other exception raised to the caller. No sleeps: the order of
 completion is forced with events and barriers (their timeouts only end a failing test)."""
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from gitgate.apply.fanout import fan_out
+from gitgate.apiserver.fanout import fan_out
 from gitgate.errors import GitgateError
 
 WAIT = 30.0  # only a broken fan-out waits this long

@@ -3,7 +3,7 @@ not settled, what was never seen; all when the pass's changes can act beyond the
 
 from __future__ import annotations
 
-from gitgate.apply.changeset import ChangeKind, ChangeSet
+from gitgate.apiserver.changeset import ChangeKind, ChangeSet
 from gitgate.apply.observe import Observation, settled, slim, to_follow
 from gitgate.apply.transitions import Transition
 from gitgate.apply.work import BundleResult, PassResult

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitgate.apply.ports import create
+from gitgate.apiserver.ports import create
 from gitgate.errors import KubeError, Reason
 from gitgate.model.shardmap import ShardMap, owner
 from gitgate.passes.fencing import Fence, FencedCluster

@@ -4,7 +4,7 @@ gitgate. Over a recording stand-in for the API server's client: which identity s
 
 from __future__ import annotations
 
-from gitgate.apply.ports import create
+from gitgate.apiserver.ports import create
 from gitgate.model import ObjectRef
 from gitgate.passes.identities import AsTenants
 

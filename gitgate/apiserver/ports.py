@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from gitgate.apply.changeset import Applied
+from gitgate.apiserver.changeset import Applied
 from gitgate.model import FIELD_MANAGER, Manifest
 
 
