@@ -33,7 +33,10 @@ sys.path.insert(0, str(ROOT))
 from bench.run import Turn, api_server, idle, server_processes  # noqa: E402
 from gitgate.apiserver.transport import APPLY_PATCH, load_client  # noqa: E402
 from gitgate.apiserver.verbs import KubeCluster  # noqa: E402
-from gitgate.apply.bundlerecord import (  # noqa: E402
+from gitgate.apply.inventory import NAMESPACE as RECORDS  # noqa: E402
+from gitgate.apply.inventory import Entry, Inventory  # noqa: E402
+from gitgate.apply.ledger import ensure_bundle_crd, ensure_system_namespace  # noqa: E402
+from gitgate.apply.recordformat import (  # noqa: E402
     API_VERSION,
     KIND,
     bundle_name,
@@ -41,9 +44,6 @@ from gitgate.apply.bundlerecord import (  # noqa: E402
     to_bundle,
     to_bundle_status,
 )
-from gitgate.apply.inventory import NAMESPACE as RECORDS  # noqa: E402
-from gitgate.apply.inventory import Entry, Inventory  # noqa: E402
-from gitgate.apply.ledger import ensure_bundle_crd, ensure_system_namespace  # noqa: E402
 from gitgate.apply.transitions import Transition  # noqa: E402
 
 NOW = "2026-11-26T12:00:00Z"

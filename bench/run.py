@@ -531,8 +531,8 @@ def _writes(result) -> int:
 
 
 def _clean(cluster, prefix: str, other: str, run: str) -> None:
-    from gitgate.apply.bundlerecord import API_VERSION, KIND
     from gitgate.apply.inventory import NAMESPACE
+    from gitgate.apply.recordformat import API_VERSION, KIND
     from gitgate.karmada.policy import GROUP, policy_name
     from gitgate.model.ownership import INSTANCE_LABEL
     for namespace in cluster.list_objects("v1", "Namespace"):

@@ -68,7 +68,7 @@ from bench.run import api_server, machine, summarized_runs, write_repo  # noqa: 
 from bench.run import table as run_table  # noqa: E402
 from gitgate.apiserver.transport import load_client  # noqa: E402
 from gitgate.apiserver.verbs import KubeCluster  # noqa: E402
-from gitgate.apply.bundlerecord import bundle_name  # noqa: E402
+from gitgate.apply.recordformat import bundle_name  # noqa: E402
 from gitgate.errors import GitgateError  # noqa: E402
 from gitgate.model.shardmap import ShardMap  # noqa: E402
 

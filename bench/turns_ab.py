@@ -44,7 +44,7 @@ from bench.run import (  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     from gitgate.apiserver import verbs
-    from gitgate.apply import bundlerecord, engine, ledger
+    from gitgate.apply import engine, ledger, recordformat
     from gitgate.apply.ledger import Ledger
     from gitgate.apply.work import ApplyOptions
     from gitgate.passes.onepass import plan_rendered
@@ -66,18 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     write_repo(scratch / "repo", args.bundles, "gg")
     plan = plan_rendered(render_repo(scratch / "repo", find_tools()), T0)
     as_built = (engine.record_intent, engine.write_inventories, Ledger.write_ahead,
-                verbs.APPLY_FIELD_VALIDATION, bundlerecord.intent_id, ledger.create)
+                verbs.APPLY_FIELD_VALIDATION, recordformat.intent_id, ledger.create)
     rows: list[dict] = []
     for _, variant in itertools.product(range(args.rounds), args.variants.split(",")):
         (engine.record_intent, engine.write_inventories, Ledger.write_ahead,
-         verbs.APPLY_FIELD_VALIDATION, bundlerecord.intent_id, ledger.create) = as_built
+         verbs.APPLY_FIELD_VALIDATION, recordformat.intent_id, ledger.create) = as_built
         concurrency = int(variant[1:]) if variant[:1] == "c" and variant[1:].isdigit() else 8
         if variant == "status-ahead":
             Ledger.write_ahead = Ledger.write  # type: ignore[method-assign]
         elif variant == "warn":
             verbs.APPLY_FIELD_VALIDATION = "Warn"
         elif variant == "ninth":
-            bundlerecord.intent_id = lambda entry: None  # type: ignore[assignment]
+            recordformat.intent_id = lambda entry: None  # type: ignore[assignment]
             ledger.create = lambda cluster, obj: cluster.apply(obj)  # type: ignore[assignment]
         elif variant == "no-records":
             engine.record_intent = lambda *a, **k: None  # type: ignore[assignment]

@@ -1,6 +1,6 @@
 """One apply pass over a small cluster port, in order: prepare each bundle, record intent,
 read for resync, write by stage (a suspension confirmed before templates), prune as decided
-(`apply.prunes`), record inventories. Each step is its own module; this one orders them."""
+(`apply.prunedecision`), record inventories. Each step is its own module; this one orders them."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import threading
 from collections.abc import Callable
 
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply import overrides, prunes
+from gitgate.apply import overrides, prunedecision
 from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.intent import record_intent
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.passrecords import overrides_written, report_hooks, write_inventories
 from gitgate.apply.preparation import held_gone_bundle, prepare
 from gitgate.apply.pruning import prune_entries, prune_gone_bundle, release_taken
-from gitgate.apply.records import overrides_written, report_hooks, write_inventories
 from gitgate.apply.work import ApplyOptions, PassResult, RecordStore
 from gitgate.apply.writes import (
     apply_stages,
@@ -45,7 +45,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: Re
     another repo owns raises OtherRepo before any write (`apply.instanceowner`)."""
     refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
     order, work = prepare(plan, inventories, options)
-    decision = prunes.decide(plan, inventories,
+    decision = prunedecision.decide(plan, inventories,
                              {n: w.diff.to_prune for n, w in work.items() if w.diff}, scope,
                              options.allow_mass_prune)
     mass = decision.blocked
@@ -59,7 +59,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: Re
     interrupted = stop is not None and stop.is_set()
     guard = overrides.prune_guard((b.bundle for b in plan.bundles),
                                   {b.bundle.name: b.verdict.verdict for b in plan.bundles}, unsafe)
-    claimer = prunes.claimers(plan)
+    claimer = prunedecision.claimers(plan)
     if not options.dry_run:
         for unit in work.values():
             if unit.diff is None or unit.result.failed or not unit.diff.to_prune:

@@ -1,5 +1,5 @@
 """Per-bundle inventory: what gitgate last applied (object refs with content hashes) and what it
-knows of the bundle, kept in a `Bundle` object in `gitgate-system` (`apply.bundlerecord`
+knows of the bundle, kept in a `Bundle` object in `gitgate-system` (`apply.recordformat`
 encodes it). Pure data and diffing."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class Inventory:
     # are kept), and the last applies (revision, digest, at, outcome, by)
     generation: int = 0
     uid: str = ""  # the Bundle's, for the events about it
-    claimed: bool = True  # the Bundle has Karmada's claimed-by label (`bundlerecord`)
+    claimed: bool = True  # the Bundle has Karmada's claimed-by label (`recordformat`)
     healthy_revision: str = ""  # the last revision a loop saw ready on every cluster
     conditions: tuple[dict[str, Any], ...] = ()
     history: tuple[dict[str, str], ...] = ()

@@ -20,7 +20,10 @@ from gitgate.apiserver.ports import (
     list_metadata_since,
     list_pages,
 )
-from gitgate.apply.bundlerecord import (
+from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
+from gitgate.apply.legacyinventory import configmap_name, from_configmap
+from gitgate.apply.recordcache import RecordCache
+from gitgate.apply.recordformat import (
     API_VERSION,
     CRD_NAME,
     KIND,
@@ -36,9 +39,6 @@ from gitgate.apply.bundlerecord import (
     to_new_bundle,
     without_undeclared,
 )
-from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
-from gitgate.apply.legacyinventory import configmap_name, from_configmap
-from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.transitions import Transition
 from gitgate.errors import ContinueExpired, GitgateError, KubeError
 from gitgate.model import Manifest
@@ -283,7 +283,7 @@ class Ledger:
 
 def _apply_record(cluster: ClusterPort, bundle: Manifest) -> Applied:
     """A Bundle's spec applied; where the installed CRD is an earlier one that does not
-    declare an optional field (`bundlerecord.OPTIONAL_SPEC_FIELDS`), applied again without
+    declare an optional field (`recordformat.OPTIONAL_SPEC_FIELDS`), applied again without
     it, as that schema can hold it."""
     try:
         return cluster.apply(bundle)

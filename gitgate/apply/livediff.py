@@ -9,7 +9,7 @@ from typing import Any
 
 from gitgate.apiserver.changeset import Change, ChangeKind
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply import overrides, prunes
+from gitgate.apply import overrides, prunedecision
 from gitgate.apply.inventory import Entry, Inventory, diff
 from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError, Reason
@@ -40,10 +40,10 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
               inventories: Mapping[str, Inventory],
               scope: Callable[[str], bool] | None = None) -> list[Change]:
     """Every object's change, then what the pass would delete: the prune decision the engine
-    carries out (`apply.prunes`), each delete checked against the live object as the engine
+    carries out (`apply.prunedecision`), each delete checked against the live object as the engine
     checks it. `inventories`: as the pass's view read them. `scope`: as `apply --bundle` (no
     bundle outside it is taken for gone)."""
-    failed = prunes.failed_inventories(plan, inventories)
+    failed = prunedecision.failed_inventories(plan, inventories)
     changes: list[Change] = []
     leftovers: dict[str, tuple[Entry, ...]] = {}
     for item in plan.bundles:
@@ -54,7 +54,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
             action = ChangeKind.HELD if verdict is Verdict.HELD else ChangeKind.FAILED
             changes += [Change(ObjectRef.of(o), action, bundle=name) for o in desired]
             continue
-        kept = prunes.kept_back(item, failed)
+        kept = prunedecision.kept_back(item, failed)
         for obj in desired:
             ref = ObjectRef.of(obj)
             if ref in kept:
@@ -65,7 +65,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
             changes.append(_object_change(name, obj, cluster, options))
         leftovers[name] = diff(item.written, inventories.get(name), resync=False,
                                keep=frozenset(kept)).to_prune
-    decision = prunes.decide(plan, inventories, leftovers, scope, options.allow_mass_prune)
+    decision = prunedecision.decide(plan, inventories, leftovers, scope, options.allow_mass_prune)
     guard = overrides.prune_guard((b.bundle for b in plan.bundles),
                                   {b.bundle.name: b.verdict.verdict for b in plan.bundles}, {})
     for name, entries in decision.leftovers.items():
@@ -81,7 +81,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     return changes
 
 
-def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunes.PruneDecision,
+def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunedecision.PruneDecision,
              cluster: ClusterPort, guard: overrides.PruneGuard, instance: str) -> list[Change]:
     if decision.blocked:
         message = f"{Reason.PRUNE_BLOCKED}: {decision.brake_message(len(entries))}"
@@ -89,17 +89,17 @@ def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunes.PruneDeci
     out = []
     for entry in entries:
         try:
-            check = prunes.precheck(entry) or prunes.check_live(
+            check = prunedecision.precheck(entry) or prunedecision.check_live(
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
                 bundle, guard, instance)
         except GitgateError as exc:
             out.append(Change(entry.ref, ChangeKind.FAILED, message=exc.message, bundle=bundle))
             continue
-        if check.outcome is prunes.Outcome.DELETE:
+        if check.outcome is prunedecision.Outcome.DELETE:
             out.append(Change(entry.ref, ChangeKind.DELETED, bundle=bundle))
-        elif check.outcome is prunes.Outcome.WAITS:
+        elif check.outcome is prunedecision.Outcome.WAITS:
             out.append(Change(entry.ref, ChangeKind.HELD, message=check.why, bundle=bundle))
-        elif check.outcome is not prunes.Outcome.GONE:
+        elif check.outcome is not prunedecision.Outcome.GONE:
             out.append(Change(entry.ref, ChangeKind.SKIPPED, message=check.why, bundle=bundle))
     return out
 

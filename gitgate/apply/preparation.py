@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from gitgate.apiserver.changeset import ChangeKind
-from gitgate.apply import prunes, stages
+from gitgate.apply import prunedecision, stages
 from gitgate.apply.inventory import Inventory, contested, diff
 from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork
 from gitgate.errors import Reason
@@ -56,7 +56,7 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
         {b.bundle.name: b.bundle.source.options.depends_on for b in plan.bundles},
         plan.elsewhere)
     plans = {b.bundle.name: b for b in plan.bundles}
-    failed = prunes.failed_inventories(plan, inventories)
+    failed = prunedecision.failed_inventories(plan, inventories)
     twice = contested(inventories.values())
     work: dict[str, BundleWork] = {}
     for name in order:
@@ -85,7 +85,7 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
                         "it waits for it")
         else:
             unit.resync = _resync_due(previous, options)
-            kept = prunes.kept_back(item, failed)
+            kept = prunedecision.kept_back(item, failed)
             unit.diff = diff(item.written, previous, resync=unit.resync, keep=frozenset(kept),
                              contested=twice)
             waiting = sorted((ref, names) for ref, names in kept.items() if names)

@@ -1,4 +1,4 @@
-"""Carrying out the prune decision (`apply.prunes`): each delete checked against the live
+"""Carrying out the prune decision (`apply.prunedecision`): each delete checked against the live
 object first; a bundle that left Git loses its objects, then its inventory."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gitgate.apiserver.changeset import ChangeKind
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply import overrides, prunes, stages
+from gitgate.apply import overrides, prunedecision, stages
 from gitgate.apply.inventory import DEFAULT_INSTANCE, Entry, Inventory
 from gitgate.apply.work import ApplyOptions, BundleResult, BundleWork, RecordStore
 from gitgate.apply.writes import late_frozen
@@ -20,11 +20,11 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
                   guard: overrides.PruneGuard, options: ApplyOptions | None = None,
                   claimer: Callable[[ObjectRef], str | None] | None = None) -> None:
     """Carry out the prune decision for `entries`, reading each live object first (see
-    `prunes.check_live`). A freeze committed since the pass began that covers the bundle
+    `prunedecision.check_live`). A freeze committed since the pass began that covers the bundle
     (`options.late_freeze`) stops its deletes where they are. An object another bundle
     claims now (`claimer`) is never deleted: it leaves this bundle's record for that one's."""
     by_ref = {e.ref: e for e in entries}
-    for obj in stages.prune_order([prunes.entry_manifest(e) for e in by_ref.values()]):
+    for obj in stages.prune_order([prunedecision.entry_manifest(e) for e in by_ref.values()]):
         ref = ObjectRef.of(obj)
         entry = by_ref[ref]
         why = options.frozen_late(unit.result.bundle) if options is not None else None
@@ -38,18 +38,18 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
             unit.wrote = True
             continue
         try:
-            check = prunes.precheck(entry) or prunes.check_live(
+            check = prunedecision.precheck(entry) or prunedecision.check_live(
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
                 unit.result.bundle, guard,
                 options.instance if options is not None else DEFAULT_INSTANCE)
-            if check.outcome is prunes.Outcome.WAITS:
+            if check.outcome is prunedecision.Outcome.WAITS:
                 unit.result.held.append(f"{ref}: {check.why}")
                 continue  # still recorded: deleted by the pass after the bundle opens
-            if check.outcome is prunes.Outcome.NOT_OWNED:
+            if check.outcome is prunedecision.Outcome.NOT_OWNED:
                 unit.result.not_owned.append(ref)
-            elif check.outcome is prunes.Outcome.DISABLED:
+            elif check.outcome is prunedecision.Outcome.DISABLED:
                 unit.result.kept.append(ref)
-            elif check.outcome is prunes.Outcome.DELETE:
+            elif check.outcome is prunedecision.Outcome.DELETE:
                 cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
                 unit.result.changes.add(ref, ChangeKind.DELETED)
             unit.entries.pop(ref, None)

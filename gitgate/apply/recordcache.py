@@ -9,9 +9,9 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from gitgate.apply.bundlerecord import from_bundle
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.watchedrecords import WatchedRecords
+from gitgate.apply.recordformat import from_bundle
+from gitgate.apply.recordwatch import WatchedRecords
 from gitgate.model import Manifest
 
 ONE_BY_ONE = 32  # at most this many changed records are read one by one (else: one list)

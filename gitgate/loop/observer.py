@@ -1,7 +1,7 @@
 """The loop's observer: what Karmada did with each bundle, read after a pass and every
 `status_interval`, kept for `/status`, `/metrics` and the page, and written into each
 Bundle's status (`clusters`, `clustersReady`, `lastHealthyRevision`, under the field manager
-`bundlerecord.OBSERVER`). It is the only writer of those fields; a pass writes the rest of the
+`recordformat.OBSERVER`). It is the only writer of those fields; a pass writes the rest of the
 status."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply.bundlerecord import OBSERVER, clusters_status
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.recordcache import RecordCache
+from gitgate.apply.recordformat import OBSERVER, clusters_status
 from gitgate.errors import GitgateError
 from gitgate.heap import give_back
 from gitgate.loop.schedule import LoopState

@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from gitgate.apply.bundlerecord import conditions_of
 from gitgate.apply.inventory import Inventory
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.output.analysisviews import analysis_lines

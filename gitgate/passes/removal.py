@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply import prunes
+from gitgate.apply import prunedecision
 from gitgate.apply.inventory import NAMESPACE, Inventory, mass_prune
 from gitgate.apply.ledger import Ledger, read_inventories
 from gitgate.apply.pruning import prune_gone_bundle
@@ -74,12 +74,12 @@ def remove_bundles(cluster: ClusterPort, chosen: Sequence[Inventory],
 def _dry(cluster: ClusterPort, inventory: Inventory, done: Removal) -> None:
     bundle = inventory.bundle
     for entry in inventory.entries:
-        check = prunes.precheck(entry) or prunes.check_live(
+        check = prunedecision.precheck(entry) or prunedecision.check_live(
             cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name), bundle,
             lambda live: None, inventory.instance)
-        if check.outcome is prunes.Outcome.DELETE:
+        if check.outcome is prunedecision.Outcome.DELETE:
             done.lines.append(f"would delete {entry.ref} ({bundle})")
-        elif check.outcome is not prunes.Outcome.GONE:
+        elif check.outcome is not prunedecision.Outcome.GONE:
             done.lines.append(f"would leave {entry.ref} ({bundle}): {check.why}")
     done.lines.append(f"would delete the record of {bundle}")
 

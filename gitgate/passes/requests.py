@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
+from gitgate.apply.recordformat import API_VERSION, KIND, bundle_name
 from gitgate.errors import GitgateError
 from gitgate.model import Manifest
 from gitgate.model.ownership import INSTANCE_LABEL

@@ -124,8 +124,8 @@ def test_a_bundle_record_is_no_template_a_policy_can_take(run, karmada):
     Bundle record carries Karmada's claimed-by label: a policy selecting it by name binds
     nothing, where the same policy binds a Bundle without the label (the control, so the
     test cannot pass because the policy or the detector does nothing)."""
-    from gitgate.apply.bundlerecord import API_VERSION, CLAIMED_LABEL, KIND
     from gitgate.apply.inventory import NAMESPACE
+    from gitgate.apply.recordformat import API_VERSION, CLAIMED_LABEL, KIND
 
     run.repo.commit({**with_namespaces(run, "web"), **app_files(run, "web", "nginx:1.0", "a")},
                     "web")

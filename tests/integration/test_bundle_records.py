@@ -12,11 +12,11 @@ import pytest
 
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
-from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.legacyinventory import configmap_name, to_configmap
 from gitgate.apply.recordcache import RecordCache
+from gitgate.apply.recordformat import API_VERSION, KIND, bundle_name
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
 from tests.support.objects import shown
@@ -293,7 +293,7 @@ def test_a_record_is_claimed_so_karmadas_detector_leaves_it_and_an_old_one_is_cl
     it on a waiting list that each new policy reads object by object; a Bundle carries Karmada's
     claimed-by label, which takes it off that list (and no policy may propagate it). A record
     an earlier gitgate wrote without the label gets it at its next write."""
-    from gitgate.apply.bundlerecord import CLAIMED_BY, CLAIMED_LABEL
+    from gitgate.apply.recordformat import CLAIMED_BY, CLAIMED_LABEL
 
     _, root, flags, name, first = shop_applied(tmp_path, kube)
     assert first["metadata"]["labels"][CLAIMED_LABEL] == CLAIMED_BY

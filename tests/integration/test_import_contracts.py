@@ -54,7 +54,7 @@ def test_the_contracts_hold_for_gitgate():
      "Only the adapter's exchange and transport speak HTTP (urllib3)"),
     ("gitgate/apply/pruning.py", "from gitgate.apply import ledger  # noqa",
      "The pass engine never imports the record store"),
-    ("gitgate/apply/bundlerecord.py", "from gitgate.apply import prunes  # noqa",
+    ("gitgate/apply/recordformat.py", "from gitgate.apply import prunedecision  # noqa",
      "The record store never imports the pass engine"),
     ("gitgate/apiserver/verbs.py", "from gitgate import yamlio  # noqa",
      "The API adapter imports only the model and the errors of gitgate"),

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
+from gitgate.apply.recordformat import API_VERSION, KIND, bundle_name
 from tests.conftest import set_identity, write_files
 from tests.support.hostile import gitgate
 

@@ -20,9 +20,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
-from gitgate.apply.bundlerecord import bundle_name
 from gitgate.apply.inventory import NAMESPACE, system_namespace
 from gitgate.apply.recordcache import RecordCache
+from gitgate.apply.recordformat import bundle_name
 from gitgate.apply.work import ApplyOptions
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings

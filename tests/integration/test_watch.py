@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import pytest
 
-from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name
 from gitgate.apply.inventory import NAMESPACE
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.recordcache import RecordCache, WatchFeed
+from gitgate.apply.recordformat import API_VERSION, KIND, bundle_name
 from gitgate.errors import KubeError
 from gitgate.passes.requests import ReconcileRequests, request_reconcile
 from tests.conftest import write_files

@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from ruamel.yaml import YAML
 
-from gitgate.apply.bundlerecord import bundle_name as record_name
-from gitgate.apply.bundlerecord import from_bundle
+from gitgate.apply.recordformat import bundle_name as record_name
+from gitgate.apply.recordformat import from_bundle
 from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main as gitgate_cli
 from gitgate.errors import Reason

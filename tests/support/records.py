@@ -3,8 +3,8 @@ a test reaches the API server: `reader.get(...)` or the emulator's own store."""
 
 from __future__ import annotations
 
-from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name, from_bundle
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory
+from gitgate.apply.recordformat import API_VERSION, KIND, bundle_name, from_bundle
 
 
 def record(reader, bundle: str, instance: str = DEFAULT_INSTANCE) -> Inventory | None:

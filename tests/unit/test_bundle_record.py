@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from gitgate.apply.bundlerecord import (
+from gitgate.apply.conditions import conditions_for, states
+from gitgate.apply.inventory import HISTORY_LIMIT, Entry, Inventory, history_entry
+from gitgate.apply.recordformat import (
     bundle_name,
     entry_of_id,
     from_bundle,
@@ -16,8 +18,6 @@ from gitgate.apply.bundlerecord import (
     to_bundle_status,
     to_new_bundle,
 )
-from gitgate.apply.conditions import conditions_for, states
-from gitgate.apply.inventory import HISTORY_LIMIT, Entry, Inventory, history_entry
 from gitgate.progression.record import Progression
 
 T1, T2 = "2026-11-24T09:00:00Z", "2026-11-24T09:05:00Z"
@@ -219,7 +219,7 @@ def test_the_rollback_target_prefers_the_last_healthy_revision():
 
 
 def test_the_observer_keeps_the_last_healthy_revision_until_a_newer_one_is_ready():
-    from gitgate.apply.bundlerecord import clusters_status
+    from gitgate.apply.recordformat import clusters_status
     from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 
     def member(name: str, ready: bool) -> ClusterState:
@@ -312,9 +312,9 @@ class MetadataRecords(Records):
 def test_only_the_records_that_changed_are_read_after_a_list_of_their_metadata(keeping_records):
     from dataclasses import replace
 
-    from gitgate.apply.bundlerecord import bundle_name
     from gitgate.apply.ledger import read_inventories
     from gitgate.apply.recordcache import ONE_BY_ONE
+    from gitgate.apply.recordformat import bundle_name
 
     def record(index: int, version: str, verdict: str = "apply") -> dict:
         obj = stored(replace(KEPT, bundle=f"shop/b{index}", verdict=verdict))
@@ -417,7 +417,7 @@ def test_a_record_deleted_between_the_list_and_its_read_is_left_out(keeping_reco
 
 
 def test_a_record_goes_without_the_optional_fields_an_earlier_crd_refuses():
-    from gitgate.apply.bundlerecord import without_undeclared
+    from gitgate.apply.recordformat import without_undeclared
     bundle = {"apiVersion": "gitgate.io/v1alpha1", "kind": "Bundle",
               "metadata": {"name": "shop"},
               "spec": {"bundle": "shop", "digest": "d" * 64, "intent": {"objects": []}}}

@@ -218,14 +218,14 @@ def test_concurrent_writes_keep_stages_depends_on_and_object_order():
 def test_the_prune_decision_is_pure_over_plan_and_inventories():
     """What left Git, which bundles left Git and which of those a gate holds, and the
     brake, decided from data alone (the engine and `plan --kubeconfig` both follow it)."""
-    from gitgate.apply import prunes
+    from gitgate.apply import prunedecision
     from gitgate.apply.inventory import Entry, Inventory
     entry = lambda name: Entry("v1", "ConfigMap", "ns", name, "h")  # noqa: E731
     inventories = {"web": Inventory("web", (entry("a"), entry("b"))),
                    "old": Inventory("old", (entry("c"),), labels=(("tier", "x"),)),
                    "big": Inventory("big", tuple(entry(f"k{i}") for i in range(10)))}
     plan = plan_of(source("web", cm("a")), source("big", *(cm(f"k{i}") for i in range(10))))
-    decision = prunes.decide(plan, inventories, {"web": (entry("b"),), "big": ()})
+    decision = prunedecision.decide(plan, inventories, {"web": (entry("b"),), "big": ()})
     assert decision.leftovers == {"web": (entry("b"),)}
     assert set(decision.gone) == {"old"} and not decision.gone["old"].held
     assert (decision.prunes, decision.managed, decision.blocked) == (2, 13, False)
@@ -233,14 +233,14 @@ def test_the_prune_decision_is_pure_over_plan_and_inventories():
                    gates={"gates/h.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
                           "metadata: {name: h}\nspec: {selector: {matchLabels: {tier: x}},"
                           " action: hold, reason: keep}\n"})
-    decision = prunes.decide(held, inventories, {"web": (entry("b"),)})
+    decision = prunedecision.decide(held, inventories, {"web": (entry("b"),)})
     assert decision.gone["old"].held and decision.gone["old"].holds[0].reason == "keep"
     # outside `--bundle`'s scope nothing is taken for gone
-    assert prunes.decide(plan, inventories, {}, scope=lambda n: n == "web").gone == {}
+    assert prunedecision.decide(plan, inventories, {}, scope=lambda n: n == "web").gone == {}
     # the brake: more than half of what is managed
     everything = {"web": (entry("a"), entry("b")), "big": inventories["big"].entries}
-    assert prunes.decide(plan, inventories, everything).blocked
-    assert not prunes.decide(plan, inventories, everything, allow_mass_prune=True).blocked
+    assert prunedecision.decide(plan, inventories, everything).blocked
+    assert not prunedecision.decide(plan, inventories, everything, allow_mass_prune=True).blocked
 
 
 def test_the_record_of_a_change_goes_before_the_records_that_only_follow_the_revision():

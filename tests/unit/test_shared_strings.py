@@ -8,8 +8,8 @@ import hashlib
 
 import orjson
 
-from gitgate.apply.bundlerecord import from_bundle, to_bundle, to_bundle_status
 from gitgate.apply.inventory import Entry, Inventory
+from gitgate.apply.recordformat import from_bundle, to_bundle, to_bundle_status
 from gitgate.model import ObjectRef
 from gitgate.model.shared import SHARED_MAX, shared, shared_tree
 from gitgate.yamlio import load_documents

@@ -1,9 +1,9 @@
-"""The records as the requests watcher sees them (`apply.watchedrecords`): plain data in,
+"""The records as the requests watcher sees them (`apply.recordwatch`): plain data in,
 the list a pass would otherwise ask for out, or None when the watch cannot stand for it."""
 
 from __future__ import annotations
 
-from gitgate.apply.watchedrecords import WatchedRecords
+from gitgate.apply.recordwatch import WatchedRecords
 
 
 def _meta(name: str, version: str, uid: str = "") -> dict:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gitgate.apiserver.changeset import Applied
-from gitgate.apply.bundlerecord import API_VERSION, KIND, bundle_name, from_bundle
 from gitgate.apply.inventory import NAMESPACE, Entry, Inventory
 from gitgate.apply.ledger import Ledger, stored_of
+from gitgate.apply.recordformat import API_VERSION, KIND, bundle_name, from_bundle
 from gitgate.errors import KubeError
 from gitgate.model import Manifest
 from tests.support.memory_cluster import MemoryCluster
