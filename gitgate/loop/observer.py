@@ -16,13 +16,13 @@ from typing import Any
 from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
-from gitgate.apply.observe import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.recordformat import OBSERVER, clusters_status
 from gitgate.errors import GitgateError
 from gitgate.heap import give_back
 from gitgate.loop.schedule import LoopState
 from gitgate.loop.shardturn import ShardTurn
+from gitgate.passes.karmadareads import Observation, ReadStopped, Stoppable, observe_following
 from gitgate.progression.rollouts import retries_requested
 from gitgate.status.metrics import LoopMetrics
 

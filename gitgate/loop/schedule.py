@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.observe import Observation
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.errors import GitgateError, Reason
+from gitgate.passes.karmadareads import Observation
 from gitgate.passes.shards import Turn
 from gitgate.plan import Plan
 from gitgate.source.gateguard import GateReport

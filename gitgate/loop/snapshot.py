@@ -9,8 +9,8 @@ from types import MappingProxyType
 from typing import Any
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.observe import Observation
 from gitgate.loop.schedule import LoopState
+from gitgate.passes.karmadareads import Observation
 from gitgate.source.gateguard import GateReport
 from gitgate.source.signatures import Signature
 

@@ -12,7 +12,11 @@ from gitgate.apiserver.ports import ClusterPort, Lister
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.members import member_clusters
-from gitgate.apply.observe import (
+from gitgate.errors import GitgateError, KubeError
+from gitgate.karmada.syncsteps import Progress
+from gitgate.model import ObjectRef
+from gitgate.model.rolloutspec import Members
+from gitgate.passes.karmadareads import (
     Observation,
     dispatch_from,
     inventory_refs,
@@ -21,10 +25,6 @@ from gitgate.apply.observe import (
     read_karmada,
     unreadable,
 )
-from gitgate.errors import GitgateError, KubeError
-from gitgate.karmada.syncsteps import Progress
-from gitgate.model import ObjectRef
-from gitgate.model.rolloutspec import Members
 from gitgate.plan import Plan
 from gitgate.progression.hookphases import syncing, watched
 

@@ -15,11 +15,11 @@ from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.ledger import recorded_instances as recorded_instances
 from gitgate.apply.members import member_clusters
-from gitgate.apply.observe import Observation, observe
 from gitgate.apply.recordformat import RECORD_LABEL, bundle_name, retry_request
 from gitgate.errors import KubeError
 from gitgate.model.ownership import INSTANCE_LABEL
 from gitgate.model.shardmap import ShardMap
+from gitgate.passes.karmadareads import Observation, observe
 from gitgate.progression.rollouts import halted_rollouts
 from gitgate.source.gateguard import GateReport
 from gitgate.source.signatures import Signature

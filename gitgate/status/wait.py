@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gitgate.apply.observe import Observation
 from gitgate.apply.work import PassResult
 from gitgate.model import Verdict
+from gitgate.passes.karmadareads import Observation
 from gitgate.plan import BundlePlan, Plan
 
 # held bundles were not written: nothing to wait for

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 
 from gitgate.apply.ledger import read_inventories
-from gitgate.apply.observe import observe
+from gitgate.passes.karmadareads import observe
 from tests.support.applyrepo import NOW, Repo, result_of
 from tests.support.manifests import cm, db_image_override, deployment
 

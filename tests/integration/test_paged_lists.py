@@ -192,8 +192,8 @@ def test_karmada_is_read_with_the_templates_metadata_alone(tmp_path, kube):
     """What is kept of a template after a pass is its identity, labels, generation and
     resourceVersion: all metadata, so the lists of templates ask for nothing more (a
     ConfigMap's data never crosses the wire to be dropped)."""
-    from gitgate.apply.observe import read_karmada
     from gitgate.model import ObjectRef
+    from gitgate.passes.karmadareads import read_karmada
 
     _bundles_repo(tmp_path, kube, 2)
     ns = kube.ns("records")

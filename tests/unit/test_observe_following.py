@@ -4,13 +4,13 @@ not settled, what was never seen; all when the pass's changes can act beyond the
 from __future__ import annotations
 
 from gitgate.apiserver.changeset import ChangeKind, ChangeSet
-from gitgate.apply.observe import Observation, settled, slim, to_follow
 from gitgate.apply.transitions import Transition
 from gitgate.apply.work import BundleResult, PassResult
 from gitgate.bundle.selectors import policy_selects
 from gitgate.karmada.bindingstatus import Health
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Version
 from gitgate.model import ObjectRef
+from gitgate.passes.karmadareads import Observation, settled, slim, to_follow
 
 CM = ObjectRef("", "ConfigMap", "shop", "web-config")
 OVERRIDE = ObjectRef("policy.karmada.io", "OverridePolicy", "shop", "canary")
@@ -119,8 +119,8 @@ class _Namespace:
 def test_a_read_keeps_the_bindings_of_its_own_objects_alone_of_a_shared_namespace():
     """Another replica's (or team's) bundles share the namespace: their bindings come in the
     same list, and are neither parsed nor kept."""
-    from gitgate.apply.observe import read_karmada
     from gitgate.karmada.dispatch import binding_key
+    from gitgate.passes.karmadareads import read_karmada
 
     ours, theirs = CM, ObjectRef("", "ConfigMap", "shop", "other-config")
 
@@ -143,8 +143,8 @@ def test_a_read_keeps_the_bindings_of_its_own_objects_alone_of_a_shared_namespac
 def test_a_read_keeps_the_cluster_bindings_of_its_own_cluster_scoped_objects_alone():
     """The same for ClusterResourceBindings: one list for the whole cluster, which holds every
     team's cluster-scoped objects."""
-    from gitgate.apply.observe import read_karmada
     from gitgate.karmada.dispatch import binding_key
+    from gitgate.passes.karmadareads import read_karmada
 
     ours = ObjectRef("rbac.authorization.k8s.io", "ClusterRole", "", "web-reader")
     theirs = ObjectRef("rbac.authorization.k8s.io", "ClusterRole", "", "blog-reader")

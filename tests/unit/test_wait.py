@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gitgate.apply.observe import Observation
 from gitgate.apply.work import BundleResult, PassResult
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.model import Verdict
+from gitgate.passes.karmadareads import Observation
 from gitgate.plan import Plan
 from gitgate.status.wait import Settling, pending
 
