@@ -39,6 +39,7 @@ from gitgate.output.webgates import gates_page
 from gitgate.output.weblayout import Filters, Snapshot, e, layout, login_page, missing_page
 from gitgate.output.webpages import bundle_page, overview_page
 from gitgate.output.webrollouts import rollouts_page
+from gitgate.passes.onepass import RecordCache
 from gitgate.passes.recorded import (
     bundle_events,
     provenance_document,
@@ -209,7 +210,7 @@ def loop_source(reconciler: Reconciler, refresh_seconds: int) -> StateSource:
     behind the Service that does not hold the Lease) has planned nothing: it shows the records
     the leader keeps on the API server, as `gitgate ui` does."""
     standby = ApiSource(reconciler.cluster, reconciler.settings.apply.instance,
-                        reconciler.clock, "", refresh_seconds)
+                        reconciler.clock, "", refresh_seconds, records=reconciler.records)
     origin = f"{reconciler.source.display_url} ({reconciler.source.branch})"
 
     def snapshot() -> Snapshot:
@@ -241,8 +242,10 @@ class ApiSource:
     read)."""
 
     def __init__(self, cluster: ClusterPort, instance: str, clock: Callable[[], datetime],
-                 origin: str, refresh_seconds: int, fresh_for: float = 2.0):
+                 origin: str, refresh_seconds: int, fresh_for: float = 2.0,
+                 records: RecordCache | None = None):
         self.cluster, self.instance, self.clock = cluster, instance, clock
+        self.records = records  # a running loop's records' cache
         self.origin, self.refresh_seconds, self.fresh_for = origin, refresh_seconds, fresh_for
         self._lock = threading.Lock()
         self._read: tuple[float, Snapshot] | None = None
@@ -251,7 +254,7 @@ class ApiSource:
         with self._lock:
             if self._read is not None and time.monotonic() - self._read[0] < self.fresh_for:
                 return self._read[1]
-            recorded = recorded_status(self.cluster, self.instance)
+            recorded = recorded_status(self.cluster, self.instance, self.records)
             problems = [recorded.observation.error] if recorded.observation.error else []
             problems += provenance_lines(recorded.provenance or {})
             dispatch: dict[str, Dispatch] = dict(recorded.observation.bundles)

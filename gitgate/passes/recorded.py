@@ -15,6 +15,7 @@ from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.ledger import recorded_instances as recorded_instances
 from gitgate.apply.members import member_clusters
+from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.recordformat import RECORD_LABEL, bundle_name, retry_request
 from gitgate.errors import KubeError
 from gitgate.model.ownership import INSTANCE_LABEL
@@ -36,11 +37,12 @@ class Recorded:
     shards: ShardMap | None = None  # with `run --shard`: the replicas' agreed assignment
 
 
-def recorded_status(cluster: ClusterPort, instance: str) -> Recorded:
+def recorded_status(cluster: ClusterPort, instance: str,
+                    records: RecordCache | None = None) -> Recorded:
     """Every bundle's inventory and what Karmada did with it (an unreadable Karmada is the
     observation's error; unreadable inventories raise GitgateError), and the provenance the
-    running loop recorded."""
-    inventories = list(read_inventories(cluster, instance).values())
+    running loop recorded. `records`: the running loop's records' cache, when it reads."""
+    inventories = list(read_inventories(cluster, instance, records).values())
     return Recorded(inventories, observe(cluster, inventories),
                     read_document(cluster, instance, "provenance"),
                     ShardMap.from_dict(read_document(cluster, instance, "shards")))
