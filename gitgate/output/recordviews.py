@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.recordformat import conditions_of
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.output.analysisviews import analysis_lines
 from gitgate.output.documents import document, object_ref

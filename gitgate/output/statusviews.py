@@ -12,7 +12,6 @@ from gitgate.karmada.dispatch import ClusterState, Health, Version
 from gitgate.loop.reconciler import Reconciler
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
-from gitgate.passes.karmadareads import Observation
 from gitgate.passes.recorded import provenance_document
 from gitgate.status.bundlestate import BundleState, dispatch_document
 from gitgate.timespec import age

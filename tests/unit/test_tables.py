@@ -52,7 +52,6 @@ def test_a_bundle_that_reaches_no_cluster_shows_none_not_a_dash():
     """Issue 28, item 2: `status` said `CLUSTERS -` for a bundle with objects to propagate
     that reached no member cluster, as for a Namespace-only bundle that has none."""
     from gitgate.karmada.dispatch import Dispatch
-    from gitgate.passes.karmadareads import Observation
 
     lonely, namespaces = Inventory("shop", verdict="apply"), Inventory("ns", verdict="apply")
     seen = {"shop": Dispatch((), "ConfigMap shop/a has no ResourceBinding", 2),
