@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitgate.charts.chartsignature import ProvenanceChecker
 from gitgate.charts.credentials import SecretReader, credentials_reader
 from gitgate.charts.download import Transport
-from gitgate.charts.provenance import ProvenanceChecker
 from gitgate.charts.remote import Remote
 from gitgate.charts.semver import best_match
 from gitgate.charts.store import ChartStore, sha256_digest

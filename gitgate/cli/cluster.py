@@ -38,7 +38,8 @@ from gitgate.output.statusviews import (
     status_document,
     status_table,
 )
-from gitgate.passes.onepass import ApplyOptions, ClusterPort, PassResult, reconcile, selected
+from gitgate.passes.bundleglob import selected
+from gitgate.passes.onepass import ApplyOptions, ClusterPort, PassResult, reconcile
 from gitgate.passes.recorded import recorded_instances, recorded_status
 from gitgate.plan import Plan
 from gitgate.prometheus.instant import InstantQueries

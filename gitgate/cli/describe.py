@@ -20,7 +20,7 @@ from gitgate.output.recordviews import (
     history_document,
     history_table,
 )
-from gitgate.passes.onepass import selected
+from gitgate.passes.bundleglob import selected
 from gitgate.passes.recorded import Recorded, bundle_events, recorded_status
 from gitgate.status.bundlestate import BundleState, bundle_states
 

@@ -35,6 +35,7 @@ from gitgate.output.checkreport import check_document, check_text, junit_xml
 from gitgate.output.plantables import gates_document, gates_table, plan_document, plan_text
 from gitgate.output.printers import Printable, show
 from gitgate.output.renderdoc import render_document, render_yaml
+from gitgate.passes.bundleglob import selected
 from gitgate.passes.onepass import (
     ApplyOptions,
     Checkout,
@@ -42,7 +43,6 @@ from gitgate.passes.onepass import (
     plan_checkout,
     preview,
     read_records,
-    selected,
 )
 from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo

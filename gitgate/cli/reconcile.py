@@ -22,8 +22,8 @@ from gitgate.cli.kube import cluster_asked, cluster_from
 from gitgate.errors import ConfigError, GitgateError
 from gitgate.model import Verdict
 from gitgate.output import console
+from gitgate.passes.bundleglob import selected
 from gitgate.passes.leading import leadership
-from gitgate.passes.onepass import selected
 from gitgate.passes.recorded import recorded_status
 from gitgate.passes.requests import handled, request_reconcile
 from gitgate.timespec import duration_flag

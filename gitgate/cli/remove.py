@@ -10,8 +10,9 @@ from gitgate.cli.flags import completes, kube_flags
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError
 from gitgate.output import console
+from gitgate.passes.bundleglob import selected
 from gitgate.passes.leading import leadership
-from gitgate.passes.onepass import ClusterPort, selected
+from gitgate.passes.onepass import ClusterPort
 from gitgate.passes.recorded import recorded_instances
 from gitgate.passes.removal import Removal, recorded_bundles, remove_bundles, remove_leftovers
 

@@ -51,6 +51,7 @@ from gitgate.passes.onepass import (
     system_namespace,
 )
 from gitgate.passes.shards import Membership
+from gitgate.prometheus.instant import InstantQueries
 from gitgate.render.cache import RenderCache
 from gitgate.render.diskcache import RenderDisk
 from gitgate.render.sandbox import stop_all
@@ -220,6 +221,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     cluster = KubeCluster(api, timeouts=timeouts)
     source = GitSource(args.repo, args.branch, Path(args.cache_dir), auth, trust, guard,
                        repo_trust)
+    queries = InstantQueries()  # the Prometheus servers rollout analyses name
     settings = LoopSettings(
         path=args.path, interval=interval, resync=resync, status_interval=status_interval,
         commit_halts=args.commit_halts,
@@ -229,7 +231,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
                            suspension_timeout=suspension_timeout,
                            concurrency=args.apply_concurrency,
                            hook_timeout=duration_flag(args.hook_timeout, "--hook-timeout"),
-                           actor="loop"))
+                           actor="loop", measure=queries.measure))
     identity = args.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     api.user_agent = f"gitgate/{__version__} ({identity})"  # the API server's audit log
     lease = args.lease_duration
@@ -255,6 +257,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
     reconciler.watch_newer()  # a freeze pushed while a pass writes stops what it covers
     cluster.transport.observer = reconciler.metrics.api_request
+    queries.observer = reconciler.metrics.analysis_query
     elector = None
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gitgate.apply.bundlerecord import event_for
+from gitgate.apiserver.ports import Writer, create
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.ports import Writer, create
+from gitgate.apply.recordformat import event_for
 from gitgate.apply.transitions import WARNING, Transition
 from gitgate.errors import GitgateError, Reason
 from gitgate.gitops.workflow import Committed, GitRepo, rollback, rollback_target

@@ -20,9 +20,10 @@ from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply.recordcache import RecordCache, WatchFeed
 from gitgate.charts.stage import ChartFetcher
 from gitgate.errors import GitgateError, Reason, SourceError
+from gitgate.gitops.failurerollback import RollbackOnFailure
 from gitgate.heap import give_back
 from gitgate.loop.freezewatch import FreezeWatch
-from gitgate.loop.halts import commit_halts
+from gitgate.loop.halts import commit_halts, commit_rollbacks, halt_repo
 from gitgate.loop.headtrust import HeadTrust
 from gitgate.loop.loopdocs import LoopDocuments
 from gitgate.loop.observer import Observer
@@ -116,6 +117,8 @@ class Reconciler:
         self.documents = LoopDocuments(cluster, instance, self.state, self.turns, source,
                                        settings.path)
         self.freezes = FreezeWatch(source, settings.path, self.stop)
+        self.rollbacks = RollbackOnFailure(  # onFailure: rollback
+            lambda: halt_repo(self._git_source(), settings.path, tools))
         self._migrated = False  # records of an earlier release were looked for and moved
         self.metrics.interval.set(settings.interval.total_seconds())
 
@@ -225,6 +228,9 @@ class Reconciler:
             assert isinstance(self.source, GitSource)  # checked when the loop was made
             if commit_halts(self.source, self.settings.path, self.tools, plan, now):
                 self.wake.set()  # fetch it at once: the gate takes over the halt
+            if commit_rollbacks(self.rollbacks, self.cluster, self.notifier, plan,
+                                result.inventories or {}, now):
+                self.wake.set()  # fetch it at once
         self.state.last_pass, self.state.last_reason = now, reason
         self.state.next_transition = next_transition(plan, now)
         self.state.next_check = next_check(plan, now)
@@ -257,6 +263,10 @@ class Reconciler:
                              count_metric=count_metric)
 
     # ------------------------------------------------------------------ forever
+    def _git_source(self) -> GitSource:
+        assert isinstance(self.source, GitSource)  # checked when the loop was made
+        return self.source
+
     def trigger(self) -> None:
         """A webhook: fetch now (a pass that is writing looks for new freezes at once)."""
         self.wake.set()

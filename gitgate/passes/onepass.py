@@ -5,7 +5,6 @@ pass means the same thing everywhere."""
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -27,14 +26,14 @@ from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.work import ApplyOptions, PassResult
 from gitgate.bundle.summary import summarize
 from gitgate.charts.stage import ChartFetcher
-from gitgate.errors import ConfigError, GitgateError
+from gitgate.errors import GitgateError
 from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.model import Action, ReasonKind, Verdict
 from gitgate.model.claims import Holders
-from gitgate.model.nearby import closest_hint
 from gitgate.model.ownership import SYSTEM_NAMESPACE
 from gitgate.model.rolloutspec import Members
+from gitgate.passes.bundleglob import matches, scope_of_glob, selected
 from gitgate.passes.clusterview import ClusterView, observe_cluster, read_members
 from gitgate.passes.identities import as_recorded_tenants, as_tenants
 from gitgate.plan import Plan, awaited_by, make_plan
@@ -70,26 +69,6 @@ __all__ = ["MAX_CONCURRENCY", "SYSTEM_NAMESPACE", "ApplyOptions", "Checkout", "C
            "system_namespace"]
 
 log = logging.getLogger("gitgate")
-
-
-def matches(name: str, bundle_glob: str | None) -> bool:
-    """The `--bundle GLOB` scope: no glob selects every bundle."""
-    return bundle_glob is None or fnmatch.fnmatchcase(name, bundle_glob)
-
-
-def selected(names: list[str], bundle_glob: str | None, said: str = "--bundle") -> list[str]:
-    """The names `--bundle GLOB` selects. A glob that selects nothing is an error naming the
-    closest bundle names (a typo must not pass for "nothing to do"). Raises ConfigError."""
-    chosen = [name for name in names if matches(name, bundle_glob)]
-    if bundle_glob is None or chosen:
-        return chosen
-    raise ConfigError(f"{said} {bundle_glob!r} matches no bundle"
-                      f"{closest_hint(bundle_glob, names)} (`gitgate plan` lists them all)")
-
-
-def scope_of_glob(bundle_glob: str | None) -> Callable[[str], bool] | None:
-    """The bundles a pass may touch (None: all of them)."""
-    return None if bundle_glob is None else (lambda name: matches(name, bundle_glob))
 
 
 @dataclass(frozen=True)

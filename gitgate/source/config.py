@@ -8,11 +8,14 @@ from typing import Any
 
 from gitgate.errors import ConfigError
 from gitgate.model import BundleOptions, Manifest, RolloutSpec
+from gitgate.model.analysisspec import Provider
 from gitgate.model.chartspec import (
     ChartPolicy,
     ChartRef,
 )
-from gitgate.model.tenantspec import Tenancy
+from gitgate.model.tenantrules import owner_of
+from gitgate.model.tenantspec import Tenancy, Tenant
+from gitgate.source.analysisconfig import parse_providers, refused_provider
 from gitgate.source.chartconfig import parse_chart_policy, parse_chart_ref
 from gitgate.source.configfields import (
     labels_of,
@@ -31,7 +34,7 @@ BUNDLE_CONFIG = "bundle.yaml"
 
 _DEFAULT_KEYS = {"namespace", "placement", "labels", "rollout"}
 _REPO_KEYS = {"apiVersion", "kind", "paths", "gatesPath", "defaults", "tenants", "untenanted",
-              "verify", "gates", "charts"}
+              "verify", "gates", "charts", "analysis"}
 _VERIFY_KEYS = {"commits", "allowedSigners", "allowedGpgKeys"}
 _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "dir",
                 "placement", "labels", "dependsOn", "split", "rollout", "clusters", "helm"}
@@ -52,6 +55,7 @@ class RepoConfig:
     tenancy: Tenancy = field(default_factory=Tenancy)
     provenance: Provenance | None = None  # `verify:` and `gates.signers`
     charts: ChartPolicy = field(default_factory=ChartPolicy)  # where charts may come from
+    analysis_providers: tuple[Provider, ...] = ()  # the Prometheus servers analyses may query
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
     if gates_path.startswith("/") or ".." in gates_path.split("/") or not gates_path.strip("/."):
         raise ConfigError(f"gatesPath {gates_path!r} must be a folder inside the repo (not the "
                           "repo itself)", file=file)
+    providers = parse_providers(data.get("analysis"), file)
     return RepoConfig(
         paths=tuple(p.strip("/") or "." for p in paths),
         gates_path=gates_path.strip("/"),
@@ -116,12 +121,14 @@ def _repo_config(text: str | None, file: str) -> RepoConfig:
         or "default",
         default_placement=optional_mapping(defaults.get("placement"), file, "defaults.placement"),
         default_labels=labels_of(defaults.get("labels"), file, "defaults.labels"),
-        default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout"),
+        default_rollout=parse_rollout(defaults.get("rollout"), file, "defaults.rollout",
+                                      providers),
         default_rollout_at=(file, key_line(text, ("defaults", "rollout")) or 0)
         if "rollout" in defaults else ("", 0),
         tenancy=parse_tenancy(data, file),
         provenance=parse_provenance(data, file),
         charts=parse_chart_policy(data.get("charts"), file),
+        analysis_providers=providers,
     )
 
 
@@ -190,6 +197,14 @@ def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOpti
     if name is not None and not _BUNDLE_NAME.match(name):
         raise ConfigError(f"name {name!r} must be lowercase letters, digits, '-' and '.' "
                           "(it names Kubernetes objects)", file=file)
+    rollout = parse_rollout(data.get("rollout"), file, "rollout",
+                            repo.analysis_providers) or repo.default_rollout
+    if rollout is not None and rollout.analysis:
+        owner = owner_of(file.rpartition("/")[0] or ".", repo.tenancy)
+        refused = refused_provider(rollout.analysis, owner.name if isinstance(owner, Tenant)
+                                   else owner)
+        if refused:
+            raise ConfigError(refused, file=file)
     return BundleOptions(
         name=name,
         namespace=optional_str(data.get("namespace"), file, "namespace") or repo.default_namespace,
@@ -202,7 +217,7 @@ def _bundle_options(text: str | None, file: str, repo: RepoConfig) -> BundleOpti
         unplaced=data.get("placement") == NO_PLACEMENT,
         labels={**repo.default_labels, **labels_of(data.get("labels"), file, "labels")},
         depends_on=str_list(data.get("dependsOn"), file, "dependsOn"),
-        rollout=parse_rollout(data.get("rollout"), file, "rollout") or repo.default_rollout,
+        rollout=rollout,
         split=split,
         clusters=parse_customizations(data.get("clusters"), file),
         rollout_at=(file, key_line(text, ("rollout",)) or 0) if text is not None

@@ -8,6 +8,7 @@ from typing import Any
 
 from gitgate.errors import ConfigError
 from gitgate.model import Manifest, RolloutSpec
+from gitgate.model.analysisspec import Provider
 from gitgate.model.clusterspec import Customization
 from gitgate.model.rolloutspec import (
     ON_FAILURE,
@@ -16,6 +17,7 @@ from gitgate.model.rolloutspec import (
     Requirement,
     Wave,
 )
+from gitgate.source.analysisconfig import parse_analysis
 from gitgate.source.configfields import (
     labels_of,
     optional_mapping,
@@ -24,7 +26,7 @@ from gitgate.source.configfields import (
 )
 from gitgate.timespec import parse_duration
 
-_ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure"}
+_ROLLOUT_KEYS = {"waves", "bake", "progressDeadline", "onFailure", "analysis"}
 
 
 
@@ -41,9 +43,11 @@ _TARGET_KEYS = {"group", "version", "kind", "name", "namespace", "labelSelector"
 
 
 
-def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
+def parse_rollout(value: Any, file: str, key: str, providers: tuple[Provider, ...] = ()
+                  ) -> RolloutSpec | None:
     """`rollout: {waves: [{clusters: [a]}, {clusters: [b, c]}], bake: 5m,
-    progressDeadline: 10m, onFailure: hold}`."""
+    progressDeadline: 10m, onFailure: hold, analysis: [...]}` (`providers`: gitgate.yaml's
+    `analysis.providers`, which the checks must name)."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -75,7 +79,8 @@ def parse_rollout(value: Any, file: str, key: str) -> RolloutSpec | None:
         except ConfigError as exc:
             raise ConfigError(f"{key}.{field_name}: {exc.message}", file=file) from None
     return RolloutSpec(tuple(waves), durations["bake"], durations["progressDeadline"],
-                       on_failure)
+                       on_failure, parse_analysis(value.get("analysis"), file,
+                                                  f"{key}.analysis", providers))
 
 
 

@@ -20,7 +20,8 @@ from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
-from gitgate.loop import LoopSettings, Reconciler
+from gitgate.loop.reconciler import Reconciler
+from gitgate.loop.schedule import LoopSettings
 from gitgate.prometheus.instant import InstantQueries
 from gitgate.source.git import GitSource
 from tests.conftest import set_identity, write_files

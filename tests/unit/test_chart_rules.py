@@ -109,7 +109,7 @@ def test_verify_names_a_keyring_and_is_for_chart_repositories():
 def test_an_armored_keyring_is_read_as_its_packets():
     import base64
 
-    from gitgate.charts.provenance import dearmored
+    from gitgate.charts.chartsignature import dearmored
 
     packets = bytes(range(200))
     body = base64.b64encode(packets).decode()
