@@ -41,6 +41,7 @@ from gitgate.model import (
 )
 from gitgate.model.claims import Holders
 from gitgate.model.kindscope import ScopeTable
+from gitgate.model.ownership import DEFAULT_INSTANCE
 from gitgate.model.rolloutspec import Members
 from gitgate.model.tenantspec import Tenancy
 from gitgate.source.config import REPO_CONFIG
@@ -55,6 +56,7 @@ class BundlePlan:
     rollout: Step | None = None  # where the bundle's rollout is (with `rollout` configured)
     hooks: HookStep | None = None  # where the sync of a bundle with hooks is
     kept: tuple[ObjectRef, ...] = ()  # inventory entries this pass neither writes nor prunes
+    instance: str = DEFAULT_INSTANCE  # the gitgate that writes it (its policies' names)
 
     @cached_property
     def written(self) -> tuple[Hashed, ...]:
@@ -133,7 +135,7 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
               warnings: tuple[Problem, ...] = (), memo: Memo | None = None,
               tenancy: Tenancy | None = None, members: Members | None = None,
               mine: Callable[[str], bool] | None = None, scopes: ScopeTable | None = None,
-              holders: Holders | None = None) -> Plan:
+              holders: Holders | None = None, instance: str = DEFAULT_INSTANCE) -> Plan:
     """With a `memo`, a bundle with the same objects and verdict as in the last pass keeps
     its plan, and with it the content hashes its writes are compared by. `tenancy`: the
     rules of gitgate.yaml's `tenants` (bundles that break them fail); `members`: Karmada's
@@ -141,7 +143,8 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
     `mine` (`run --shard`): the bundles this replica writes; the others are judged with the
     rest (their verdicts, their warnings) but get no objects to write nor policies.
     `scopes`: which kinds are namespaced, as rendering judged them; `holders`: what the
-    Bundle records hold live (a bundle name two folders claim stays with its holder)."""
+    Bundle records hold live (a bundle name two folders claim stays with its holder);
+    `instance`: the gitgate that writes the plan (its generated policies' names)."""
     grouped_bundles, lost = grouped(rendered, memo, tenancy, members, scopes, holders)
     bundles = list(grouped_bundles)
     problems += tuple(p for p in lost if p not in problems)
@@ -151,10 +154,10 @@ def make_plan(rendered: tuple[RenderedSource, ...], gate_texts: dict[str, GateTe
     gates, invalid = parse_gates(gate_texts)
     invalid += misplaced_gates(rendered, tenancy)
     verdicts = evaluate(bundles, gates, invalid, now, memo)
-    plans = [derive(memo, "plan", bundle, verdicts[bundle.name],
-                    partial(bundle_plan, bundle, verdicts[bundle.name]))
+    plans = [derive(memo, "plan", bundle, (verdicts[bundle.name], instance),
+                    partial(bundle_plan, bundle, verdicts[bundle.name], instance))
              if mine is None or mine(bundle.name) else
-             BundlePlan(bundle, verdicts[bundle.name], (), ())
+             BundlePlan(bundle, verdicts[bundle.name], (), (), instance=instance)
              for bundle in bundles]
     return Plan(revision, now, tuple(plans), tuple(gate_states(gates, bundles, now)),
                 tuple(invalid), problems, warnings + tuple(
@@ -225,13 +228,14 @@ def _placement_words(placement: Manifest) -> str:
     return " | ".join(said) or "by placement"
 
 
-def bundle_plan(bundle: Bundle, verdict: BundleVerdict) -> BundlePlan:
+def bundle_plan(bundle: Bundle, verdict: BundleVerdict,
+                instance: str = DEFAULT_INSTANCE) -> BundlePlan:
     """What the bundle writes under `verdict`: its objects (suspended as the verdict says) and
-    its generated policies."""
-    policies = [*generated_policies(bundle, bundle.source.options.placement, verdict),
-                *generated_overrides(bundle)]
+    its generated policies, named for `instance`."""
+    policies = [*generated_policies(bundle, bundle.source.options.placement, verdict, instance),
+                *generated_overrides(bundle, instance)]
     desired = with_suspension(bundle.objects, verdict)
-    return BundlePlan(bundle, verdict, tuple(desired), tuple(policies))
+    return BundlePlan(bundle, verdict, tuple(desired), tuple(policies), instance=instance)
 
 
 def with_verdict(item: BundlePlan, verdict: BundleVerdict) -> BundlePlan:
@@ -245,5 +249,5 @@ def with_verdict(item: BundlePlan, verdict: BundleVerdict) -> BundlePlan:
     if suspension_for(verdict) == suspension_for(item.verdict) or not (
             item.desired or item.policies):
         return replace(item, verdict=verdict)
-    owned = bundle_plan(item.bundle, verdict)
+    owned = bundle_plan(item.bundle, verdict, item.instance)
     return replace(item, verdict=verdict, desired=owned.desired, policies=owned.policies)

@@ -148,8 +148,10 @@ def suspend_first(cluster: PolicyPort, inventories: dict[str, Inventory],
                                                                 states).items()):
         written: list[ObjectRef] = []
         error = ""
+        # the generated policies' names, and the one earlier releases gave every instance's
+        names = {policy_name(bundle, inventories[bundle].instance), policy_name(bundle)}
         for entry in inventories[bundle].entries:
-            if entry.kind not in POLICY_KINDS or entry.name != policy_name(bundle):
+            if entry.kind not in POLICY_KINDS or entry.name not in names:
                 continue
             try:
                 live = cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name)

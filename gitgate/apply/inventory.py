@@ -13,15 +13,14 @@ from typing import Any
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.claims import Holders
 from gitgate.model.labels import stored_name
+from gitgate.model.ownership import DEFAULT_INSTANCE, Origin
 from gitgate.model.ownership import SYSTEM_NAMESPACE as NAMESPACE
-from gitgate.model.ownership import Origin
 from gitgate.model.shared import shared
 
 __all__ = ["DEFAULT_INSTANCE", "NAMESPACE", "PRUNE_ANNOTATION", "Diff", "Entry", "Inventory",
            "contested", "diff", "entry_for", "holders_of", "mass_prune", "system_namespace"]
 from gitgate.progression.record import Progression
 
-DEFAULT_INSTANCE = "default"
 SKIP_PROPAGATION = "namespace.karmada.io/skip-auto-propagation"
 PRUNE_ANNOTATION = "gitgate.io/prune"
 

@@ -30,6 +30,7 @@ from gitgate.errors import ConfigError, GitgateError, Reason
 from gitgate.karmada.effective import member_view
 from gitgate.model import Verdict
 from gitgate.model.chartspec import LockedChart
+from gitgate.model.ownership import DEFAULT_INSTANCE
 from gitgate.output import console
 from gitgate.output.checkreport import check_document, check_text, junit_xml
 from gitgate.output.plantables import gates_document, gates_table, plan_document, plan_text
@@ -167,7 +168,8 @@ def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None =
                          clusters=cluster,
                          inventories=read_records(cluster, args.instance)
                          if cluster is not None else None,
-                         charts=chart_fetcher(cluster, in_force))
+                         charts=chart_fetcher(cluster, in_force),
+                         instance=getattr(args, "instance", DEFAULT_INSTANCE))
 
 
 def _at(args: argparse.Namespace) -> datetime:
@@ -189,7 +191,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     chosen = set(selected([b.name for b in found], args.bundle))
     bundles = [b for b in found if b.name in chosen]
     if args.cluster:
-        view = member_view(bundles, args.cluster)
+        view = member_view(bundles, args.cluster,
+                           instance=getattr(args, "instance", DEFAULT_INSTANCE))
         bundles = [replace(b, objects=tuple(view.objects.get(b.name, ()))) for b in bundles
                    if b.name in view.objects or b.failed]
         for note in dict.fromkeys(view.notes):
@@ -247,7 +250,8 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
     view = None
     if args.cluster:
         labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
-        view = member_view([b.bundle for b in plan.bundles], args.cluster, labels)
+        view = member_view([b.bundle for b in plan.bundles], args.cluster, labels,
+                           getattr(args, "instance", DEFAULT_INSTANCE))
     show(args.output, Printable(lambda: plan_document(plan, changes, view, before),
                                 lambda wide: plan_text(plan, changes, view, wide=wide,
                                                        charts_before=before)))

@@ -22,6 +22,7 @@ from gitgate.bundle.selectors import (
 )
 from gitgate.karmada.policy import generated_overrides
 from gitgate.model import Bundle, Manifest, ObjectRef
+from gitgate.model.ownership import DEFAULT_INSTANCE
 from gitgate.render.customize import apply_operations
 
 
@@ -75,11 +76,11 @@ def _placed_on(bundle: Bundle, cluster: str) -> bool:
     return not names or cluster in names
 
 
-def member_view(bundles: list[Bundle], cluster: str,
-                labels: dict[str, str] | None = None) -> MemberView:
+def member_view(bundles: list[Bundle], cluster: str, labels: dict[str, str] | None = None,
+                instance: str = DEFAULT_INSTANCE) -> MemberView:
     view = MemberView(cluster)
     policies = [o for b in bundles for o in b.objects if is_override(o)]
-    policies += [o for b in bundles for o in generated_overrides(b)]
+    policies += [o for b in bundles for o in generated_overrides(b, instance)]
     for bundle in bundles:
         if bundle.failed or not _placed_on(bundle, cluster):
             continue

@@ -13,7 +13,9 @@ from gitgate.model.objects import Manifest
 SYSTEM_NAMESPACE = "gitgate-system"  # inventories and the Lease live here
 INVENTORY_LABEL = "gitgate.io/inventory"
 INSTANCE_LABEL = "gitgate.io/instance"
-GENERATED_POLICY_PREFIX = "gitgate-"  # karmada.policy.policy_name
+DEFAULT_INSTANCE = "default"  # the gitgate of an API server that runs one
+# karmada.policy.policy_name: the default instance's generated policies, and another's
+GENERATED_POLICY_PREFIXES = ("gitgate-", "gitgate.")
 GITGATE_KEYS = "gitgate.io/"
 PAUSED_LABEL = "gitgate.io/paused"
 # the gitgate.io/ keys a repo may write (everything else under gitgate.io/ is gitgate's)
@@ -151,8 +153,8 @@ def reserved_problem(obj: Manifest) -> str | None:
     meta = obj.get("metadata") or {}
     group, kind = _group(obj), str(obj.get("kind", ""))
     name = str(meta.get("name", ""))
-    if group == "policy.karmada.io" and name.startswith(GENERATED_POLICY_PREFIX):
-        return (f"Karmada policy names starting with {GENERATED_POLICY_PREFIX!r} are the ones "
+    if group == "policy.karmada.io" and name.startswith(GENERATED_POLICY_PREFIXES):
+        return ("Karmada policy names starting with 'gitgate-' or 'gitgate.' are the ones "
                 "gitgate generates; rename the policy")
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         crd_group = str((obj.get("spec") or {}).get("group", ""))

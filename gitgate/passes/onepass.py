@@ -31,7 +31,7 @@ from gitgate.gate.evaluate import gate_states
 from gitgate.gate.spec import parse_gates
 from gitgate.model import Action, ReasonKind, Verdict
 from gitgate.model.claims import Holders
-from gitgate.model.ownership import SYSTEM_NAMESPACE
+from gitgate.model.ownership import DEFAULT_INSTANCE, SYSTEM_NAMESPACE
 from gitgate.model.rolloutspec import Members
 from gitgate.passes.bundleglob import matches, scope_of_glob, selected
 from gitgate.passes.clusterview import ClusterView, observe_cluster, read_members
@@ -94,16 +94,17 @@ class Pass:
 def plan_rendered(rendered: RepoRender, now: datetime, revision: str | None = None,
                   members: Members | None = None,
                   mine: Callable[[str], bool] | None = None,
-                  holders: Holders | None = None) -> Plan:
+                  holders: Holders | None = None, instance: str = DEFAULT_INSTANCE) -> Plan:
     """The plan of a rendered repo; `revision` defaults to the checkout's Git HEAD.
     `members`: Karmada's Clusters (None: not read). `mine`: the bundles whose writes are
-    worked out (None: all). `holders`: what the Bundle records hold live."""
+    worked out (None: all). `holders`: what the Bundle records hold live. `instance`: the
+    gitgate that writes it."""
     config = rendered.discovery.config
     texts = gate_texts(rendered.tree, config.gates_path, configured=config.gates_path_configured)
     plan = make_plan(rendered.rendered, texts, now,
                      revision if revision is not None else revision_of(rendered.root),
                      rendered.problems, rendered.warnings, rendered.memo, config.tenancy,
-                     members, mine, rendered.scopes, holders)
+                     members, mine, rendered.scopes, holders, instance)
     return replace(plan, pauses=pause_files(rendered.tree))
 
 
@@ -113,7 +114,8 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                   scope_of: ScopeOf | None = None, clusters: Lister | None = None,
                   shard: Callable[[str], bool] | None = None,
                   inventories: Mapping[str, Inventory] | None = None,
-                  charts: ChartFetcher | None = None) -> Checkout:
+                  charts: ChartFetcher | None = None,
+                  instance: str = DEFAULT_INSTANCE) -> Checkout:
     """Render `root` and plan it; with `bundle_glob`, the plan keeps the selected bundles,
     and with `shard` (`run --shard`) those of this replica's shard (maybe none): the other
     replicas' sources are kept as summaries, enough for the rules across bundles.
@@ -122,7 +124,8 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
     chooses its clusters by labels (a failed read is kept: their names then fail).
     `inventories`: the Bundle records, read before: an object or a bundle name two folders
     with equal rights claim stays with the one whose record holds it (`model.claims`).
-    `charts`: the fetch stage for the charts sources fetch (None: none is fetched)."""
+    `charts`: the fetch stage for the charts sources fetch (None: none is fetched).
+    `instance`: the gitgate the plan is for (its generated policies' names)."""
     holders = holders_of(inventories.values()) if inventories is not None else None
     rendered = render_repo(root, tools, cache=cache, scope_of=scope_of,
                            mine=None if shard is None else lambda s: shard(s.bundle_name),
@@ -130,7 +133,7 @@ def plan_checkout(root: Path, tools: Tools | None, now: datetime, *,
                            charts=charts)
     members = (read_members(clusters) if clusters is not None
                and rendered.discovery.config.tenancy.by_labels else None)
-    plan = whole = plan_rendered(rendered, now, revision, members, shard, holders)
+    plan = whole = plan_rendered(rendered, now, revision, members, shard, holders, instance)
     everything = {b.bundle.name for b in plan.bundles}
     if bundle_glob is not None:
         chosen = set(selected([b.bundle.name for b in plan.bundles], bundle_glob))
@@ -239,7 +242,7 @@ def reconcile(root: Path, tools: Tools | None, cluster: ClusterPort, options: Ap
     checkout = plan_checkout(root, tools, options.now, bundle_glob=bundle_glob,
                              revision=revision, cache=cache, scope_of=cluster.scope_of,
                              clusters=cluster, shard=shard, inventories=inventories,
-                             charts=charts)
+                             charts=charts, instance=options.instance)
     seen = planned(checkout, cluster, options, inventories)
     if late is not None:
         options = replace(options, late_freeze=stopped_by(late, seen.plan, options.now,

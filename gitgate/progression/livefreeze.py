@@ -227,8 +227,8 @@ def _same_bundle(item: BundlePlan, holds: Iterable[HoldReason]) -> BundlePlan:
         outcome = BundleVerdict(verdict.bundle, Verdict.SUSPENDED, verdict.digest, reasons,
                                 verdict.next_change, verdict.held_objects, clusters,
                                 by_live_identity=True)
-    return replace(bundle_plan(item.bundle, outcome), rollout=item.rollout, hooks=item.hooks,
-                   kept=item.kept)
+    return replace(bundle_plan(item.bundle, outcome, item.instance), rollout=item.rollout,
+                   hooks=item.hooks, kept=item.kept)
 
 
 def _frozen_objects(items: list[BundlePlan], records: Mapping[str, LiveRecord],
@@ -283,7 +283,8 @@ def _refused(item: BundlePlan, record: LiveRecord | None,
         for ref, verb, freeze in clashes[:5])
     verdict = BundleVerdict(name, Verdict.FAILED, item.verdict.digest,
                             reasons + item.verdict.reasons, item.verdict.next_change)
-    return BundlePlan(item.bundle, verdict, (), (), item.rollout, item.hooks, item.kept)
+    return BundlePlan(item.bundle, verdict, (), (), item.rollout, item.hooks, item.kept,
+                      item.instance)
 
 
 def _claimed_elsewhere(name: str, record: LiveRecord, items: list[BundlePlan],

@@ -18,6 +18,7 @@ from typing import Any
 
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
+from gitgate.karmada.policy import policy_name
 from tests.support.kubetarget import KubeTarget, RecordingKube
 
 MEMBERS = ("member1", "member2")
@@ -168,6 +169,10 @@ class Run:
 
     def bundle(self, name: str) -> str:
         return f"{self.run_id}-{name}"
+
+    def policy(self, name: str) -> str:
+        """The name of a bundle's generated policies (the run is its own instance)."""
+        return policy_name(self.bundle(name), self.run_id)
 
     def apply(self, *extra: str) -> dict:
         """`gitgate apply` once; the pass document, after checking the command succeeded."""

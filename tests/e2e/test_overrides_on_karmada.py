@@ -57,7 +57,7 @@ def test_an_override_is_never_propagated_and_is_held_with_the_bundle_it_selects(
     ns = start(run, karmada)
     # the platform bundle holds only an OverridePolicy: nothing of it is sent to members
     assert karmada.api.get(API, "PropagationPolicy", ns,
-                           f"gitgate-{run.bundle('platform')}") is None
+                           run.policy("platform")) is None
 
     run.repo.commit({"gates/h.yaml": gate("h", run.bundle("web"), action="hold"),
                      **platform(run, "nginx:2.1")}, "hold web; edit its override")
@@ -127,7 +127,7 @@ def test_a_repo_propagation_policy_cannot_take_over_a_suspended_bundle(run, karm
     assert karmada.api.get(API, "PropagationPolicy", ns, "grab") is None
     template = karmada.api.get("apps/v1", "Deployment", ns, "web")
     claimed = template["metadata"].get("annotations", {}).get("propagationpolicy.karmada.io/name")
-    assert claimed == f"gitgate-{run.bundle('web')}"
+    assert claimed == run.policy("web")
     assert karmada.binding_suspension(ns, "Deployment", "web") == {"dispatching": True}
     on_both(karmada, lambda m: karmada.image(m, ns, "web"), None)  # nothing dispatched
 
@@ -174,6 +174,6 @@ def test_a_new_bundle_reaches_its_members_with_its_own_override_already_applied(
     wait_for(lambda: karmada.image("member1", ns, "web") == "nginx:1.0", message="member1")
     wait_for(lambda: karmada.image("member2", ns, "web") == "nginx:2.0",
              message="member2 runs the override")
-    assert karmada.api.get(API, "PropagationPolicy", ns, f"gitgate-{run.bundle('web')}")
+    assert karmada.api.get(API, "PropagationPolicy", ns, run.policy("web"))
     live = karmada.members["member2"].get("apps/v1", "Deployment", ns, "web")
     assert live["metadata"]["generation"] == 1, "member2's Deployment was changed after creation"

@@ -15,7 +15,7 @@ M2 = {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
 
 def policy_suspension(karmada: Karmada, run: Run, name: str):
     policy = karmada.api.get("policy.karmada.io/v1alpha1", "PropagationPolicy", run.ns(name),
-                             f"gitgate-{run.bundle(name)}")
+                             run.policy(name))
     return (policy or {}).get("spec", {}).get("suspension")
 
 
@@ -105,7 +105,7 @@ def test_hold_writes_nothing_to_karmada_and_no_member_changes(run, karmada):
     on_both(karmada, lambda m: karmada.image(m, ns, "held"), "nginx:1.0")
     template = karmada.api.get("apps/v1", "Deployment", ns, "held")
     policy = karmada.api.get("policy.karmada.io/v1alpha1", "PropagationPolicy", ns,
-                             f"gitgate-{run.bundle('held')}")
+                             run.policy("held"))
     run.repo.commit({"gates/h.yaml": gate("h", run.bundle("held"), action="hold"),
                      **app_files(run, "held", "nginx:2.0", "b")}, "hold, roll 2.0")
     assert run.result(run.apply(), "held")["verdict"] == "held"
@@ -115,7 +115,7 @@ def test_hold_writes_nothing_to_karmada_and_no_member_changes(run, karmada):
     assert karmada.api.get("apps/v1", "Deployment", ns, "held")["metadata"][
         "resourceVersion"] == template["metadata"]["resourceVersion"]
     assert karmada.api.get("policy.karmada.io/v1alpha1", "PropagationPolicy", ns,
-                           f"gitgate-{run.bundle('held')}")["metadata"][
+                           run.policy("held"))["metadata"][
         "resourceVersion"] == policy["metadata"]["resourceVersion"]
 
 

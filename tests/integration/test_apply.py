@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from gitgate.apply.work import ApplyOptions
+from gitgate.karmada.policy import policy_name
 from gitgate.passes.onepass import reconcile
 from tests.support.applyrepo import NOW, Repo, result_of
 from tests.support.manifests import cm, crd_yaml, deployment
@@ -39,7 +40,7 @@ def test_first_apply_creates_everything_in_stage_order(repo, tools, kube):
     assert web["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"
     assert web["metadata"]["labels"]["gitgate.io/bundle"] == f"{repo.run}-web"
     policy = repo.live("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.web_ns,
-                       f"gitgate-{repo.run}-web")
+                       policy_name(f"{repo.run}-web", repo.run))
     assert policy["spec"]["propagateDeps"] is True and "suspension" not in policy["spec"]
     assert {s["name"] for s in policy["spec"]["resourceSelectors"]} == {
         "web", "web-config", "extra-0", "extra-1", "extra-2", "extra-3"}
@@ -192,7 +193,7 @@ def test_suspended_bundle_templates_update_and_policies_carry_suspension(repo, t
     assert result_of(result, "-db").verdict == "suspended" and result.ok
     assert repo.live("v1", "ConfigMap", repo.db_ns, "db-config")["data"] == {"value": "v2"}
     policy_args = ("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
-                   f"gitgate-{repo.run}-db")
+                   policy_name(f"{repo.run}-db", repo.run))
     assert repo.live(*policy_args)["spec"]["suspension"] == {
         "dispatchingOnClusters": {"clusterNames": ["member2"]}}
     repo.remove("gates/move.yaml")
@@ -410,7 +411,8 @@ def test_a_bundle_that_left_git_is_pruned_with_its_inventory(repo, tools, kube):
     assert result.ok
     gone = result_of(result, "-db")
     assert gone.verdict == "removed"
-    assert {r.name for r in gone.pruned} == {"db", "db-config", f"gitgate-{repo.run}-db"}
+    assert {r.name for r in gone.pruned} == {"db", "db-config",
+                                             policy_name(f"{repo.run}-db", repo.run)}
     assert repo.live("apps/v1", "Deployment", repo.db_ns, "db") is None
     assert record(kube.cluster, f"{repo.run}-db", repo.run) is None
     assert repo.live("apps/v1", "Deployment", repo.web_ns, "web") is not None

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from gitgate.cli import main
+from gitgate.karmada.policy import policy_name
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
 from tests.support.manifests import crd_yaml
@@ -65,7 +66,8 @@ def test_apply_then_status_then_live_plan(small_repo, kube, tools, capsys):
     assert changes[f"ConfigMap {ns}/settings"]["action"] == "configured"
     assert changes[f"ConfigMap {ns}/settings"]["fields"] == [".data.mode"]
     assert changes[f"Secret {ns}/creds"]["action"] == "configured"
-    assert changes[f"PropagationPolicy.policy.karmada.io {ns}/gitgate-{kube.run_id}-app"][
+    generated = policy_name(f"{kube.run_id}-app", kube.run_id)
+    assert changes[f"PropagationPolicy.policy.karmada.io {ns}/{generated}"][
         "action"] == "unchanged"
     assert code == 0
     kube.cluster.forget()
@@ -133,11 +135,12 @@ def test_live_plan_shows_the_deletes_of_a_removed_bundle_and_honours_prune(small
     actions = {c["name"]: c["action"] for c in removed["changes"]}
     assert removed["name"] == gone
     assert actions["g1"] == "deleted" and actions["g2"] == "skipped"
-    assert actions[f"gitgate-{gone}"] == "deleted"  # its generated policy
+    assert actions[policy_name(gone, kube.run_id)] == "deleted"  # its generated policy
     code, result = run(capsys, "apply", str(root), *flags, "-o", "json")
     [done] = [b for b in result["bundles"] if b["name"] == gone]
     assert sorted(map(shown, done["pruned"])) == sorted(
-        [f"ConfigMap {ns}/g1", f"PropagationPolicy.policy.karmada.io {ns}/gitgate-{gone}"])
+        [f"ConfigMap {ns}/g1",
+         f"PropagationPolicy.policy.karmada.io {ns}/{policy_name(gone, kube.run_id)}"])
     assert [shown(r) for r in done["kept"]] == [f"ConfigMap {ns}/g2"]
 
     # the brake: removing the app too would delete more than half of what gitgate manages

@@ -124,7 +124,7 @@ def test_the_generated_overrides_are_applied_held_and_pruned_with_their_bundle(t
     repo.write({"c/bundle.yaml": config, "c/app.yaml": app})
     result = repo.apply(tools)
     assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
-    name = f"gitgate-{repo.run}-c.deployment.cweb"
+    name = f"gitgate.{repo.run}.{repo.run}-c.deployment.cweb"  # the instance in the name
     policy = repo.live("policy.karmada.io/v1alpha1", "OverridePolicy", ns, name)
     assert policy["spec"]["overrideRules"][0]["overriders"]["plaintext"] == [
         {"path": "/spec/replicas", "operator": "replace", "value": 5}]

@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from gitgate.cli import main
+from gitgate.karmada.policy import policy_name
 from tests.conftest import write_files
 from tests.support.manifests import cm, db_image_override, deployment
 
@@ -628,7 +629,7 @@ def test_C2_with_gate_signers_an_unsigned_weakening_pushed_mid_pass_releases_a_s
 
 def _suspension(kube, ns: str, bundle: str):
     for kind, where in (("PropagationPolicy", ns), ("ClusterPropagationPolicy", "")):
-        policy = live(kube, POLICY_API, kind, where, f"gitgate-{bundle}")
+        policy = live(kube, POLICY_API, kind, where, policy_name(bundle, kube.run_id))
         if policy is not None:
             return policy["spec"].get("suspension")
     return "no policy"

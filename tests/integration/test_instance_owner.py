@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitgate.karmada.policy import policy_name
 from tests.conftest import committed_repo, write_files
 from tests.support.hostile import gitgate
 from tests.support.manifests import cm
@@ -97,7 +98,7 @@ def test_a_second_repo_on_an_instance_is_refused_naming_the_first_and_prunes_not
     assert live(kube, "ConfigMap", web, "web")["data"] == {"value": "v1"}
     assert live(kube, "ConfigMap", kube.ns("platform"), "api") is None  # B wrote nothing
     policy = kube.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy", web,
-                              f"gitgate-{kube.run_id}-web")
+                              policy_name(f"{kube.run_id}-web", kube.run_id))
     assert "suspension" not in policy["spec"]
     assert records(kube, kube.run_id) == before
     owner = before[f"{kube.run_id}-web"]

@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 
 from gitgate.apply.ledger import read_inventories
+from gitgate.karmada.policy import policy_name
 from gitgate.passes.karmadareads import observe
 from tests.support.applyrepo import NOW, Repo, result_of
 from tests.support.manifests import cm, db_image_override, deployment
@@ -64,7 +65,8 @@ def test_an_override_is_written_to_the_karmada_api_and_never_propagated(repo, to
     result = repo.apply(tools)
     assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
     assert live_image(repo) == "db:2"
-    policy = repo.live(API, "PropagationPolicy", repo.db_ns, f"gitgate-{repo.run}-platform")
+    policy = repo.live(API, "PropagationPolicy", repo.db_ns,
+                       policy_name(f"{repo.run}-platform", repo.run))
     kinds = {s["kind"] for s in policy["spec"]["resourceSelectors"]}
     assert kinds == {"ConfigMap"}  # the platform's ConfigMap, never its OverridePolicy
 
@@ -108,7 +110,7 @@ def test_a_suspension_and_an_override_edit_in_one_commit_write_the_suspension_fi
     result = repo.apply(tools, NOW + timedelta(minutes=1))
     assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
     writes = [path for _, path in kube.bundle_writes()]
-    db_policy = f"/propagationpolicies/gitgate-{repo.run}-db"
+    db_policy = f"/propagationpolicies/{policy_name(f'{repo.run}-db', repo.run)}"
     last_suspension = max(i for i, p in enumerate(writes) if p.endswith(db_policy))
     [override_write] = [i for i, p in enumerate(writes) if OVERRIDES in p][-1:]
     assert last_suspension < override_write
@@ -151,7 +153,7 @@ def test_a_repo_propagation_policy_cannot_take_over_another_bundle(repo, tools, 
     assert platform.failed and platform.reason == "PolicyTakeover"  # the reason of its problem
     assert "take over" in platform.message and f"{repo.run}-db" in platform.message
     assert repo.live(API, "PropagationPolicy", repo.db_ns, "grab") is None
-    db = repo.live(API, "PropagationPolicy", repo.db_ns, f"gitgate-{repo.run}-db")
+    db = repo.live(API, "PropagationPolicy", repo.db_ns, policy_name(f"{repo.run}-db", repo.run))
     assert db["spec"]["suspension"] == {"dispatching": True}
     assert db["spec"]["priority"] == 2**31 - 1
 

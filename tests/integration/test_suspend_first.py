@@ -57,7 +57,7 @@ def test_a_suspend_gate_lands_while_a_render_is_still_running(tmp_path, kube, to
 
     def live_suspension() -> dict | None:
         policy = kube.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy", ns,
-                                  policy_name(web))
+                                  policy_name(web, kube.run_id))
         return ((policy or {}).get("spec") or {}).get("suspension")
 
     assert live_suspension() is None
@@ -77,7 +77,7 @@ def test_a_suspend_gate_lands_while_a_render_is_still_running(tmp_path, kube, to
         assert live_suspension() == {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
         assert passing.is_alive()  # the render is still waiting: the suspension came first
         policy = kube.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy", ns,
-                                  policy_name(web))
+                                  policy_name(web, kube.run_id))
         selectors = policy["spec"]["resourceSelectors"]  # gitgate's other fields are kept
         assert {s["kind"] for s in selectors} == {"ConfigMap"}
         assert policy["spec"]["placement"]["clusterAffinity"]["clusterNames"] == [

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from gitgate.karmada.policy import policy_name
 from tests.support.applyrepo import NOW, Repo, result_of
 from tests.support.manifests import cm, deployment
 from tests.support.records import record
@@ -106,7 +107,7 @@ def test_a_lifted_suspension_is_lifted_after_the_templates(repo, tools, kube):
     assert [p.rsplit("/", 1)[1] for p in writes[:-1]] == ["db-config", "db"]
     assert POLICIES in writes[-1]
     policy = repo.live("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
-                       f"gitgate-{repo.run}-db")
+                       policy_name(f"{repo.run}-db", repo.run))
     assert "suspension" not in policy["spec"]
 
 
@@ -122,14 +123,14 @@ def test_a_narrowed_suspension_keeps_every_cluster_suspended_until_the_templates
     assert [p.rsplit("/", 1)[1] for p in writes[:-1]] == ["db-config", "db"]
     assert POLICIES in writes[-1]
     policy = repo.live("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
-                       f"gitgate-{repo.run}-db")
+                       policy_name(f"{repo.run}-db", repo.run))
     assert policy["spec"]["suspension"] == {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
 
 
 def test_a_held_bundle_keeps_its_policies_untouched(repo, tools, kube):
     repo.apply(tools)
     policy_args = ("policy.karmada.io/v1alpha1", "PropagationPolicy", repo.db_ns,
-                   f"gitgate-{repo.run}-db")
+                   policy_name(f"{repo.run}-db", repo.run))
     before = repo.live(*policy_args)["metadata"]["resourceVersion"]
     repo.write({"gates/freeze.yaml": f"""
         apiVersion: gitgate.io/v1alpha1

@@ -38,6 +38,7 @@ from gitgate.apply.recordformat import from_bundle
 from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main as gitgate_cli
 from gitgate.errors import Reason
+from gitgate.karmada.policy import policy_name
 from gitgate.passes.onepass import reconcile
 from gitgate.progression.latefreeze import NewerFreezes, read_freezes
 from gitgate.source.tree import scan_repo
@@ -179,11 +180,17 @@ class FreezeHistories(RuleBasedStateMachine):
         if path.startswith(configmaps):
             return path.removeprefix(configmaps)
         if path.startswith(policies + "overridepolicies/"):
-            name = path.removeprefix(policies + "overridepolicies/")
+            name = self.generated(path.removeprefix(policies + "overridepolicies/"))
             return ("op/" if name.startswith("gitgate-") else "pop/") + name
         if path.startswith(policies + "propagationpolicies/"):
-            return "pp/" + path.removeprefix(policies + "propagationpolicies/")
+            return "pp/" + self.generated(path.removeprefix(policies + "propagationpolicies/"))
         return None
+
+    def generated(self, name: str) -> str:
+        """A policy's name as the model says it: the instance's generated
+        `gitgate.<instance>.<rest>` as `gitgate-<rest>`."""
+        mine = f"gitgate.{self.instance}."
+        return "gitgate-" + name.removeprefix(mine) if name.startswith(mine) else name
 
     def live(self, cluster=None) -> dict[str, str]:
         """The ConfigMaps of the history's namespace (the templates, or a member's) and, on
@@ -195,7 +202,7 @@ class FreezeHistories(RuleBasedStateMachine):
         if cluster is self.cluster:
             for o in cluster.list_objects("policy.karmada.io/v1alpha1", "OverridePolicy",
                                           self.ns):
-                name = o["metadata"]["name"]
+                name = self.generated(o["metadata"]["name"])
                 rules = (o.get("spec") or {}).get("overrideRules") or [{}]
                 plain = ((rules[0].get("overriders") or {}).get("plaintext") or [{}])[0]
                 out[("op/" if name.startswith("gitgate-") else "pop/") + name] = str(
@@ -272,7 +279,7 @@ class FreezeHistories(RuleBasedStateMachine):
                     assert after.get(obj) == value, f"{obj} of open {b.identity.name} not live"
         for name in judged.suspended - stopped:
             policy = self.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy",
-                                      self.ns, f"gitgate-{name}")
+                                      self.ns, policy_name(name, self.instance))
             assert policy is not None and (policy.get("spec") or {}).get("suspension"), (
                 f"{name} is suspended but its policy does not say so")
         for b in judged.blocked:
@@ -379,7 +386,7 @@ class FreezeHistories(RuleBasedStateMachine):
         shared by every history)."""
         for api, kind, ns, name in (
                 ("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy", "",
-                 f"gitgate-{self.instance}-ns"),
+                 policy_name(f"{self.instance}-ns", self.instance)),
                 ("v1", "Namespace", "", self.ns)):
             self.cluster.delete(api, kind, ns, name)
         for record in self.cluster.list_objects("gitgate.io/v1alpha1", "Bundle",

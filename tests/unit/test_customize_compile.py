@@ -118,6 +118,8 @@ def test_generated_override_policies_select_one_object_each_and_the_digest_cover
                                   "labels": {"gitgate.io/bundle": "web"}}
     assert policy["spec"]["resourceSelectors"] == [
         {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": "ns"}]
+    [named] = generated_overrides(bundle, "blue")  # another instance's, on one API server
+    assert named["metadata"]["name"] == "gitgate.blue.web.deployment.web"
     assert policy["spec"]["overrideRules"] == [{
         "targetCluster": {"clusterNames": ["member2"]},
         "overriders": {"plaintext": [{"path": "/spec/replicas", "operator": "add",
