@@ -40,14 +40,25 @@ def run(*argv: str, env: dict[str, str], timeout: float = 120) -> subprocess.Com
                           text=True, timeout=timeout, cwd=REPO_ROOT, env={**env, **LIMITS})
 
 
-def two_bundles(root):
-    shop_repo(root)
+def names(kube) -> tuple[str, str, str]:
+    """The run's namespace and bundle names (a real API server keeps other runs' objects)."""
+    return kube.ns("shop"), f"{kube.run_id}-app", f"{kube.run_id}-extra"
+
+
+def shop(kube, root):
+    ns, app, _ = names(kube)
+    return shop_repo(root, ns, app)
+
+
+def two_bundles(kube, root):
+    ns, _, extra = names(kube)
+    shop(kube, root)
     return write_files(root, {
-        "extra/bundle.yaml": "name: extra\n",
+        "extra/bundle.yaml": f"name: {extra}\n",
         "extra/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: "
-                        "shop}\ndata: {k: v}\n",
+                        f"{ns}}}\ndata: {{k: v}}\n",
         "extra/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: "
-                        "shop}\ndata: {k: v}\n"})
+                        f"{ns}}}\ndata: {{k: v}}\n"})
 
 
 def lease(name: str, holder: str | None, renewed: datetime, seconds: int = 15,
@@ -65,15 +76,16 @@ def lease(name: str, holder: str | None, renewed: datetime, seconds: int = 15,
 def test_kubeconfig_and_instance_from_the_environment(kube, tmp_path):
     """`reconcile BUNDLE` went to the webhook path (and refused BUNDLE) with $KUBECONFIG set;
     no command read $GITGATE_INSTANCE."""
-    root = shop_repo(tmp_path / "repo")
+    _, app, _ = names(kube)
+    root = shop(kube, tmp_path / "repo")
     applied = run("apply", str(root), "--instance", kube.run_id,
                   env=kube_env(kube.kubeconfig))
     assert applied.returncode == 0, applied.stderr
     env = kube_env(kube.kubeconfig, GITGATE_INSTANCE=kube.run_id)
     status = run("status", "-o", "json", env=env)
     assert status.returncode == 0, status.stderr
-    assert [b["name"] for b in json.loads(status.stdout)["bundles"]] == ["app"]
-    asked = run("reconcile", "app", env=env)
+    assert [b["name"] for b in json.loads(status.stdout)["bundles"]] == [app]
+    asked = run("reconcile", app, env=env)
     assert asked.returncode == 0, asked.stderr
     assert "reconcile requested for 1 bundle(s)" in asked.stdout
     record = [o for o in kube.cluster.list_objects("gitgate.io/v1alpha1", "Bundle", SYSTEM)
@@ -83,7 +95,8 @@ def test_kubeconfig_and_instance_from_the_environment(kube, tmp_path):
 
 
 def test_plan_exit_code_says_changes_as_kubectl_diff(kube, tmp_path):
-    root = shop_repo(tmp_path / "repo")
+    ns, _, _ = names(kube)
+    root = shop(kube, tmp_path / "repo")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     before = run("plan", str(root), *flags, "--exit-code", env=kube_env())
     assert before.returncode == 2, before.stderr  # everything would be created
@@ -95,7 +108,7 @@ def test_plan_exit_code_says_changes_as_kubectl_diff(kube, tmp_path):
                    env=kube_env(kube.kubeconfig))
     assert from_env.returncode == 0, from_env.stderr
     write_files(root, {"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "
-                                      "settings, namespace: shop}\ndata: {mode: two}\n"})
+                                      f"settings, namespace: {ns}}}\ndata: {{mode: two}}\n"})
     changed = run("plan", str(root), *flags, "--exit-code", env=kube_env())
     assert changed.returncode == 2
     assert "configured" in changed.stdout
@@ -110,38 +123,40 @@ def test_plan_exit_code_says_changes_as_kubectl_diff(kube, tmp_path):
 
 # ------------------------------------------------------------------ delete, uninstall
 def test_delete_a_bundle_dry_run_brake_and_for_real(kube, tmp_path):
-    root = two_bundles(tmp_path / "repo")
+    ns, app, extra = names(kube)
+    root = two_bundles(kube, tmp_path / "repo")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     assert run("apply", str(root), *flags, env=kube_env()).returncode == 0
-    assert kube.cluster.get("v1", "ConfigMap", "shop", "a") is not None
+    assert kube.cluster.get("v1", "ConfigMap", ns, "a") is not None
 
-    dry = run("delete", "extra", *flags, "--dry-run", env=kube_env())
+    dry = run("delete", extra, *flags, "--dry-run", env=kube_env())
     assert dry.returncode == 0, dry.stderr
-    assert "would delete ConfigMap shop/a (extra)" in dry.stdout
-    assert "would delete the record of extra" in dry.stdout
-    assert kube.cluster.get("v1", "ConfigMap", "shop", "a") is not None
+    assert f"would delete ConfigMap {ns}/a ({extra})" in dry.stdout
+    assert f"would delete the record of {extra}" in dry.stdout
+    assert kube.cluster.get("v1", "ConfigMap", ns, "a") is not None
 
     # every object of the instance but one bundle's would go: apply's brake holds
     everything = run("delete", "*", *flags, env=kube_env())
     assert everything.returncode == 1
     assert "nothing was deleted" in everything.stderr and "--allow-mass-prune" in everything.stderr
-    assert kube.cluster.get("v1", "ConfigMap", "shop", "settings") is not None
+    assert kube.cluster.get("v1", "ConfigMap", ns, "settings") is not None
 
-    done = run("delete", "extra", *flags, env=kube_env())
+    done = run("delete", extra, *flags, env=kube_env())
     assert done.returncode == 0, done.stderr
-    assert "deleted ConfigMap shop/a (extra)" in done.stdout
-    assert kube.cluster.get("v1", "ConfigMap", "shop", "a") is None
-    assert kube.cluster.get("v1", "ConfigMap", "shop", "b") is None
+    assert f"deleted ConfigMap {ns}/a ({extra})" in done.stdout
+    assert kube.cluster.get("v1", "ConfigMap", ns, "a") is None
+    assert kube.cluster.get("v1", "ConfigMap", ns, "b") is None
     status = json.loads(run("status", *flags, "-o", "json", env=kube_env()).stdout)
-    assert [b["name"] for b in status["bundles"]] == ["app"]
-    typo = run("delete", "ap", *flags, env=kube_env())  # the closest name, no internal label
+    assert [b["name"] for b in status["bundles"]] == [app]
+    typo = run("delete", app[:-1], *flags, env=kube_env())  # the closest name, no label
     assert typo.returncode == 2 and typo.stdout == ""
-    assert typo.stderr.startswith("error: ") and "app" in typo.stderr
+    assert typo.stderr.startswith("error: ") and app in typo.stderr
     assert "[InvalidConfig]" not in typo.stderr
 
 
 def test_uninstall_an_instance(kube, tmp_path):
-    root = shop_repo(tmp_path / "repo")
+    ns, _, _ = names(kube)
+    root = shop(kube, tmp_path / "repo")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     assert run("apply", str(root), *flags, env=kube_env()).returncode == 0
     labels = {"gitgate.io/instance": kube.run_id}
@@ -162,12 +177,12 @@ def test_uninstall_an_instance(kube, tmp_path):
     assert f"would delete ConfigMap {SYSTEM}/gitgate.{kube.run_id}.overview" in dry.stdout
     braked = run("uninstall", *flags, env=kube_env())
     assert braked.returncode == 1 and "--allow-mass-prune" in braked.stderr
-    assert kube.cluster.get("v1", "ConfigMap", "shop", "settings") is not None
+    assert kube.cluster.get("v1", "ConfigMap", ns, "settings") is not None
 
     done = run("uninstall", *flags, "--allow-mass-prune", env=kube_env())
     assert done.returncode == 0, done.stderr
-    assert kube.cluster.get("v1", "ConfigMap", "shop", "settings") is None
-    assert kube.cluster.get("v1", "Service", "shop", "web") is None
+    assert kube.cluster.get("v1", "ConfigMap", ns, "settings") is None
+    assert kube.cluster.get("v1", "Service", ns, "web") is None
     assert kube.cluster.get("coordination.k8s.io/v1", "Lease", SYSTEM,
                             f"gitgate-{kube.run_id}") is None
     assert kube.cluster.get("v1", "ConfigMap", SYSTEM, f"gitgate.{kube.run_id}.overview") is None
@@ -177,7 +192,7 @@ def test_uninstall_an_instance(kube, tmp_path):
 
 # ------------------------------------------------------------------ reconcile --wait
 def test_reconcile_wait_fails_fast_when_the_lease_says_nobody_leads(kube, tmp_path):
-    root = shop_repo(tmp_path / "repo")
+    root = shop(kube, tmp_path / "repo")
     flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
     assert run("apply", str(root), *flags, env=kube_env()).returncode == 0
     kube.cluster.apply(lease(f"gitgate-{kube.run_id}", "replica-a",
