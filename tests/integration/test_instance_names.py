@@ -130,13 +130,15 @@ def test_an_instance_whose_names_change_keeps_its_objects_propagated(tmp_path, k
     assert second is not None and not any(b.failed for b in second.bundles), second.bundles
     new = policy.policy_name(bundle, kube.run_id)
     assert new == f"gitgate.{kube.run_id}.{bundle}"
-    for kind, where in (("PropagationPolicy", ns), ("ClusterPropagationPolicy", "")):
-        assert kube.cluster.get(POLICY_API, kind, where, legacy) is None
-        assert kube.cluster.get(POLICY_API, kind, where, new) is not None
     # the new policies were written before the old ones were deleted (one log of requests)
     writes = [(method, path.rsplit("/", 1)[-1]) for method, path in kube.cluster.writes()
               if "propagationpolicies" in path]
     assert writes.index(("PATCH", new)) < writes.index(("DELETE", legacy)), writes
+    for kind, where in (("PropagationPolicy", ns), ("ClusterPropagationPolicy", "")):
+        assert kube.cluster.get(POLICY_API, kind, where, new) is not None
+        # Karmada's finalizer lets the old one go once it released what it claimed
+        assert wait_for(lambda k=kind, w=where: kube.cluster.get(POLICY_API, k, w, legacy)
+                        is None), (kind, kube.cluster.get(POLICY_API, kind, where, legacy))
     # Karmada hands the template to the new policy and keeps it on member1
     assert wait_for(lambda: claimed_by() == new), claimed_by()
     after = binding()
