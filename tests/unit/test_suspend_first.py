@@ -3,10 +3,16 @@ suspend, and what gitgate last applied of a live policy (from managedFields)."""
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime, timedelta
 
-from gitgate.apply.freezefirst import owned_fields, suspended_policy, wanted_suspensions
-from gitgate.apply.inventory import Inventory
+from gitgate.apply.freezefirst import (
+    owned_fields,
+    suspend_first,
+    suspended_policy,
+    wanted_suspensions,
+)
+from gitgate.apply.inventory import Entry, Inventory
 from gitgate.gate.evaluate import gate_states
 from gitgate.model import Action, Gate
 
@@ -92,3 +98,33 @@ def test_a_policy_gets_the_widest_suspension_once():
         "member1", "member2"]}}  # a rollout's suspension is never narrowed here
     done = {**LIVE, "spec": {**LIVE["spec"], "suspension": {"dispatching": True}}}
     assert suspended_policy(done, {"dispatchingOnClusters": {"clusterNames": ["m2"]}}) is None
+
+
+class Policies:
+    """Live policies by name, and the names of those written."""
+
+    def __init__(self, *names: str) -> None:
+        self.live = {n: copy.deepcopy({**LIVE, "metadata": {**LIVE["metadata"], "name": n}})
+                     for n in names}
+        self.written: list[str] = []
+
+    def get(self, api_version, kind, namespace, name):
+        return self.live.get(name)
+
+    def apply(self, obj, **_):
+        self.written.append(obj["metadata"]["name"])
+        return obj
+
+
+def test_a_named_instance_suspends_its_policies_under_the_new_and_the_earlier_name():
+    """An instance upgraded from a release that named its policies `gitgate-<bundle>` still
+    holds them until its next pass prunes them: a freeze suspends them too."""
+    names = ("gitgate.blue.web", "gitgate-web", "teams-own")
+    entries = tuple(Entry("policy.karmada.io/v1alpha1", "PropagationPolicy", "shop", n, "h")
+                    for n in names)
+    states = gate_states([suspend("all", bundles=["web"])], [], NOW)
+    cluster = Policies(*names)
+    [done] = suspend_first(cluster, {"web": Inventory("web", entries, verdict="apply",
+                                                      instance="blue")}, states)
+    assert sorted(cluster.written) == ["gitgate-web", "gitgate.blue.web"]
+    assert done.error == "" and len(done.written) == 2
