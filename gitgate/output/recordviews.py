@@ -37,15 +37,16 @@ def get_table(inventories: list[Inventory], seen: dict[str, Dispatch], now: date
               wide: bool = False) -> str:
     """The printer columns of bundles.gitgate.io: NAME VERDICT READY CLUSTERS REVISION AGE,
     and MESSAGE: what the state means and what changes it (`apply.standing`); `-o wide`
-    adds REASON, SOURCE, ATTEMPTED."""
+    adds REASON, SOURCE, REPO (the repo and folder it was applied from), ATTEMPTED."""
     head = ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE"]
-    rows = [head + (["REASON", "SOURCE", "ATTEMPTED"] if wide else []) + ["MESSAGE"]]
+    rows = [head + (["REASON", "SOURCE", "REPO", "ATTEMPTED"] if wide else []) + ["MESSAGE"]]
     for inv in sorted(inventories, key=lambda i: i.bundle):
         status, reason = _ready(inv)
         row = [inv.bundle, inv.verdict or "-", status, clusters_ready(seen.get(inv.bundle)),
                inv.applied_revision[:12] or "-", age(parse_stamp(inv.since), now)]
         if wide:
-            row += [reason or "-", inv.source or "-", inv.revision[:12] or "-"]
+            row += [reason or "-", inv.source or "-", str(inv.origin) or "-",
+                    inv.revision[:12] or "-"]
         rows.append([*row, standing_cell(standing_of(inv)) or "-"])
     return table(rows)
 
@@ -56,8 +57,13 @@ def get_document(inventories: list[Inventory], seen: dict[str, Dispatch]) -> dic
          "reason": _ready(inv)[1], "clusters": clusters_ready(seen.get(inv.bundle)),
          "lastAppliedRevision": inv.applied_revision or None,
          "lastAttemptedRevision": inv.revision or None, "source": inv.source,
-         "since": inv.since or None, **standing_of(inv).as_dict()}
+         **_origin(inv), "since": inv.since or None, **standing_of(inv).as_dict()}
         for inv in sorted(inventories, key=lambda i: i.bundle)]})
+
+
+def _origin(inv: Inventory) -> dict[str, str | None]:
+    """The repo and gitgate folder a record was applied from (None: not recorded)."""
+    return {"repo": inv.origin.repo or None, "repoPath": inv.origin.path or None}
 
 
 def history_table(inv: Inventory, now: datetime) -> str:
@@ -77,6 +83,7 @@ def describe_document(inv: Inventory, dispatch: Dispatch,
                       events: list[dict[str, Any]]) -> dict[str, Any]:
     return document("BundleDescription", {
         **bundle_document(inv, dispatch), "source": inv.source, "instance": inv.instance,
+        **_origin(inv),
         "conditions": list(inv.conditions), "history": list(inv.history),
         "objectRefs": [{**object_ref(e.ref, e.api_version), "hash": e.hash}
                        for e in inv.entries], "events": events})
@@ -90,6 +97,7 @@ def describe_text(inv: Inventory, dispatch: Dispatch, events: list[dict[str, Any
     lines = [f"Name:         {inv.bundle}",
              f"Instance:     {inv.instance}",
              f"Source:       {inv.source or '-'}",
+             f"Repo:         {str(inv.origin) or '-'}",
              f"Verdict:      {inv.verdict}  (Ready={status}{f', {reason}' if reason else ''})",
              f"Revision:     {revision_cell(inv)}",
              f"Attempted:    {inv.revision[:12] or '-'}",
