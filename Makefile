@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.gitgate-setup
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test e2e lint bench bench-shards bench-freeze clean
+.PHONY: setup demo test test-fast e2e lint bench bench-shards bench-freeze clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ test: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -rs
+
+# The edit loop: the unit tests only (no socket, no process, no tool), in parallel. `make test`
+# stays the whole suite.
+test-fast: setup
+	$(BIN)/python -m pytest -q -n auto -p no:cacheprovider tests/unit
 
 # End-to-end against a real Karmada (../shared/karmada-harness): GITGATE_E2E_KARMADA names the
 # harness's state folder. Without it every e2e test is skipped, saying why.
