@@ -80,6 +80,24 @@ def no_gpg_daemon_left(monkeypatch):
     assert not left, f"gpg daemons left running: {left}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left():
+    """The run leaves no process behind: every process it starts inherits a mark of the
+    run's own, and when the last test is done, any descendant of this process or any marked
+    process still alive fails the run, named (and is then stopped)."""
+    import uuid
+
+    from tests.support.daemons import RUN_MARK, processes_left, stop
+
+    mark = uuid.uuid4().hex
+    os.environ[RUN_MARK] = mark
+    yield
+    left = processes_left(mark)
+    if left:
+        stop(mark)
+    assert not left, "processes the test run left running:\n" + "\n".join(left)
+
+
 @pytest.fixture(scope="session")
 def tools() -> Tools:
     venv_bin = str(Path(os.sys.executable).parent)
