@@ -30,7 +30,7 @@ test: setup
 # The edit loop: the unit tests only (no socket, no process, no tool), in parallel. `make test`
 # stays the whole suite.
 test-fast: setup
-	$(BIN)/python -m pytest -q -n auto -p no:cacheprovider tests/unit
+	$(BIN)/python -m pytest -q -n auto tests/unit
 
 # End-to-end against a real Karmada (../shared/karmada-harness): GITGATE_E2E_KARMADA names the
 # harness's state folder. Without it every e2e test is skipped, saying why.
