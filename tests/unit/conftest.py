@@ -1,7 +1,7 @@
-"""Unit tests touch no socket and start no process: a test that connects or binds a socket,
-or starts a process (subprocess, fork, spawn, exec), fails saying so, even when the code under
-test catches the error. Such a test belongs in tests/integration, where the real tools and
-the API emulator are in reach."""
+"""Unit tests touch no socket and start no process: a test that connects, binds or sends on
+a socket, looks a name up, or starts a process (subprocess, fork, spawn, exec), fails saying
+so, even when the code under test catches the error. Such a test belongs in
+tests/integration, where the real tools and the API emulator are in reach."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from typing import Any, NoReturn
 import pytest
 
 WHERE = "tests/unit touches no socket and starts no process: move this test to tests/integration"
-SOCKET_CALLS = ("connect", "connect_ex", "bind")
+SOCKET_CALLS = ("connect", "connect_ex", "bind", "sendto")
+NAME_LOOKUPS = ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr")
 PROCESS_CALLS = ("fork", "forkpty", "posix_spawn", "posix_spawnp", "spawnv", "spawnve",
                  "execv", "execve", "system")
 
@@ -37,6 +38,8 @@ def no_socket_no_process(monkeypatch: pytest.MonkeyPatch, refused: list[str]) ->
     tried = refused
     for name in SOCKET_CALLS:
         monkeypatch.setattr(socket.socket, name, refusing(f"socket.{name}", tried))
+    for name in NAME_LOOKUPS:
+        monkeypatch.setattr(socket, name, refusing(f"socket.{name}", tried))
     monkeypatch.setattr(subprocess.Popen, "_execute_child",
                         refusing("starting a process (subprocess.Popen)", tried))
     for name in PROCESS_CALLS:
