@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.gitgate-setup
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test test-fast e2e lint bench bench-shards bench-freeze clean
+.PHONY: setup demo test test-fast docs e2e lint bench bench-shards bench-freeze clean
 
 setup: $(STAMP)
 
@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml tools/install_tools.py tools/install_promtool.py tools/
 demo: setup
 	$(BIN)/gitgate plan examples/repo
 
-test: setup
+test: setup docs
 	$(BIN)/ruff check gitgate tests bench tools
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
@@ -31,6 +31,10 @@ test: setup
 # stays the whole suite.
 test-fast: setup
 	$(BIN)/python -m pytest -q -n auto tests/unit
+
+# The documentation site (mkdocs.yml) into site/, git-ignored; any warning fails the build.
+docs: setup
+	$(BIN)/mkdocs build --strict --quiet
 
 # End-to-end against a real Karmada (../shared/karmada-harness): GITGATE_E2E_KARMADA names the
 # harness's state folder. Without it every e2e test is skipped, saying why.

@@ -32,6 +32,7 @@ class Reason(StrEnum):
     CHART_NOT_ALLOWED = "ChartNotAllowed"  # a chart's repository is not in the allow-list
     CHART_NOT_LOCKED = "ChartNotLocked"  # a fetched chart with no (or a stale) lock entry
     CHART_FETCH_FAILED = "ChartFetchFailed"  # unreachable, too large, or not the locked digest
+    CHART_UNVERIFIED = "ChartUnverified"  # verify: true, and its provenance does not verify
     GIT_FAILED = "GitFailed"
     APPLIED = "Applied"
     HELD = "Held"

@@ -52,7 +52,7 @@ _NO_RETRY = urllib3.Retry(total=False, redirect=False)
 
 class _OneWrite:
     """A connection that sends a request's line, headers and body in one write: the server
-    reads each request in one go (two writes cost kube-apiserver more, bench/README.md)."""
+    reads each request in one go (two writes cost kube-apiserver more, bench/results/history.md)."""
 
     gitgate_body: bytes | None = None
 

@@ -51,7 +51,7 @@ METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;
 # Ignore, Warn and none). What Warn (the server's default) adds is a second, strict YAML
 # parse of the body to find duplicate keys, and warnings gitgate never read. Its bodies are
 # serialized from maps, which cannot hold a key twice, so that parse can find nothing (its
-# cost did not show in the bench's turns: bench/README.md, 2026-11-27, seventh session).
+# cost did not show in the bench's turns: bench/results/history.md).
 APPLY_FIELD_VALIDATION = "Ignore"
 
 

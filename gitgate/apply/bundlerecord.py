@@ -18,10 +18,10 @@ from typing import Any
 
 from gitgate.apply.conditions import conditions_for
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Entry, Inventory
-from gitgate.apply.standing import standing_of
+from gitgate.apply.standing import reasons_of, standing_of
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.dispatch import Dispatch
-from gitgate.model import Manifest, Verdict
+from gitgate.model import Manifest, ReasonKind, Verdict
 from gitgate.model.ownership import INSTANCE_LABEL, Origin
 from gitgate.model.shared import shared, shared_tree
 from gitgate.progression.record import Progression
@@ -84,7 +84,7 @@ def to_new_bundle(inventory: Inventory) -> Manifest:
     only be written by a second request. The status the pass writes at its end takes over
     (`from_bundle`); the field stays until the bundle's spec is next applied, which drops it.
     The objects go as `ids`, one string each (`intent_id`): kube-apiserver spends about half
-    as much on the record as with a map per object (bench/README.md, tenth session); as
+    as much on the record as with a map per object (bench/results/history.md); as
     `objects` only where an entry cannot be one (a hash, or a `/` in a name)."""
     bundle = to_bundle(inventory)
     ids = [intent_id(e) for e in inventory.entries]
@@ -219,7 +219,7 @@ def rolling(inventory: Inventory) -> bool:
     """A rollout is between waves: the bundle is suspended on its clusters not released yet,
     by its rollout (not a gate)."""
     return inventory.verdict == Verdict.SUSPENDED and any(
-        r.get("kind") == "rollout" for r in inventory.reasons)
+        r.kind == ReasonKind.ROLLOUT for r in reasons_of(inventory))
 
 
 def retry_request(inventory: Inventory, moment: str) -> Manifest:

@@ -4,8 +4,8 @@ work was given, so what the engine records (and reports) does not depend on thre
 The workers take the next item by its index and put its answer in its place: no future, no
 condition and no queue per item. At 10,000 objects in a pass that bookkeeping (a
 `concurrent.futures` future is two locks and a condition; each submission also checks for
-an idle worker) was a fifth of the client's own CPU between requests (bench/README.md,
-tenth session), on the same 2 cores the API server needs."""
+an idle worker) was a fifth of the client's own CPU between requests (bench/results/history.md),
+on the same 2 cores the API server needs."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ports import PolicyPort
+from gitgate.apply.standing import reasons_of
 from gitgate.errors import GitgateError
 from gitgate.gate.evaluate import GateState, covers_name
 from gitgate.karmada.binding import same_suspension, suspension_of, widest
@@ -72,8 +73,8 @@ def _recorded(inventory: Inventory, gates: list[Gate]) -> bool:
     policies carry the suspension, and the pass that follows keeps it (no request needed)."""
     if inventory.verdict not in SUSPENDED:
         return False
-    recorded = {(r.get("gate"), tuple(r.get("clusters") or ())) for r in inventory.reasons
-                if r.get("action") == str(Action.SUSPEND)}
+    recorded = {(r.gate, r.clusters) for r in reasons_of(inventory)
+                if r.action == Action.SUSPEND}
     return {(g.name, tuple(g.clusters)) for g in gates} <= recorded
 
 

@@ -21,10 +21,60 @@ from gitgate.timespec import rfc3339
 APPLIED_NOTE = "the gate still holds anything newer"
 
 
-def _where(reason: Mapping[str, Any]) -> str:
-    file = str(reason.get("file") or "")
-    line = reason.get("line")
-    return f"{file}:{line}" if file and line else file
+@dataclass(frozen=True)
+class RecordedReason:
+    """Why a bundle is held, suspended, halted or failed, as its record keeps it (a
+    `HoldReason` with its time as RFC 3339): the one reason every printer reads, and one
+    JSON document for it (`holdReason` in docs/schema/gitgate.io_v1alpha1.json)."""
+
+    kind: str  # a ReasonKind
+    gate: str  # the gate's name, `rollout`, a label, a dependency
+    file: str
+    reason: str
+    action: str = "hold"  # hold or suspend
+    until: str | None = None
+    line: int | None = None
+    clusters: tuple[str, ...] = ()
+    target: str | None = None  # the object a label or dependency hold is about
+
+    @classmethod
+    def of(cls, recorded: Mapping[str, Any]) -> RecordedReason:
+        """A reason as a record (or an older record) has it."""
+        line = recorded.get("line")
+        return cls(str(recorded.get("kind") or ""), str(recorded.get("gate") or ""),
+                   str(recorded.get("file") or ""), str(recorded.get("reason") or ""),
+                   str(recorded.get("action") or "hold"),
+                   str(recorded["until"]) if recorded.get("until") else None,
+                   int(line) if isinstance(line, int) and line else None,
+                   tuple(str(c) for c in recorded.get("clusters") or ()),
+                   str(recorded["object"]) if recorded.get("object") else None)
+
+    @classmethod
+    def of_hold(cls, reason: HoldReason) -> RecordedReason:
+        return cls(str(reason.kind), reason.gate, reason.file, reason.reason,
+                   str(reason.action), rfc3339(reason.until) if reason.until else None,
+                   reason.line or None, tuple(reason.clusters),
+                   str(reason.target) if reason.target is not None else None)
+
+    def where(self) -> str:
+        """`file:line`, the file alone when no line is known ("" when no file)."""
+        return f"{self.file}:{self.line}" if self.file and self.line else self.file
+
+    def document(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "gate": self.gate, "file": self.file,
+                               "reason": self.reason, "action": self.action,
+                               "until": self.until}
+        if self.line:
+            out["line"] = self.line
+        if self.clusters:
+            out["clusters"] = list(self.clusters)
+        if self.target is not None:
+            out["object"] = self.target
+        return out
+
+
+def reasons_of(record: Inventory) -> tuple[RecordedReason, ...]:
+    return tuple(RecordedReason.of(r) for r in record.reasons)
 
 
 @dataclass(frozen=True)
@@ -61,6 +111,7 @@ class Standing:
     gates: tuple[GateInForce, ...] = ()
     rollout: str = ""  # the rollout's step ("" without a rollout)
     commands: tuple[str, ...] = ()  # what changes it, each `command (what it does)`
+    reasons: tuple[RecordedReason, ...] = ()  # every reason, as recorded
 
     @property
     def next(self) -> str:
@@ -76,22 +127,19 @@ class Standing:
                 "next": list(self.commands)}
 
 
-def _gate(reason: Mapping[str, Any]) -> GateInForce:
-    approved = reason.get("kind") == ReasonKind.APPROVED
-    text = str(reason.get("reason") or "")
+def _gate(reason: RecordedReason) -> GateInForce:
+    approved = reason.kind == ReasonKind.APPROVED
+    text = reason.reason
     if approved and ": " in text:
         text = text.split(": ", 1)[1]  # `digest abc approved through: INC-1` -> the gate's
-    return GateInForce(str(reason.get("gate") or ""), _where(reason),
-                       str(reason.get("action") or "hold"), text, approved,
-                       tuple(str(c) for c in reason.get("clusters") or ()),
-                       str(reason["until"]) if reason.get("until") else None)
+    return GateInForce(reason.gate, reason.where(), reason.action, text, approved,
+                       reason.clusters, reason.until)
 
 
-def _rollout_step(reason: Mapping[str, Any], state: RolloutState | None) -> str:
+def _rollout_step(reason: RecordedReason, state: RolloutState | None) -> str:
     """The rollout's step as one phrase: `rolling out wave 1 of 2 [member1]: …`, `rollout
     halted at wave 1 of 2 [member1]: …`, `rolled out`, with where `rollout:` is written."""
-    text = str(reason.get("reason") or "")
-    where = _where(reason)
+    text, where = reason.reason, reason.where()
     if text.startswith("rolled out"):
         return text
     if text.endswith("stopped by a gate"):
@@ -103,28 +151,26 @@ def _rollout_step(reason: Mapping[str, Any], state: RolloutState | None) -> str:
     return said + (f" ({where})" if where else "")
 
 
-def standing(bundle: str, verdict: str, reasons: Sequence[Mapping[str, Any]], outcome: str,
+def standing(bundle: str, verdict: str, reasons: Sequence[RecordedReason], outcome: str,
              rollout: RolloutState | None = None, *, instance: str = DEFAULT_INSTANCE
              ) -> Standing:
-    """The meaning of a bundle's state. `reasons`: as recorded (`HoldReason.as_dict`);
-    `outcome`: what the last pass said ("Applied", a failure; "" for a plan); `rollout`: its
-    rollout's recorded state."""
-    gates = tuple(_gate(r) for r in reasons
-                  if r.get("kind") in (ReasonKind.GATE, ReasonKind.APPROVED))
+    """The meaning of a bundle's state. `reasons`: as recorded; `outcome`: what the last
+    pass said ("Applied", a failure; "" for a plan); `rollout`: its rollout's recorded
+    state."""
+    gates = tuple(_gate(r) for r in reasons if r.kind in (ReasonKind.GATE, ReasonKind.APPROVED))
     step = next((_rollout_step(r, rollout) for r in reasons
-                 if r.get("kind") == ReasonKind.ROLLOUT and r.get("gate") == "rollout"
-                 and r.get("action") == "suspend"), "")
-    others = [r for r in reasons if r.get("kind") not in (
-        ReasonKind.GATE, ReasonKind.APPROVED) and not (
-        r.get("kind") == ReasonKind.ROLLOUT and r.get("action") == "suspend")]
+                 if r.kind == ReasonKind.ROLLOUT and r.gate == "rollout"
+                 and r.action == "suspend"), "")
+    others = [r for r in reasons if r.kind not in (ReasonKind.GATE, ReasonKind.APPROVED)
+              and not (r.kind == ReasonKind.ROLLOUT and r.action == "suspend")]
     holding = [g for g in gates if not g.approved]
     approved = [g for g in gates if g.approved]
     parts: list[str] = []
     commands: list[str] = []
     if verdict == Verdict.FAILED:
-        parts.append(outcome or "; ".join(f"{_where(r)}: {r.get('reason')}" for r in others))
-        commands += [f"fix {_where(r)} and commit" for r in others
-                     if r.get("kind") == ReasonKind.RENDER and r.get("file")][:1]
+        parts.append(outcome or "; ".join(f"{r.where()}: {r.reason}" for r in others))
+        commands += [f"fix {r.where()} and commit" for r in others
+                     if r.kind == ReasonKind.RENDER and r.file][:1]
     else:
         parts += [g.said() for g in holding]
         parts += [_other(r) for r in others]
@@ -139,11 +185,12 @@ def standing(bundle: str, verdict: str, reasons: Sequence[Mapping[str, Any]], ou
     message = "; ".join(p for p in dict.fromkeys(parts) if p)
     if not message and verdict == Verdict.SUSPENDED:
         message = "suspended"
-    return Standing(verdict, message, gates, step, tuple(dict.fromkeys(commands)))
+    return Standing(verdict, message, gates, step, tuple(dict.fromkeys(commands)),
+                    tuple(reasons))
 
 
-def _other(reason: Mapping[str, Any]) -> str:
-    kind, where, why = reason.get("kind"), _where(reason), str(reason.get("reason") or "")
+def _other(reason: RecordedReason) -> str:
+    kind, where, why = reason.kind, reason.where(), reason.reason
     if kind == ReasonKind.PAUSE_FILE:
         return f"held by {where}: {why}"
     if kind == ReasonKind.INVALID_GATE:
@@ -152,20 +199,20 @@ def _other(reason: Mapping[str, Any]) -> str:
 
 
 def _commands(bundle: str, verdict: str, holding: list[GateInForce],
-              others: list[Mapping[str, Any]], rollout: RolloutState | None,
+              others: list[RecordedReason], rollout: RolloutState | None,
               instance: str) -> list[str]:
     out: list[str] = []
     for gate in holding:
         lifts = "lifts the gate" if gate.action == "hold" else "ends the suspension"
         out.append(f"gitgate resume {gate.gate} ({lifts})")
     for reason in others:
-        kind, where = reason.get("kind"), _where(reason)
+        kind, where = reason.kind, reason.where()
         if kind == ReasonKind.PAUSE_FILE:
-            out.append(f"git rm {reason.get('file')} and commit (removes the pause)")
+            out.append(f"git rm {reason.file} and commit (removes the pause)")
         elif kind == ReasonKind.INVALID_GATE:
             out.append(f"fix {where} and commit")
         elif kind == ReasonKind.LABEL:
-            out.append(f"remove the label {reason.get('gate')} in {where} and commit")
+            out.append(f"remove the label {reason.gate} in {where} and commit")
     if verdict == Verdict.HELD and holding:
         out.append(f"gitgate approve {bundle} (lets this content through)")
     if verdict == Verdict.HALTED and rollout is not None:
@@ -177,17 +224,14 @@ def _commands(bundle: str, verdict: str, holding: list[GateInForce],
 
 def standing_of(record: Inventory) -> Standing:
     """A record's standing."""
-    return standing(record.bundle, record.verdict, record.reasons, record.message,
+    return standing(record.bundle, record.verdict, reasons_of(record), record.message,
                     RolloutState.from_json(record.progression.rollout),
                     instance=record.instance)
 
 
 def recorded_reason(reason: HoldReason) -> dict[str, Any]:
     """A reason as a record keeps it (its `until` as RFC 3339)."""
-    out = reason.as_dict()
-    if reason.until is not None:
-        out["until"] = rfc3339(reason.until)
-    return out
+    return RecordedReason.of_hold(reason).document()
 
 
 def planned_standing(item: BundlePlan, instance: str = DEFAULT_INSTANCE) -> Standing:
@@ -195,6 +239,6 @@ def planned_standing(item: BundlePlan, instance: str = DEFAULT_INSTANCE) -> Stan
     written)."""
     verdict = item.verdict
     return standing(verdict.bundle, str(verdict.verdict),
-                    [recorded_reason(r) for r in verdict.reasons], "",
+                    [RecordedReason.of_hold(r) for r in verdict.reasons], "",
                     item.rollout.state if item.rollout is not None else None,
                     instance=instance)

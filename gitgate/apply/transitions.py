@@ -9,12 +9,10 @@ says (`apply.standing`). Reasons come from the one `Reason` vocabulary."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.standing import standing_of
+from gitgate.apply.standing import RecordedReason, reasons_of, standing_of
 from gitgate.errors import Reason
 from gitgate.model import ReasonKind, Verdict
 
@@ -34,13 +32,12 @@ def _gates(inventory: Inventory | None, *kinds: str) -> frozenset[tuple[str, ...
     what a hold or suspension is about, without the rollout's words that change each pass."""
     if inventory is None:
         return frozenset()
-    return frozenset(_key(r) for r in inventory.reasons if str(r.get("kind")) in kinds)
+    return frozenset(_key(r) for r in reasons_of(inventory) if r.kind in kinds)
 
 
-def _key(reason: Mapping[str, Any]) -> tuple[str, ...]:
-    return (str(reason.get("kind")), str(reason.get("gate")), str(reason.get("file")),
-            str(reason.get("action")), ",".join(map(str, reason.get("clusters") or ())),
-            str(reason.get("reason")) if reason.get("kind") != ReasonKind.ROLLOUT else "")
+def _key(reason: RecordedReason) -> tuple[str, ...]:
+    return (reason.kind, reason.gate, reason.file, reason.action, ",".join(reason.clusters),
+            reason.reason if reason.kind != ReasonKind.ROLLOUT else "")
 
 
 _HOLDS = tuple(str(k) for k in ReasonKind if k is not ReasonKind.APPROVED)

@@ -50,7 +50,7 @@ def _own_policies_first(staged: dict[int, list[Manifest]], unit: BundleWork) -> 
     """A bundle's first write (no record yet): its own policies before its templates.
     Karmada's detector keeps every template no policy claims yet in one waiting list, and each
     new PropagationPolicy reads that whole list: with the policies last, a cold apply of n
-    bundles made n policies read up to every bundle's templates (bench/README.md). Written
+    bundles made n policies read up to every bundle's templates (bench/results/history.md). Written
     first, a policy finds no template waiting, and each template is claimed as it arrives,
     with the bundle's own overrides already there. An override acting on another bundle
     stays last: it waits for that bundle's suspension to be confirmed. A bundle with a

@@ -210,6 +210,21 @@ class Remote:
             secret=self._secret(entry) if urlsplit(where.url).netloc == host else None)
         return self._ok(answer, ref).data
 
+    def provenance(self, ref: ChartRef, version: str) -> bytes:
+        """The provenance file a chart repository publishes beside the archive
+        (`<archive URL>.prov`); ChartError (ChartUnverified) when it offers none."""
+        entry = self.entry(ref)
+        where = self.published(ref, version)
+        host = urlsplit(ref.repo).netloc
+        answer = self.transport.get(
+            where.url + ".prov", self._allowed, max_bytes=MAX_SMALL_BYTES,
+            secret=self._secret(entry) if urlsplit(where.url).netloc == host else None)
+        if answer.status == 404:
+            raise ChartError(f"{ref.where} {version}: {entry.label} asks for verify: true, "
+                             "and the repository offers no provenance file for it",
+                             reason=Reason.CHART_UNVERIFIED)
+        return self._ok(answer, ref).data
+
     @staticmethod
     def _ok(answer: Answer, ref: ChartRef) -> Answer:
         if answer.status == 200:

@@ -14,12 +14,20 @@ from pathlib import Path
 
 from gitgate.charts.credentials import SecretReader, credentials_reader
 from gitgate.charts.download import Transport
+from gitgate.charts.provenance import ProvenanceChecker
 from gitgate.charts.remote import Remote
 from gitgate.charts.semver import best_match
 from gitgate.charts.store import ChartStore, sha256_digest
 from gitgate.errors import ChartError, ConfigError, GitgateError, Reason
 from gitgate.model import Source, SourceKind, join
-from gitgate.model.chartspec import CHART_LOCK, PUBLISHED, ChartPolicy, ChartRef, LockedChart
+from gitgate.model.chartspec import (
+    CHART_LOCK,
+    PUBLISHED,
+    ChartPolicy,
+    ChartRef,
+    ChartRepository,
+    LockedChart,
+)
 from gitgate.model.tenantrules import owner_of
 from gitgate.model.tenantspec import Tenancy, Tenant
 from gitgate.source.chartlock import is_remote, lock_line
@@ -137,13 +145,19 @@ def _at(exc: ChartError, need: Need) -> ChartError:
 
 class ChartFetcher:
     """The fetch stage for every source of a pass: one store, one transport (its requests
-    counted), credentials read as the allow-list names them."""
+    counted), credentials read as the allow-list names them. `in_force`: the allow-list and
+    the tenants to fetch by when they are not the checkout's own (gitgate.yaml as a trusted
+    revision has it: `source.configinforce`)."""
 
     def __init__(self, store: ChartStore, *, transport: Transport | None = None,
-                 secret_reader: SecretReader | None = None) -> None:
+                 secret_reader: SecretReader | None = None,
+                 in_force: tuple[ChartPolicy, Tenancy] | None = None,
+                 helm: str | None = None) -> None:
         self.store = store
+        self.in_force = in_force
         self.transport = transport or Transport()
         self.secrets = credentials_reader(secret_reader)
+        self.provenance = ProvenanceChecker(secret_reader, helm)
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -166,13 +180,26 @@ class ChartFetcher:
         fetched = []
         for need, entry in zip(needs, entries, strict=True):
             try:
-                remote.entry(need.ref)  # refused before anything is sent, cached or not
-                fetched.append(Fetched(entry, self._stored(remote, entry, policy)))
+                allowed = remote.entry(need.ref)  # refused before anything is sent, cached or not
+                fetched.append(Fetched(entry, self._stored(remote, entry, policy, allowed)))
             except ChartError as exc:
                 raise _at(exc, need) from None
         return tuple(fetched)
 
-    def _stored(self, remote: Remote, entry: LockedChart, policy: ChartPolicy) -> Path:
+    def _verified(self, remote: Remote, allowed: ChartRepository, ref: ChartRef,
+                  version: str, digest: str, data: bytes) -> None:
+        """With `verify: true` on its allow-list entry: the chart's provenance file (kept in
+        the store, else fetched) verifies the archive with the entry's keyring."""
+        if not allowed.verify:
+            return
+        kept = self.store.provenance(digest)
+        provenance = kept if kept is not None else remote.provenance(ref, version)
+        self.provenance.check(allowed, ref, version, data, provenance)
+        if kept is None:
+            self.store.put_provenance(provenance, digest)  # kept once it verified
+
+    def _stored(self, remote: Remote, entry: LockedChart, policy: ChartPolicy,
+                allowed: ChartRepository) -> Path:
         with self._one_at_a_time(entry.digest):
             data = self.store.get(entry.digest)
             if data is None:
@@ -189,6 +216,7 @@ class ChartFetcher:
                 raise ChartError(f"{entry.ref.where} {entry.version} is {len(data)} bytes, "
                                  f"more than the {policy.max_bytes} allowed (charts.maxSize)",
                                  reason=Reason.CHART_FETCH_FAILED)
+            self._verified(remote, allowed, entry.ref, entry.version, entry.digest, data)
             return self.store.folder / "sha256" / f"{entry.hex}.tgz"
 
     def resolve(self, source: Source, tree: RepoTree, policy: ChartPolicy,
@@ -227,6 +255,7 @@ class ChartFetcher:
             raise ChartError(f"{ref.where} {version}: the archive's digest is {digest}, and "
                              f"the repository says {published.digest}",
                              reason=Reason.CHART_FETCH_FAILED)
+        self._verified(remote, remote.entry(ref), ref, version, digest, data)
         self.store.put(data, digest)
         return LockedChart(need.dependency, ref, version, digest)
 
@@ -239,8 +268,9 @@ def fetch_stage(fetcher: ChartFetcher | None, tree: RepoTree, policy: ChartPolic
     def run(source: Source) -> tuple[Fetched, ...] | GitgateError:
         if fetcher is None or source.kind is not SourceKind.HELM:
             return ()
+        allowed, tenants = fetcher.in_force or (policy, tenancy)
         try:
-            return fetcher.fetch(source, tree, policy, tenancy)
+            return fetcher.fetch(source, tree, allowed, tenants)
         except GitgateError as exc:
             return exc
 

@@ -49,6 +49,17 @@ class ChartStore:
             return None
         return data
 
+    def provenance(self, digest: str) -> bytes | None:
+        """The provenance file kept for the archive with this digest (checked at each use,
+        against the archive and a keyring: it is kept, not trusted)."""
+        try:
+            return self._path(digest).with_suffix(".prov").read_bytes()
+        except OSError:
+            return None
+
+    def put_provenance(self, data: bytes, digest: str) -> None:
+        self._write(self._path(digest).with_suffix(".prov"), data)
+
     def has(self, digest: str) -> bool:
         return self._path(digest).is_file()
 
@@ -59,6 +70,11 @@ class ChartStore:
             raise ChartError(f"the archive's digest is {actual}, not the locked {digest}",
                              reason=Reason.CHART_FETCH_FAILED)
         path = self._path(digest)
+        self._write(path, data)
+        return path
+
+    @staticmethod
+    def _write(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=".part-")
         try:
@@ -68,4 +84,3 @@ class ChartStore:
         except BaseException:
             Path(scratch).unlink(missing_ok=True)
             raise
-        return path

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from gitgate.cli.flags import (
-    DOCUMENTS,
     adopt_flag,
     bundle_flag,
     completes,
@@ -30,6 +29,7 @@ from gitgate.cli.offline import repo_folder, warn_if_empty
 from gitgate.errors import GitgateError
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output import console
+from gitgate.output.printers import Printable, show
 from gitgate.output.statusviews import (
     pass_document,
     pass_table,
@@ -42,6 +42,7 @@ from gitgate.passes.recorded import recorded_instances, recorded_status
 from gitgate.plan import Plan
 from gitgate.render.tools import Tools, find_tools
 from gitgate.source.git import LocalCheckout
+from gitgate.status.bundlestate import bundle_states
 from gitgate.status.wait import Settling, WaitResult
 from gitgate.timespec import duration_flag
 
@@ -113,8 +114,6 @@ def cmd_apply(args: argparse.Namespace) -> int:
         plan, result, waited = done.plan, done.result, None
     warn_if_empty(root, plan)
     document = pass_document(result)
-    if args.output not in DOCUMENTS:
-        console.out(pass_table(result))
     console.problems(plan.problems, plan.warnings)
     ok = result.ok and not plan.problems
     if waited is not None and result.ok:
@@ -124,8 +123,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
             console.warn(waited.error)
         document["wait"] = waited.document()
         ok = ok and waited.ready
-    if args.output in DOCUMENTS:
-        console.out_document(document, args.output)
+    show(args.output, Printable(lambda: document, lambda _wide: pass_table(result)))
     return 0 if ok else 1
 
 
@@ -223,20 +221,16 @@ def _show_status(args: argparse.Namespace, cluster: ClusterPort,
     if args.bundle is not None and inventories:
         chosen = set(selected([i.bundle for i in inventories], args.bundle, "status"))
         inventories = [i for i in inventories if i.bundle in chosen]
-    document = status_document(inventories, observation, recorded.provenance,
-                               recorded.shards)
+    states = bundle_states(inventories, dict(observation.bundles), recorded.shards)
+    document = status_document(states, observation.error, recorded.provenance)
     if document == shown:
         return document
-    if args.output in DOCUMENTS:
-        console.out_document(document, args.output)
-    else:
-        console.out(status_table(inventories, args.now(), observation=observation,
-                                 wide=args.output == "wide"))
     if observation.error and shown is None:
         console.warn(observation.error)
-    if args.output not in DOCUMENTS:
-        for line in provenance_lines(recorded.provenance or {}):
-            console.warn(line)
+    show(args.output, Printable(
+        lambda: document,
+        lambda wide: status_table(states, args.now(), wide=wide),
+        aside=lambda: provenance_lines(recorded.provenance or {})))
     if not inventories and shown is None:
         console.warn(_no_bundles_hint(cluster, args.instance))
     return document

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from gitgate.cli.flags import DOCUMENTS, completes, kube_flags, output_flag
+from gitgate.cli.flags import completes, kube_flags, output_flag
 from gitgate.cli.kube import cluster_from
 from gitgate.errors import ConfigError
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.model.nearby import closest_hint
 from gitgate.output import console
+from gitgate.output.printers import Printable, show
 from gitgate.output.recordviews import (
     describe_document,
     describe_text,
@@ -21,6 +22,7 @@ from gitgate.output.recordviews import (
 )
 from gitgate.passes.onepass import selected
 from gitgate.passes.recorded import Recorded, bundle_events, recorded_status
+from gitgate.status.bundlestate import BundleState, bundle_states
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,11 +66,9 @@ def cmd_get(args: argparse.Namespace) -> int:
     if args.bundle is not None and inventories:
         chosen = set(selected([i.bundle for i in inventories], args.bundle, "get"))
         inventories = [i for i in inventories if i.bundle in chosen]
-    seen = dict(recorded.observation.bundles)
-    if args.output in DOCUMENTS:
-        console.out_document(get_document(inventories, seen), args.output)
-    else:
-        console.out(get_table(inventories, seen, args.now(), wide=args.output == "wide"))
+    states = bundle_states(inventories, dict(recorded.observation.bundles))
+    show(args.output, Printable(lambda: get_document(states),
+                                lambda wide: get_table(states, args.now(), wide=wide)))
     if recorded.observation.error:
         console.warn(recorded.observation.error)
     return 0
@@ -78,20 +78,16 @@ def cmd_describe(args: argparse.Namespace) -> int:
     cluster = cluster_from(args)
     recorded = recorded_status(cluster, args.instance)
     inv = recorded.inventories[_one(recorded, args.bundle)]
-    dispatch = recorded.observation.bundles.get(inv.bundle, Dispatch())
+    state = BundleState.of(inv, recorded.observation.bundles.get(inv.bundle, Dispatch()))
     events = bundle_events(cluster, inv)
-    if args.output in DOCUMENTS:
-        console.out_document(describe_document(inv, dispatch, events), args.output)
-    else:
-        console.out(describe_text(inv, dispatch, events, args.now()))
+    show(args.output, Printable(lambda: describe_document(state, events),
+                                lambda _wide: describe_text(state, events, args.now())))
     return 0
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     recorded = _recorded(args)
     inv = recorded.inventories[_one(recorded, args.bundle)]
-    if args.output in DOCUMENTS:
-        console.out_document(history_document(inv), args.output)
-    else:
-        console.out(history_table(inv, args.now()))
+    show(args.output, Printable(lambda: history_document(inv),
+                                lambda _wide: history_table(inv, args.now())))
     return 0

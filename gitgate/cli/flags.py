@@ -11,6 +11,7 @@ from gitgate.apiserver.apierrors import MAX_ANSWER
 from gitgate.cli import completers
 from gitgate.endpoints.signin import TokenFile
 from gitgate.errors import ConfigError
+from gitgate.output.printers import DOCUMENT_FORMATS, printer
 from gitgate.passes.onepass import MAX_CONCURRENCY
 from gitgate.source.signatures import Trust
 from gitgate.timespec import duration_flag
@@ -49,13 +50,13 @@ def completes(action: argparse.Action, *, gates: bool = False) -> argparse.Actio
     return action
 
 
-DOCUMENTS = ("json", "yaml")  # the formats that print the command's document
-
-
 def output_flag(parser: argparse.ArgumentParser, *choices: str) -> None:
-    """`-o`; wherever `json` is offered, `yaml` prints the same document (as kubectl)."""
-    offered = [*choices, "yaml"] if "json" in choices and "yaml" not in choices else choices
-    parser.add_argument("-o", "--output", choices=list(offered), default=offered[0],
+    """`-o`; wherever `json` is offered, every format that prints the document is too (`yaml`,
+    as kubectl)."""
+    offered = [*choices, *(f for f in DOCUMENT_FORMATS if f not in choices and "json" in choices)]
+    for name in offered:
+        printer(name)  # a format the registry does not know is a mistake here, not at run time
+    parser.add_argument("-o", "--output", choices=offered, default=offered[0],
                         help="output format: " + ", ".join(offered))
 
 

@@ -6,9 +6,10 @@ import argparse
 import platform
 
 from gitgate import __version__
-from gitgate.cli.flags import DOCUMENTS, output_flag
+from gitgate.cli.flags import output_flag
 from gitgate.errors import GitgateError
 from gitgate.output import console
+from gitgate.output.printers import Printable, show
 from gitgate.render.tools import find_helm, find_kustomize
 
 
@@ -65,10 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def cmd_version(args: argparse.Namespace) -> int:
     found = versions(args.helm, args.kustomize)
-    if args.output in DOCUMENTS:
-        console.out_document(found, args.output)
-    else:
-        console.out(version_text(found))
+    show(args.output, Printable(lambda: found, lambda _wide: version_text(found)))
     return 0
 
 

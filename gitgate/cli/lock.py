@@ -14,14 +14,18 @@ from gitgate.charts.store import ChartStore, default_chart_cache
 from gitgate.errors import ConfigError
 from gitgate.output import console
 from gitgate.passes.onepass import SYSTEM_NAMESPACE, ClusterPort
+from gitgate.source.config import RepoConfig
 
 
-def chart_fetcher(cluster: ClusterPort | None = None) -> ChartFetcher:
+def chart_fetcher(cluster: ClusterPort | None = None,
+                  in_force: RepoConfig | None = None) -> ChartFetcher:
     """The fetch stage of a command run by hand (its store: `default_chart_cache`); Secrets
-    named as credentials are read when a cluster is given."""
+    named as credentials are read when a cluster is given. `in_force`: gitgate.yaml as the
+    trusted revision has it, when the checkout's own does not count (`--since`)."""
     get = getattr(cluster, "get", None)
     return ChartFetcher(ChartStore(default_chart_cache()), secret_reader=cluster_secrets(
-        get, SYSTEM_NAMESPACE) if get is not None else None)
+        get, SYSTEM_NAMESPACE) if get is not None else None,
+        in_force=(in_force.charts, in_force.tenancy) if in_force is not None else None)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

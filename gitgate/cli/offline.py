@@ -11,7 +11,6 @@ from pathlib import Path
 from gitgate.bundle.group import grouped
 from gitgate.check import Case, Failure, Report, check_report
 from gitgate.cli.flags import (
-    DOCUMENTS,
     adopt_flag,
     at_flag,
     bundle_flag,
@@ -30,18 +29,11 @@ from gitgate.cli.lock import chart_fetcher
 from gitgate.errors import ConfigError, GitgateError, Reason
 from gitgate.karmada.effective import member_view
 from gitgate.model import Verdict
+from gitgate.model.chartspec import LockedChart
 from gitgate.output import console
 from gitgate.output.checkreport import check_document, check_text, junit_xml
-from gitgate.output.plantables import (
-    changes_document,
-    changes_table,
-    gates_document,
-    gates_table,
-    member_document,
-    member_lines,
-    plan_document,
-    plan_table,
-)
+from gitgate.output.plantables import gates_document, gates_table, plan_document, plan_text
+from gitgate.output.printers import Printable, show
 from gitgate.output.renderdoc import render_document, render_yaml
 from gitgate.passes.onepass import (
     ApplyOptions,
@@ -56,7 +48,9 @@ from gitgate.plan import Plan
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import redact_secret
 from gitgate.render.tools import find_tools
-from gitgate.source.gateguard import review_checkout
+from gitgate.source.configinforce import config_in_force
+from gitgate.source.gateguard import Review, review_checkout
+from gitgate.source.lockhistory import LockHistory
 from gitgate.source.signatures import Trust, head_signature, keyring_folder
 from gitgate.timespec import parse_time
 
@@ -162,14 +156,18 @@ def warn_if_empty(root: Path, plan: Plan) -> None:
 
 
 def _checkout(args: argparse.Namespace, now: datetime, bundle_glob: str | None = None,
-              cluster: ClusterPort | None = None) -> Checkout:
-    return plan_checkout(repo_folder(args), find_tools(args.helm, args.kustomize), now,
+              cluster: ClusterPort | None = None, review: Review | None = None) -> Checkout:
+    """The checkout planned at `now`; with a `review` (`--since`), charts are fetched by
+    gitgate.yaml as the loop would keep it in force (`source.configinforce`)."""
+    root = repo_folder(args)
+    in_force = config_in_force(root, review) if review is not None else None
+    return plan_checkout(root, find_tools(args.helm, args.kustomize), now,
                          bundle_glob=bundle_glob,
                          scope_of=cluster.scope_of if cluster is not None else None,
                          clusters=cluster,
                          inventories=read_records(cluster, args.instance)
                          if cluster is not None else None,
-                         charts=chart_fetcher(cluster))
+                         charts=chart_fetcher(cluster, in_force))
 
 
 def _at(args: argparse.Namespace) -> datetime:
@@ -203,10 +201,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     claimed = [p for b in found for p in b.problems if p.reason == Reason.DUPLICATE_BUNDLE]
     problems = [p for p in dict.fromkeys((*result.problems, *lost, *claimed))
                 if args.bundle is None or p.source in sources]
-    if args.output == "json":
-        console.out_json(render_document(bundles, problems))
-    else:
-        console.out(render_yaml(bundles))
+    show(args.output, Printable(lambda: render_document(bundles, problems),
+                                own={"yaml": lambda: render_yaml(bundles)}))
     console.problems(problems, result.warnings)
     return 1 if problems else 0
 
@@ -236,7 +232,8 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
     if cluster is None and os.environ.get("KUBECONFIG"):
         console.warn("plan reads the repo only: $KUBECONFIG is set but not read; pass "
                      "--kubeconfig \"$KUBECONFIG\" to compare with what the cluster holds")
-    checkout = _checkout(args, _at(args), args.bundle, cluster)
+    review = since_review(args, trust, gates, keyrings)
+    checkout = _checkout(args, _at(args), args.bundle, cluster, review)
     plan = checkout.plan
     warn_if_empty(Path(args.path), plan)
     changes = None
@@ -246,31 +243,17 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
         # where each rollout and each sync with hooks is, and what is next; what would change
         seen, changes = preview(checkout, cluster, options, args.bundle)
         plan = seen.plan
+    before = charts_before(args, checkout, plan)
     view = None
     if args.cluster:
         labels = _cluster_labels(cluster, args.cluster) if cluster is not None else None
         view = member_view([b.bundle for b in plan.bundles], args.cluster, labels)
-    if args.output in DOCUMENTS:
-        doc = plan_document(plan)
-        if changes is not None:
-            for bundle in doc["bundles"]:
-                bundle["changes"] = changes_document(changes, bundle["name"])
-            planned = {item.bundle.name for item in plan.bundles}
-            doc["removedBundles"] = [
-                {"name": name, "changes": changes_document(changes, name)}
-                for name in sorted({c.bundle for c in changes} - planned)]
-        if view is not None:
-            doc["cluster"] = member_document(view)
-        console.out_document(doc, args.output)
-    else:
-        console.out(plan_table(plan, wide=args.output == "wide"))
-        if changes is not None:
-            console.out("\n" + changes_table(changes))
-        if view is not None:
-            console.out("\n" + member_lines(view))
+    show(args.output, Printable(lambda: plan_document(plan, changes, view, before),
+                                lambda wide: plan_text(plan, changes, view, wide=wide,
+                                                       charts_before=before)))
     failed = changes is not None and any(c.failed for c in changes)
     failed = failed or any(item.verdict.verdict is Verdict.FAILED for item in plan.bundles)
-    _head, failures, notes = provenance_review(args, trust, gates, keyrings)
+    _head, failures, notes = provenance_review(args, trust, review)
     for line in notes:
         console.warn(line)
     for failure in failures:
@@ -279,6 +262,24 @@ def _plan(args: argparse.Namespace, keyrings: Path) -> int:
         return 1
     writes = changes is not None and any(c.changes_cluster for c in changes)
     return EXIT_CHANGES if args.exit_code and writes else 0
+
+
+def charts_before(args: argparse.Namespace, checkout: Checkout,
+                  plan: Plan) -> dict[str, tuple[LockedChart, ...]]:
+    """Each chart-fetching bundle's locked charts at the revision plan compares it with: the
+    one its record says is live (with --kubeconfig), else --since REV."""
+    history = LockHistory(Path(args.path))
+    records = checkout.inventories or {}
+    found = {}
+    for item in plan.bundles:
+        if not item.bundle.source.options.locked:
+            continue
+        record = records.get(item.bundle.name)
+        revision = record.applied_revision if record is not None else (args.since or "")
+        locked = history.at(revision, item.bundle.source.path) if revision else None
+        if locked is not None:
+            found[item.bundle.name] = locked
+    return found
 
 
 def trusts_from(args: argparse.Namespace,
@@ -292,21 +293,28 @@ def trusts_from(args: argparse.Namespace,
     return trust_from(args, keyrings / "allowed"), gates
 
 
-def provenance_review(args: argparse.Namespace, trust: Trust | None, gate_trust: Trust | None,
-                      keyrings: Path) -> tuple[str, list[Failure], list[str]]:
+def since_review(args: argparse.Namespace, trust: Trust | None, gate_trust: Trust | None,
+                 keyrings: Path) -> Review | None:
+    """With --since REV: what a loop trusting REV makes of HEAD (None without --since)."""
+    if args.since is None:
+        return None
+    return review_checkout(repo_folder(args), args.since, keyrings / "repo", trust,
+                           gate_trust)
+
+
+def provenance_review(args: argparse.Namespace, trust: Trust | None,
+                      review: Review | None) -> tuple[str, list[Failure], list[str]]:
     """The checkout's HEAD judged as a loop would judge it: by the --verify-commits flags,
     and with --since REV by gitgate.yaml's `verify:` and `gates.signers` as REV has them (or
     the --gate-signers flags), and every freeze-file change after REV, by the loop's own rule.
     Returns HEAD, the failures, and what passed."""
-    if args.since is None:
+    if review is None:
         if trust is None:
             return "", [], []
         alone = head_signature(repo_folder(args), trust)
         return alone.commit, [] if alone.trusted else [Failure(
             Reason.UNVERIFIED, f"{alone.said()}: a `gitgate run --verify-commits` would not "
             "apply it")], [alone.said()] if alone.trusted else []
-    review = review_checkout(repo_folder(args), args.since, keyrings / "repo", trust,
-                             gate_trust)
     failures, notes = [], []
     signed, gates = review.signature, review.gates
     if signed is not None:
@@ -340,10 +348,7 @@ def cmd_gates(args: argparse.Namespace) -> int:
     if args.bundle is not None:
         chosen = {item.bundle.name for item in plan.bundles}
         plan = replace(plan, gates=tuple(s for s in plan.gates if chosen & set(s.covers)))
-    if args.output in DOCUMENTS:
-        console.out_document(gates_document(plan), args.output)
-    else:
-        console.out(gates_table(plan))
+    show(args.output, Printable(lambda: gates_document(plan), lambda _wide: gates_table(plan)))
     return 1 if plan.invalid_gates else 0
 
 
@@ -354,17 +359,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, keyrings: Path) -> int:
     trust, gates = trusts_from(args, keyrings)
-    current = _checkout(args, args.now())
+    review = since_review(args, trust, gates, keyrings)
+    current = _checkout(args, args.now(), review=review)
     report = check_report(current.rendered, current.plan)
-    head, failures, notes = provenance_review(args, trust, gates, keyrings)
+    head, failures, notes = provenance_review(args, trust, review)
     if head:  # one more case: the commit under test, signed and its freeze files trusted
         report = Report((Case("commit", head[:12], tuple(failures), note="; ".join(notes)),
                          *report.cases))
     if args.junit:
         Path(args.junit).write_text(junit_xml(report), encoding="utf-8")
-    if args.output in DOCUMENTS:
-        console.out_document(check_document(report), args.output)
-    else:
-        console.out(check_text(report))
+    show(args.output, Printable(lambda: check_document(report), lambda _wide: check_text(report)))
     console.problems((), current.rendered.warnings)
     return 0 if report.ok else 1

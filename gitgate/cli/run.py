@@ -167,8 +167,8 @@ EXAMPLES = """examples:
 # The cyclic collector's thresholds for the loop. Python's (700, 10, 10) start a young
 # collection every 700 new containers; a pass at 5,000 bundles holds ~3 million objects and
 # makes hundreds of collections, whose older generations walk the whole heap: about 1.5 s of
-# a no-op pass (bench/README.md). Collecting less often keeps cyclic garbage longer: measured
-# on half of 5,000 bundles, (100,000, 50, 100) saved that time for 90 MB more, (20,000, 20,
+# a no-op pass (bench/results/history.md). Collecting less often keeps cyclic garbage longer:
+# measured on half of 5,000 bundles, (100,000, 50, 100) saved that time for 90 MB more, (20,000, 20,
 # 10) most of it for 25 MB more, below the 400 MB a replica is allowed.
 COLLECTOR_THRESHOLDS = (20_000, 20, 10)
 
@@ -236,7 +236,7 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
                             api_probe=lambda: cluster.get("v1", "Namespace", "", SYSTEM_NAMESPACE))
     reconciler.charts = ChartFetcher(  # fetched charts outlive restarts on the cache volume
         ChartStore(Path(f"{args.cache_dir}-charts")),
-        secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE))
+        secret_reader=cluster_secrets(cluster.get, SYSTEM_NAMESPACE), helm=tools.helm)
     reconciler.watch_requests(cluster)  # `gitgate reconcile` through the API server
     reconciler.watch_newer()  # a freeze pushed while a pass writes stops what it covers
     cluster.transport.observer = reconciler.metrics.api_request

@@ -72,6 +72,11 @@ class ChartRepository:
     credentials_secret: str | None = None
     ca_file: str | None = None
     tenants: tuple[str, ...] | None = None  # None: every source may use it
+    # `verify: true`: each chart's provenance file (`<archive>.prov`) must verify with the
+    # OpenPGP keyring named here (a file on gitgate's host, or a Secret's `keyring` key)
+    verify: bool = False
+    keyring_file: str | None = None
+    keyring_secret: str | None = None
 
     def covers(self, url: str) -> bool:
         mine, theirs = url_parts(self.url), url_parts(url)

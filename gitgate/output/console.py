@@ -3,14 +3,12 @@ warnings and errors to stderr, each error naming where it is and what went wrong
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from typing import Any
 
 from gitgate.errors import GitgateError
 from gitgate.model import Problem
-from gitgate.yamlio import dump_one
 
 # C0 controls but newline and tab, DEL, C1 controls, and the bidirectional overrides: a file
 # or object name holding one could move the cursor, recolour or hide text, or reorder a line
@@ -63,20 +61,6 @@ def _say(text: str, stream: Any, *, flush: bool = False) -> None:
 def out(text: str) -> None:
     """Text for stdout; non-empty text ends in a newline."""
     _say(printable(text), sys.stdout)
-
-
-def out_json(document: Any) -> None:
-    out(json.dumps(document, indent=2))
-
-
-def out_document(document: Any, output: str) -> None:
-    """The command's document as `-o json` or `-o yaml` asked: the same fields, since the
-    YAML is written from the JSON document (a reason's enum, a tuple: what JSON writes as a
-    string or a list, YAML's safe dumper refuses)."""
-    if output == "yaml":
-        out(dump_one(json.loads(json.dumps(document))))
-    else:
-        out_json(document)
 
 
 def warn(text: str) -> None:

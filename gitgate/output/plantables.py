@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from gitgate.apply.changeset import Change
@@ -11,25 +12,35 @@ from gitgate.errors import Reason
 from gitgate.karmada.effective import MemberView
 from gitgate.karmada.syncsteps import sync_plan
 from gitgate.model import ObjectRef
+from gitgate.model.chartspec import LockedChart
 from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, rfc3339, table
 from gitgate.plan import BundlePlan, Plan, destination
+from gitgate.status.gaterecord import GateRecord
 from gitgate.timespec import age
 
+ChartsBefore = Mapping[str, tuple[LockedChart, ...]]  # bundle name -> its locked charts then
 
-def plan_document(plan: Plan) -> dict[str, Any]:
+
+def plan_document(plan: Plan, changes: list[Change] | None = None,
+                  view: MemberView | None = None,
+                  charts_before: ChartsBefore | None = None) -> dict[str, Any]:
+    """`plan -o json`; with --kubeconfig each bundle's `changes` and the bundles it would
+    remove, with --cluster what that member runs. `charts_before`: each
+    bundle's locked charts at the revision it is compared with (what its record says is
+    live, or `--since`), for each chart's `from`."""
     bundles = []
     for item in plan.bundles:
-        verdict = item.verdict
+        verdict, meaning = item.verdict, planned_standing(item)
         versions = {ObjectRef.of(o): str(o.get("apiVersion", "")) for o in item.bundle.objects}
         bundles.append({
             "name": item.bundle.name,
             "source": {"path": item.bundle.source.path, "kind": str(item.bundle.source.kind)},
             "verdict": str(verdict.verdict),
-            "reasons": [{**r.as_dict(), "until": rfc3339(r.until)} for r in verdict.reasons],
+            "reasons": [r.document() for r in meaning.reasons],
             "nextChange": rfc3339(verdict.next_change),
-            **planned_standing(item).as_dict(),
+            **meaning.as_dict(),
             "digest": verdict.digest,
             "objects": [object_ref(ObjectRef.of(o), o["apiVersion"]) for o in item.desired],
             "heldObjects": [object_ref(r, versions.get(r, "")) for r in verdict.held_objects],
@@ -37,8 +48,11 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "clusters": destination(item),
             "rollout": _rollout_document(item),
             "hooks": _hooks_document(item),
+            "charts": _charts_document(item, (charts_before or {}).get(item.bundle.name)),
+            **({"changes": changes_document(changes, item.bundle.name)}
+               if changes is not None else {}),
         })
-    return document("Plan", {
+    doc = document("Plan", {
         "revision": plan.revision,
         "at": rfc3339(plan.at),
         "bundles": bundles,
@@ -47,6 +61,49 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "message": g.message} for g in plan.invalid_gates],
         "warnings": [p.as_dict() for p in plan.warnings],
     })
+    if changes is not None:
+        planned = {item.bundle.name for item in plan.bundles}
+        doc["removedBundles"] = [{"name": name, "changes": changes_document(changes, name)}
+                                 for name in sorted({c.bundle for c in changes} - planned)]
+    if view is not None:
+        doc["cluster"] = member_document(view)
+    return doc
+
+
+def _charts_document(item: BundlePlan,
+                     before: tuple[LockedChart, ...] | None) -> list[dict[str, Any]]:
+    """The charts the bundle fetches, as locked; `from`: that chart as the compared revision
+    locked it (null: not known, or not locked then), `changed`: another archive now."""
+    was = {e.dependency: e for e in before or ()}
+    out = []
+    for entry in item.bundle.source.options.locked:
+        old = was.get(entry.dependency)
+        out.append({"name": entry.ref.chart, "dependency": entry.dependency or None,
+                    "repo": entry.ref.repo, "version": entry.version, "digest": entry.digest,
+                    "from": {"version": old.version, "digest": old.digest}
+                    if old is not None else None,
+                    "changed": old is not None and old.digest != entry.digest})
+    return out
+
+
+def chart_lines(plan: Plan, charts_before: ChartsBefore | None = None) -> list[str]:
+    """One line per bundle that fetches charts: each chart's version, and `6.5.0 → 6.6.0`
+    where the compared revision locked another archive."""
+    lines = []
+    for item in plan.bundles:
+        said = []
+        for chart in _charts_document(item, (charts_before or {}).get(item.bundle.name)):
+            was = chart["from"]
+            if not chart["changed"]:
+                said.append(f"{chart['name']} {chart['version']}")
+            elif was["version"] != chart["version"]:
+                said.append(f"{chart['name']} {was['version']} → {chart['version']}")
+            else:
+                said.append(f"{chart['name']} {chart['version']} (another archive: "
+                            f"{was['digest'][:19]} → {chart['digest'][:19]})")
+        if said:
+            lines.append(f"{item.bundle.name}: {', '.join(said)}")
+    return lines
 
 
 def _rollout_document(item: BundlePlan) -> dict[str, Any] | None:
@@ -117,9 +174,11 @@ def _rollout_cell(item: BundlePlan) -> str:
     return f"{waves}: {'halted at ' if state.halted else ''}wave {state.wave + 1}"
 
 
-def plan_table(plan: Plan, *, wide: bool = False) -> str:
+def plan_table(plan: Plan, *, wide: bool = False,
+               charts_before: ChartsBefore | None = None) -> str:
     """NEXT CHANGE reads `in 2h` (the time itself with -o wide); WHY says what the verdict
-    means and what changes it (`apply.standing`), cut to one line."""
+    means and what changes it (`apply.standing`), cut to one line. Then the charts each
+    bundle fetches (`chart_lines`) and the hooks."""
     head = ["BUNDLE", "VERDICT", "OBJECTS", "POLICIES", "CLUSTERS", "NEXT CHANGE", "DIGEST",
             "ROLLOUT", "WHY"]
     rows = [head + (["NEXT CHANGE AT"] if wide else [])]
@@ -134,6 +193,9 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
             row.append(rfc3339(verdict.next_change) or "-")
         rows.append(row)
     lines = [f"revision {plan.revision} at {rfc3339(plan.at)}", table(rows)]
+    charts = chart_lines(plan, charts_before)
+    if charts:
+        lines += ["", "charts:", *(f"  {line}" for line in charts)]
     phases = phases_lines(plan)
     if phases:
         lines += ["", "hooks:", *(f"  {line}" for line in phases)]
@@ -144,23 +206,26 @@ def plan_table(plan: Plan, *, wide: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plan_text(plan: Plan, changes: list[Change] | None = None, view: MemberView | None = None,
+              *, wide: bool = False, charts_before: ChartsBefore | None = None) -> str:
+    """`plan`'s table; with --kubeconfig the changes, with --cluster what that member runs."""
+    return (plan_table(plan, wide=wide, charts_before=charts_before)
+            + ("\n" + changes_table(changes) if changes is not None else "")
+            + ("\n" + member_lines(view) if view is not None else ""))
+
+
 def gates_document(plan: Plan) -> dict[str, Any]:
-    return document("GateList", {"at": rfc3339(plan.at), "gates": [{
-        "name": s.gate.name, "file": s.gate.file, "action": str(s.gate.action),
-        "reason": s.gate.reason, "owner": s.gate.owner, "active": s.active,
-        "covers": list(s.covers),
-        "until": rfc3339(s.gate.until), "nextChange": rfc3339(s.next_change),
-        "since": rfc3339(s.since),
-    } for s in plan.gates], "invalid": [{"file": g.file, "line": g.line, "message": g.message}
-                                         for g in plan.invalid_gates]})
+    return document("GateList", {
+        "at": rfc3339(plan.at), "gates": [GateRecord.of(s).document() for s in plan.gates],
+        "invalid": [{"file": g.file, "line": g.line, "message": g.message}
+                    for g in plan.invalid_gates]})
 
 
 def gates_table(plan: Plan) -> str:
     rows = [["GATE", "FILE", "ACTION", "ACTIVE", "COVERS", "NEXT CHANGE", "REASON"]]
-    for s in plan.gates:
-        rows.append([s.gate.name, s.gate.file, str(s.gate.action), "yes" if s.active else "no",
-                     ",".join(s.covers) or "(nothing)", rfc3339(s.next_change) or "-",
-                     s.gate.reason])
+    for g in (GateRecord.of(s) for s in plan.gates):
+        rows.append([g.name, g.file, g.action, "yes" if g.active else "no",
+                     ",".join(g.covers) or "(nothing)", g.next_change or "-", g.reason])
     lines = [table(rows)]
     for bad in plan.invalid_gates:
         lines.append(f"invalid: {bad.file}: {bad.message} (holds every bundle)")

@@ -9,16 +9,11 @@ from typing import Any
 
 from gitgate.apply.bundlerecord import conditions_of
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.standing import standing_of
 from gitgate.karmada.dispatch import Dispatch
 from gitgate.output.documents import document, object_ref
-from gitgate.output.statusviews import (
-    bundle_document,
-    cluster_cell,
-    revision_cell,
-    standing_cell,
-)
+from gitgate.output.statusviews import cluster_cell, standing_cell
 from gitgate.output.tables import one_line, parse_stamp, table
+from gitgate.status.bundlestate import BundleState
 from gitgate.timespec import age
 
 
@@ -33,32 +28,32 @@ def clusters_ready(dispatch: Dispatch | None) -> str:
     return f"{sum(1 for c in scheduled if c.ready)}/{len(scheduled)}" if scheduled else "-"
 
 
-def get_table(inventories: list[Inventory], seen: dict[str, Dispatch], now: datetime,
-              wide: bool = False) -> str:
+def get_table(states: list[BundleState], now: datetime, wide: bool = False) -> str:
     """The printer columns of bundles.gitgate.io: NAME VERDICT READY CLUSTERS REVISION AGE,
     and MESSAGE: what the state means and what changes it (`apply.standing`); `-o wide`
     adds REASON, SOURCE, REPO (the repo and folder it was applied from), ATTEMPTED."""
     head = ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE"]
     rows = [head + (["REASON", "SOURCE", "REPO", "ATTEMPTED"] if wide else []) + ["MESSAGE"]]
-    for inv in sorted(inventories, key=lambda i: i.bundle):
+    for state in states:
+        inv = state.record
         status, reason = _ready(inv)
-        row = [inv.bundle, inv.verdict or "-", status, clusters_ready(seen.get(inv.bundle)),
+        row = [inv.bundle, inv.verdict or "-", status, clusters_ready(state.dispatch),
                inv.applied_revision[:12] or "-", age(parse_stamp(inv.since), now)]
         if wide:
             row += [reason or "-", inv.source or "-", str(inv.origin) or "-",
                     inv.revision[:12] or "-"]
-        rows.append([*row, standing_cell(standing_of(inv)) or "-"])
+        rows.append([*row, standing_cell(state.standing) or "-"])
     return table(rows)
 
 
-def get_document(inventories: list[Inventory], seen: dict[str, Dispatch]) -> dict[str, Any]:
+def get_document(states: list[BundleState]) -> dict[str, Any]:
     return document("BundleList", {"bundles": [
         {"name": inv.bundle, "verdict": inv.verdict, "ready": _ready(inv)[0],
-         "reason": _ready(inv)[1], "clusters": clusters_ready(seen.get(inv.bundle)),
+         "reason": _ready(inv)[1], "clusters": clusters_ready(state.dispatch),
          "lastAppliedRevision": inv.applied_revision or None,
          "lastAttemptedRevision": inv.revision or None, "source": inv.source,
-         **_origin(inv), "since": inv.since or None, **standing_of(inv).as_dict()}
-        for inv in sorted(inventories, key=lambda i: i.bundle)]})
+         **_origin(inv), "since": inv.since or None, **state.standing.as_dict()}
+        for state, inv in ((state, state.record) for state in states)]})
 
 
 def _origin(inv: Inventory) -> dict[str, str | None]:
@@ -79,27 +74,26 @@ def history_document(inv: Inventory) -> dict[str, Any]:
     return document("BundleHistory", {"name": inv.bundle, "history": list(inv.history)})
 
 
-def describe_document(inv: Inventory, dispatch: Dispatch,
-                      events: list[dict[str, Any]]) -> dict[str, Any]:
+def describe_document(state: BundleState, events: list[dict[str, Any]]) -> dict[str, Any]:
+    inv = state.record
     return document("BundleDescription", {
-        **bundle_document(inv, dispatch), "source": inv.source, "instance": inv.instance,
+        **state.document(), "source": inv.source, "instance": inv.instance,
         **_origin(inv),
         "conditions": list(inv.conditions), "history": list(inv.history),
         "objectRefs": [{**object_ref(e.ref, e.api_version), "hash": e.hash}
                        for e in inv.entries], "events": events})
 
 
-def describe_text(inv: Inventory, dispatch: Dispatch, events: list[dict[str, Any]],
-                  now: datetime) -> str:
+def describe_text(state: BundleState, events: list[dict[str, Any]], now: datetime) -> str:
     """kubectl describe's layout: fields, then sections."""
+    inv, meaning = state.record, state.standing
     status, reason = _ready(inv)
-    meaning = standing_of(inv)
     lines = [f"Name:         {inv.bundle}",
              f"Instance:     {inv.instance}",
              f"Source:       {inv.source or '-'}",
              f"Repo:         {str(inv.origin) or '-'}",
              f"Verdict:      {inv.verdict}  (Ready={status}{f', {reason}' if reason else ''})",
-             f"Revision:     {revision_cell(inv)}",
+             f"Revision:     {state.revision_cell}",
              f"Attempted:    {inv.revision[:12] or '-'}",
              f"Message:      {one_line(meaning.message) or '-'}",
              f"Next:         {meaning.next or '-'}",
@@ -108,14 +102,12 @@ def describe_text(inv: Inventory, dispatch: Dispatch, events: list[dict[str, Any
              f"Last applied: {inv.last_applied or '-'}"]
     lines.append("Gates:" + ("" if meaning.gates else "        none in force"))
     lines += [f"  {one_line(g.said())}" for g in meaning.gates]
-    lines.append("Reasons:" + ("" if inv.reasons else "      none"))
-    for r in inv.reasons:
-        where = f" ({r.get('file')}{':' + str(r['line']) if r.get('line') else ''})" \
-            if r.get("file") else ""
-        lines.append(f"  {r.get('kind')} {r.get('gate')}{where}: {one_line(str(r.get('reason')))}")
-    lines.append("Clusters:" + ("" if dispatch.clusters else "     none reported"))
-    for c in dispatch.clusters:
-        runs = inv.cluster_revision(c.name)
+    lines.append("Reasons:" + ("" if meaning.reasons else "      none"))
+    for r in meaning.reasons:
+        where = f" ({r.where()})" if r.file else ""
+        lines.append(f"  {r.kind} {r.gate}{where}: {one_line(r.reason)}")
+    lines.append("Clusters:" + ("" if state.clusters else "     none reported"))
+    for c, runs in ((c.state, c.revision) for c in state.clusters):
         lines.append(f"  {cluster_cell(c)}  scheduled={_yes(c.scheduled)} "
                      f"applied={_yes(c.applied)} health={c.health} version={c.version} "
                      f"revision={runs[:12] or '-'}" + (f"  {one_line(c.message)}"

@@ -6,16 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from gitgate.apply.inventory import Inventory
-from gitgate.apply.observe import Observation
-from gitgate.apply.standing import Standing, standing_of
+from gitgate.apply.standing import Standing
 from gitgate.apply.work import PassResult
-from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
+from gitgate.karmada.dispatch import ClusterState, Health, Version
 from gitgate.loop import Reconciler
-from gitgate.model.shardmap import ShardMap
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
 from gitgate.passes.recorded import provenance_document
+from gitgate.status.bundlestate import BundleState, dispatch_document
 from gitgate.timespec import age
 
 MESSAGE_LIMIT = 160  # characters of a standing's message a table shows (its commands: all)
@@ -28,78 +26,19 @@ def standing_cell(meaning: Standing) -> str:
     return said + (f"; next: {meaning.next}" if meaning.commands else "")
 
 
-def _bundle_message(inv: Inventory, dispatch: Dispatch | None, whole: bool = False) -> str:
+def bundle_message(state: BundleState, whole: bool = False) -> str:
     """What the bundle's state means (`apply.standing`) with what changes it (`whole`: its
-    message never cut); without one, what holds the bundle back in Karmada: an object
-    nothing propagates, else the first cluster (not suspended) that is not ready."""
-    meaning = standing_of(inv)
-    said = meaning.line() if whole else standing_cell(meaning)
-    if said or dispatch is None:
-        return said
-    waiting = dispatch.waiting_on()
-    return dispatch.message or (waiting[0].message if waiting else "")
+    message never cut); without one, what holds the bundle back in Karmada."""
+    meaning = state.standing
+    return (meaning.line() if whole else standing_cell(meaning)) or state.waiting_message()
 
 
-def namespaces_everywhere(inv: Inventory, dispatch: Dispatch | None) -> bool:
-    """A bundle of Namespaces alone (policies aside): Karmada's namespace controller sends a
-    Namespace to every member cluster by itself, with no binding to show per cluster. It
-    skips `default`, its own and `kube-*` namespaces (its default --skipped-propagating-
-    namespaces), and those labelled skip-auto-propagation (the inventory does not keep
-    labels: such a bundle is shown as reaching all members)."""
-    return (dispatch is not None and not dispatch.clusters and not dispatch.propagated
-            and any(e.kind == "Namespace" and "/" not in e.api_version
-                    and not _karmada_skips(e.name) for e in inv.entries))
-
-
-def _karmada_skips(namespace: str) -> bool:
-    return (namespace in ("default", "karmada-system", "karmada-cluster")
-            or namespace.startswith(("karmada-es-", "kube-")))
-
-
-def _pending(inv: Inventory) -> bool:
-    """The last attempted revision changes the bundle, and that change is not live."""
-    return bool(inv.revision) and inv.applied_digest != inv.digest
-
-
-def revision_cell(inv: Inventory) -> str:
-    """The live revision; `(tried abc1234)` beside it when a later one is not applied."""
-    cell = inv.applied_revision[:12] or "-"
-    if _pending(inv) and inv.revision != inv.applied_revision:
-        cell += f" (tried {inv.revision[:7]})"
-    return cell
-
-
-def bundle_document(inv: Inventory, dispatch: Dispatch) -> dict[str, Any]:
-    """One bundle as `status -o json` and the loop's `/status` show it: what gitgate decided,
-    which revision is live (lastAppliedRevision) and which was last tried
-    (lastAttemptedRevision; `revision` says the same, kept for older readers), and per member
-    cluster what Karmada reports with the revision it runs."""
-    clusters = [{**c.as_dict(), "revision": inv.cluster_revision(c.name) or None}
-                for c in dispatch.clusters]
-    meaning = standing_of(inv)
-    return {"name": inv.bundle, "verdict": inv.verdict, "revision": inv.revision,
-            "lastAttemptedRevision": inv.revision or None,
-            "lastAppliedRevision": inv.applied_revision or None,
-            "pending": _pending(inv),
-            "digest": inv.digest,
-            "gates": [r.get("gate") for r in inv.reasons if r.get("kind") != "rollout"],
-            "reasons": list(inv.reasons), "since": inv.since or None,
-            "lastApplied": inv.last_applied or None,
-            **meaning.as_dict(), "outcome": inv.message or None, "objects": len(inv.entries),
-            **dispatch_document(inv.bundle, dispatch), "clusters": clusters,
-            "allMembers": namespaces_everywhere(inv, dispatch)}
-
-
-def status_document(inventories: list[Inventory], observation: Observation | None = None,
-                    provenance: dict[str, Any] | None = None,
-                    shards: ShardMap | None = None) -> dict[str, Any]:
-    """`shards`: with `run --shard`, the agreed assignment: each bundle says its replica."""
-    seen = observation.bundles if observation else {}
-    bundles = [with_shard(bundle_document(inv, seen.get(inv.bundle, Dispatch())), shards)
-               for inv in sorted(inventories, key=lambda i: i.bundle)]
-    doc = document("Status", {"bundles": bundles})
-    if observation is not None and observation.error:
-        doc["observeError"] = observation.error
+def status_document(states: list[BundleState], observe_error: str | None = None,
+                    provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`status -o json`: every bundle's state (with `run --shard`, each says its replica)."""
+    doc = document("Status", {"bundles": [state.document() for state in states]})
+    if observe_error:
+        doc["observeError"] = observe_error
     if provenance:
         doc["provenance"] = provenance  # as the running loop recorded it
     return doc
@@ -121,19 +60,12 @@ def cluster_cell(state: ClusterState, runs: str | None = None) -> str:
     return cell if runs is None else f"{cell} @{runs[:7] or 'none'}"
 
 
-def _runs_other(inv: Inventory, cluster: str) -> str | None:
-    runs = inv.cluster_revision(cluster)
-    return None if runs == inv.applied_revision else runs
-
-
-def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = False,
-                 observation: Observation | None = None) -> str:
+def status_table(states: list[BundleState], now: datetime, *, wide: bool = False) -> str:
     """AGE: since the verdict last changed; APPLIED: since gitgate last wrote the bundle;
     REVISION: the revision live in Karmada, with the last one a pass tried when that is not
     live (per cluster with `-o wide`, and ATTEMPTED); CLUSTERS and HEALTH: what Karmada
     reports (`-o wide`: one row per bundle and cluster); MESSAGE: the bundle's standing and
     every command that changes it (`standing_cell`)."""
-    seen = observation.bundles if observation else {}
     if wide:
         rows = [["BUNDLE", "VERDICT", "CLUSTER", "SCHEDULED", "APPLIED", "HEALTH", "SUSPENDED",
                  "VERSION", "REVISION", "ATTEMPTED", "GATES", "AGE", "SINCE", "LAST APPLIED",
@@ -141,32 +73,30 @@ def status_table(inventories: list[Inventory], now: datetime, *, wide: bool = Fa
     else:
         rows = [["BUNDLE", "VERDICT", "CLUSTERS", "HEALTH", "AGE", "APPLIED", "REVISION",
                  "MESSAGE"]]
-    for inv in sorted(inventories, key=lambda i: i.bundle):
-        dispatch = seen.get(inv.bundle)
-        gates = ",".join(dict.fromkeys(str(r.get("gate")) for r in inv.reasons
-                                       if r.get("kind") != "rollout")) or "-"
+    for state in states:
+        inv, dispatch = state.record, state.dispatch
+        gates = ",".join(dict.fromkeys(state.gates)) or "-"
         since, applied = parse_stamp(inv.since), parse_stamp(inv.last_applied)
-        health = dispatch.health if dispatch else None
-        message = _bundle_message(inv, dispatch, whole=wide)
+        health = dispatch.health
+        message = bundle_message(state, whole=wide)
         if not wide:
-            clusters = "  ".join(cluster_cell(c, _runs_other(inv, c.name))
-                                 for c in dispatch.clusters) if dispatch else ""
-            if dispatch is not None and dispatch.propagated and not dispatch.clusters:
+            clusters = "  ".join(cluster_cell(c.state, c.runs_other) for c in state.clusters)
+            if dispatch.propagated and not dispatch.clusters:
                 clusters = "none"  # it has objects to propagate, and reaches no cluster
-            elif namespaces_everywhere(inv, dispatch):
+            elif state.observed and state.all_members:
                 clusters = "all members"  # Karmada propagates Namespaces by itself
             rows.append([inv.bundle, inv.verdict, clusters or "-",
                          str(health) if health else "-", age(since, now), age(applied, now),
-                         revision_cell(inv), message or "-"])
+                         state.revision_cell, message or "-"])
             continue
-        states: list[ClusterState | None] = list(dispatch.clusters) if dispatch else []
-        for state in states or [None]:
-            cells = ["-"] * 6 if state is None else [
-                state.name, _yes(state.scheduled), _yes(state.applied), str(state.health),
-                _yes(state.suspended), str(state.version)]
-            text = (state.message if state is not None and state.message and not inv.message
-                    else message)
-            runs = inv.applied_revision if state is None else inv.cluster_revision(state.name)
+        for cluster in state.clusters or (None,):
+            cells = ["-"] * 6 if cluster is None else [
+                cluster.state.name, _yes(cluster.state.scheduled), _yes(cluster.state.applied),
+                str(cluster.state.health), _yes(cluster.state.suspended),
+                str(cluster.state.version)]
+            text = (cluster.state.message if cluster is not None and cluster.state.message
+                    and not inv.message else message)
+            runs = inv.applied_revision if cluster is None else cluster.revision
             rows.append([inv.bundle, inv.verdict, *cells, runs[:12] or "-",
                          inv.revision[:12] or "-", gates,
                          age(since, now), inv.since or "-", inv.last_applied or "-",
@@ -248,19 +178,7 @@ def loop_document(reconciler: Reconciler) -> dict[str, Any]:
             doc["observeError"] = state.observation.error
         known = state.inventories or {}
         shards = state.turn.shards if state.turn is not None else None
-        doc["bundles"] = [with_shard(bundle_document(known[name], dispatch), shards)
+        doc["bundles"] = [BundleState.of(known[name], dispatch, shards).document()
                           if name in known else dispatch_document(name, dispatch)
                           for name, dispatch in sorted(state.observation.bundles.items())]
     return doc
-
-
-def with_shard(doc: dict[str, Any], shards: ShardMap | None) -> dict[str, Any]:
-    """The replica whose shard holds the bundle (`run --shard`), when there are shards."""
-    return doc if shards is None else {**doc, "shard": shards.owner(doc["name"])}
-
-
-def dispatch_document(bundle: str, dispatch: Dispatch) -> dict[str, Any]:
-    health = dispatch.health
-    return {"name": bundle, "health": str(health) if health else None,
-            "dispatchMessage": dispatch.message,
-            "clusters": [c.as_dict() for c in dispatch.clusters]}

@@ -35,18 +35,10 @@ from gitgate.loop import Reconciler
 from gitgate.model import Verdict
 from gitgate.output.statusviews import provenance_lines
 from gitgate.output.webassets import ICON, SCRIPT, STYLE
-from gitgate.output.webpages import (
-    Filters,
-    Snapshot,
-    bundle_page,
-    e,
-    gates_page,
-    layout,
-    login_page,
-    missing_page,
-    overview_page,
-    rollouts_page,
-)
+from gitgate.output.webgates import gates_page
+from gitgate.output.weblayout import Filters, Snapshot, e, layout, login_page, missing_page
+from gitgate.output.webpages import bundle_page, overview_page
+from gitgate.output.webrollouts import rollouts_page
 from gitgate.passes.recorded import (
     bundle_events,
     provenance_document,

@@ -57,7 +57,7 @@ def go_runtime_env(max_memory: int) -> dict[str, str]:
     """How a short-lived Go tool (helm, kustomize) spends its CPU: no garbage collection until
     its heap reaches a quarter of its memory cap. A render frees little worth collecting before
     it exits, so the collector's work was most of the waste: a fifth less CPU per render, and
-    no more memory for a normal render (measured in bench/README.md). A template that keeps
+    no more memory for a normal render (measured in bench/results/history.md). A template that keeps
     allocating is still collected from there on, and still dies at the cap."""
     return {"GOGC": "off", "GOMEMLIMIT": str(max_memory // 4)}
 

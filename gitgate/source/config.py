@@ -40,7 +40,7 @@ _BUNDLE_KEYS = {"name", "namespace", "releaseName", "valuesFiles", "values", "di
                 "placement", "labels", "dependsOn", "split", "rollout", "clusters", "helm"}
 _HELM_KEYS = {"repo", "chart", "version"}
 _CHARTS_KEYS = {"repositories", "maxSize"}
-_CHART_REPO_KEYS = {"url", "name", "credentials", "caFile", "tenants"}
+_CHART_REPO_KEYS = {"url", "name", "credentials", "caFile", "tenants", "verify", "keyring"}
 _CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9._]{0,99})$")
 _CUSTOMIZATION_KEYS = {"clusters", "labelSelector", "values", "patches"}
 _PATCH_KEYS = {"patch", "target"}
@@ -304,12 +304,38 @@ def parse_chart_policy(value: Any, file: str) -> ChartPolicy:
                                             f"{where}.credentials.secret")
         ca_file = _optional_str(item.get("caFile"), file, f"{where}.caFile")
         tenants = item.get("tenants")
+        verify, key_file, key_secret = _chart_keyring(item, url, file, where)
         entries.append(ChartRepository(
             url.rstrip("/"), _optional_str(item.get("name"), file, f"{where}.name") or "",
             cred_file, cred_secret,
             _host_path(ca_file, file, f"{where}.caFile") if ca_file else None,
-            None if tenants is None else _str_list(tenants, file, f"{where}.tenants")))
+            None if tenants is None else _str_list(tenants, file, f"{where}.tenants"),
+            verify, key_file, key_secret))
     return ChartPolicy(tuple(entries), size)
+
+
+def _chart_keyring(item: dict[str, Any], url: str, file: str,
+                   where: str) -> tuple[bool, str | None, str | None]:
+    """`verify: true` with `keyring: {file: PATH} | {secret: NAME}`: (verify, file, secret)."""
+    verify = item.get("verify", False)
+    if not isinstance(verify, bool):
+        raise ConfigError(f"{where}.verify must be true or false", file=file)
+    keyring = _optional_mapping(item.get("keyring"), file, f"{where}.keyring")
+    if not verify:
+        if keyring is not None:
+            raise ConfigError(f"{where}.keyring is only used with verify: true", file=file)
+        return False, None, None
+    if url.startswith(OCI):
+        raise ConfigError(f"{where}.verify: provenance files are checked for chart "
+                          "repositories (https); an oci:// registry's charts are pinned by "
+                          "their digest in chart.lock.yaml", file=file)
+    if keyring is None or len(keyring) != 1 or not set(keyring) <= {"file", "secret"}:
+        raise ConfigError(f"{where}.verify: true needs keyring: {{file: /path/on/gitgate's/"
+                          "host}} or {secret: NAME} (its `keyring` key): the OpenPGP public "
+                          "keys the charts' provenance files are checked with", file=file)
+    if "file" in keyring:
+        return True, _host_path(str(keyring["file"]), file, f"{where}.keyring.file"), None
+    return True, None, _optional_str(keyring.get("secret"), file, f"{where}.keyring.secret")
 
 
 def parse_chart_ref(value: Any, file: str) -> ChartRef | None:

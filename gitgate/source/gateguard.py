@@ -275,6 +275,22 @@ class Review:
     base: str
     signature: Signature | None
     gates: GateReport | None
+    folder: str = "."  # where the gitgate repo sits in the Git repo
+
+    def config_from(self) -> str | None:
+        """The revision whose gitgate.yaml such a loop keeps in force at HEAD (None: HEAD's
+        own): the trusted one when HEAD is not signed as `verify:` asks, or when its
+        gitgate.yaml change does not count (put back as a gate signer left it)."""
+        if self.signature is not None and not self.signature.trusted:
+            return self.base
+        if self.gates is None:
+            return None
+        if self.gates.head_refused:
+            return self.gates.trusted_from
+        config = REPO_CONFIG if self.folder == "." else posixpath.join(self.folder, REPO_CONFIG)
+        if config not in self.gates.restored:
+            return None
+        return next((revision for revision, path in self.gates.sources if path == config), None)
 
 
 def review_checkout(root: Path, since: str, home: Path, trust: Trust | None = None,
@@ -304,4 +320,4 @@ def review_checkout(root: Path, since: str, home: Path, trust: Trust | None = No
     signature = commits.check(repo, head) if commits is not None else None
     guard = (GateGuard(gates, folder) if gates is not None
              else GateGuard(folder=folder, repo_trust=repo_trust))
-    return Review(base, signature, guard.judge(repo, base, head))
+    return Review(base, signature, guard.judge(repo, base, head), guard.folder)

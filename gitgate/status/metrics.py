@@ -166,8 +166,8 @@ class BundleSeries(Collector):
     35,000 of them, and a member cluster adds five more per bundle.
 
     Their text is kept until a pass or a read of Karmada changes them: formatting 5,000
-    bundles' series took a third of a replica's CPU when scraped once a second (bench/README,
-    5,000 bundles on the harness), and a scrape between two passes finds nothing new."""
+    bundles' series took a third of a replica's CPU when scraped once a second (bench/results/
+    history.md, 5,000 bundles on the harness), and a scrape between two passes finds nothing new."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from gitgate.apply.livediff import changed_paths
 from gitgate.gate.evaluate import GateState
 from gitgate.model import Manifest, ObjectRef
 from gitgate.plan import Plan
-from gitgate.timespec import duration_text, rfc3339
+from gitgate.status.gaterecord import GateRecord
+from gitgate.timespec import rfc3339
 
 MAX_CHANGED_OBJECTS = 30  # per bundle; the rest are counted
 MAX_FIELD_PATHS = 15  # per object; the rest are counted
@@ -24,34 +27,101 @@ _SECRET_FIELDS = ("data", "stringData")
 
 
 def gate_view(state: GateState) -> dict[str, Any]:
-    gate = state.gate
-    covers = list(state.covers)
-    return {"name": gate.name, "file": gate.file, "action": str(gate.action),
-            "reason": gate.reason, "owner": gate.owner, "active": state.active,
-            "covers": covers[:MAX_COVERS], "coversMore": max(0, len(covers) - MAX_COVERS),
-            "clusters": list(gate.clusters),
-            "until": rfc3339(gate.until) if gate.until else None,
-            "nextChange": rfc3339(state.next_change) if state.next_change else None,
-            "since": rfc3339(state.since) if state.since else None,
-            "windows": [f"{w.cron} for {duration_text(w.duration)} ({w.time_zone})"
-                        for w in gate.windows]}
+    """A gate as the overview records it: its document, with at most MAX_COVERS bundles
+    listed."""
+    return GateRecord.of(state, MAX_COVERS).document()
 
 
-def rollout_views(plan: Plan) -> dict[str, dict[str, Any]]:
-    """Per bundle with `rollout:`, its waves in order and its timings (the progress itself is
-    in the bundle's record)."""
-    out: dict[str, dict[str, Any]] = {}
+@dataclass(frozen=True)
+class RolloutView:
+    """A bundle's rollout as the page shows it: its waves in order and its timings (the
+    progress itself is in the bundle's record)."""
+
+    waves: tuple[str, ...]
+    bake: timedelta
+    deadline: timedelta
+    on_failure: str
+    waiting_for: str = ""
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> RolloutView:
+        return cls(tuple(str(w) for w in doc.get("waves") or ()),
+                   timedelta(seconds=int(doc.get("bakeSeconds") or 0)),
+                   timedelta(seconds=int(doc.get("deadlineSeconds") or 0)),
+                   str(doc.get("onFailure") or "hold"), str(doc.get("waitingFor") or ""))
+
+    def document(self) -> dict[str, Any]:
+        return {"waves": list(self.waves), "bakeSeconds": int(self.bake.total_seconds()),
+                "deadlineSeconds": int(self.deadline.total_seconds()),
+                "onFailure": self.on_failure, "waitingFor": self.waiting_for}
+
+
+def rollout_views(plan: Plan) -> dict[str, RolloutView]:
+    """Per bundle with `rollout:`, its waves and timings."""
+    out: dict[str, RolloutView] = {}
     for item in plan.bundles:
         spec = item.bundle.source.options.rollout
         if spec is None:
             continue
-        out[item.bundle.name] = {
-            "waves": [w.text() for w in spec.waves],
-            "bakeSeconds": int(spec.bake.total_seconds()),
-            "deadlineSeconds": int(spec.progress_deadline.total_seconds()),
-            "onFailure": spec.on_failure,
-            "waitingFor": item.rollout.waiting_for if item.rollout is not None else ""}
+        out[item.bundle.name] = RolloutView(
+            tuple(w.text() for w in spec.waves), spec.bake, spec.progress_deadline,
+            spec.on_failure, item.rollout.waiting_for if item.rollout is not None else "")
     return out
+
+
+def rollout_of(overview: Mapping[str, Any], bundle: str) -> RolloutView | None:
+    """A bundle's rollout as an overview document records it (None: none recorded)."""
+    doc = (overview.get("rollouts") or {}).get(bundle)
+    return RolloutView.from_document(doc) if isinstance(doc, Mapping) and doc else None
+
+
+@dataclass(frozen=True)
+class ChangedObject:
+    """One object of a bundle's last content change; a changed one with its field paths."""
+
+    object: str
+    action: str  # created, changed or removed
+    fields: tuple[str, ...] = ()
+    fields_more: int = 0
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> ChangedObject:
+        return cls(str(doc.get("object") or ""), str(doc.get("action") or ""),
+                   tuple(str(f) for f in doc.get("fields") or ()), int(doc.get("fieldsMore") or 0))
+
+    def document(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"object": self.object, "action": self.action}
+        if self.action == "changed":
+            out.update(fields=list(self.fields), fieldsMore=self.fields_more)
+        return out
+
+
+@dataclass(frozen=True)
+class LastChange:
+    """A bundle's last content change: the commit that made it, when the loop saw it, and
+    the objects it created, changed or removed (listed up to a limit, the rest counted)."""
+
+    revision: str
+    at: str | None
+    objects: tuple[ChangedObject, ...]
+    objects_more: int = 0
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> LastChange:
+        return cls(str(doc.get("revision") or ""), str(doc["at"]) if doc.get("at") else None,
+                   tuple(ChangedObject.from_document(o) for o in doc.get("objects") or ()
+                         if isinstance(o, Mapping)), int(doc.get("objectsMore") or 0))
+
+    def document(self) -> dict[str, Any]:
+        return {"revision": self.revision, "at": self.at,
+                "objects": [o.document() for o in self.objects],
+                "objectsMore": self.objects_more}
+
+
+def change_of(overview: Mapping[str, Any], bundle: str) -> LastChange | None:
+    """A bundle's last change as an overview document records it (None: none seen)."""
+    doc = (overview.get("changes") or {}).get(bundle)
+    return LastChange.from_document(doc) if isinstance(doc, Mapping) else None
 
 
 def changed_fields(ref: ObjectRef, before: Manifest, after: Manifest) -> list[str]:
@@ -87,23 +157,21 @@ def last_changes(previous: Plan | None, plan: Plan, kept: Mapping[str, Any],
             continue
         was = {ObjectRef.of(o): o for o in old.desired}
         now = {ObjectRef.of(o): o for o in item.desired}
-        objects: list[dict[str, Any]] = []
+        objects: list[ChangedObject] = []
         for ref in sorted(was.keys() | now.keys()):
             if ref not in was:
-                objects.append({"object": str(ref), "action": "created"})
+                objects.append(ChangedObject(str(ref), "created"))
             elif ref not in now:
-                objects.append({"object": str(ref), "action": "removed"})
+                objects.append(ChangedObject(str(ref), "removed"))
             elif was[ref] is not now[ref] and was[ref] != now[ref]:
                 paths = changed_fields(ref, was[ref], now[ref])
-                objects.append({"object": str(ref), "action": "changed",
-                                "fields": paths[:MAX_FIELD_PATHS],
-                                "fieldsMore": max(0, len(paths) - MAX_FIELD_PATHS)})
+                objects.append(ChangedObject(str(ref), "changed", tuple(paths[:MAX_FIELD_PATHS]),
+                                             max(0, len(paths) - MAX_FIELD_PATHS)))
         if objects:
-            out[item.bundle.name] = {
-                "revision": (blame(item.bundle.source.path) if blame else None) or plan.revision,
-                "at": rfc3339(plan.at),
-                "objects": objects[:MAX_CHANGED_OBJECTS],
-                "objectsMore": max(0, len(objects) - MAX_CHANGED_OBJECTS)}
+            out[item.bundle.name] = LastChange(
+                (blame(item.bundle.source.path) if blame else None) or plan.revision,
+                rfc3339(plan.at), tuple(objects[:MAX_CHANGED_OBJECTS]),
+                max(0, len(objects) - MAX_CHANGED_OBJECTS)).document()
     return out
 
 
@@ -116,7 +184,7 @@ def overview_document(plan: Plan, previous: Plan | None,
            "gates": [gate_view(s) for s in plan.gates],
            "invalidGates": [{"file": g.file, "line": g.line, "message": g.message,
                              "within": list(g.within)} for g in plan.invalid_gates],
-           "rollouts": rollout_views(plan),
+           "rollouts": {name: view.document() for name, view in rollout_views(plan).items()},
            "changes": last_changes(previous, plan, kept_changes, blame)}
     return bounded(doc)
 

@@ -129,7 +129,8 @@ def test_a_new_object_whose_write_failed_is_sent_by_the_next_pass(tools, tmp_pat
 
 def test_every_write_of_a_pass_skips_the_servers_duplicate_key_parse(tools, tmp_path):
     """Objects, policies, records and their status applied, events created: each write of a
-    cold pass says `fieldValidation=Ignore` (verbs.APPLY_FIELD_VALIDATION; DECISIONS.md)."""
+    cold pass says `fieldValidation=Ignore` (verbs.APPLY_FIELD_VALIDATION;
+    docs/adr/0062-requests-that-cost-little.md)."""
     root = write_files(tmp_path / "repo", FILES)
     with KubeApiEmulator() as emulator:
         cluster = KubeCluster(load_client(str(emulator.write_kubeconfig(tmp_path / "k"))))

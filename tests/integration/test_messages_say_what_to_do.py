@@ -40,7 +40,7 @@ def test_an_unclosed_bracket_names_its_line_and_how_to_close_it(tmp_path):
     assert_plain(planned.stdout + planned.stderr)
 
 
-README_CUSTOMIZATION = """\
+DOCUMENTED_CUSTOMIZATION = """\
 name: apps-web
 clusters:
   - clusters: [member2]
@@ -50,10 +50,10 @@ clusters:
 """
 
 
-def readme_customization() -> str:
-    """The `clusters:` example of the README's "Per-cluster changes" section, as written."""
-    text = (REPO_ROOT / "README.md").read_text()
-    section = text.split("**Per-cluster values as data.**")[1]
+def documented_customization() -> str:
+    """The `clusters:` example of the manual's "Per-cluster changes" page, as written."""
+    text = (REPO_ROOT / "docs/concepts/per-cluster.md").read_text()
+    section = text.split("## Per-cluster values as data")[1]
     return section.split("```yaml\n")[1].split("```")[0]
 
 
@@ -68,13 +68,13 @@ CHART = {
 }
 
 
-def test_the_readmes_customization_runs_as_written_on_namespaced_objects(tmp_path):
+def test_the_documented_customization_runs_as_written_on_namespaced_objects(tmp_path):
     """kustomize alone looks for a strategic-merge patch without a namespace outside every
-    namespace: the README's example failed on a namespaced ConfigMap."""
+    namespace; the manual's example acts on a namespaced ConfigMap all the same."""
     root = write_files(tmp_path / "repo", {
         "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: "
                         "[member1, member2]}}}\n",
-        "apps/web/bundle.yaml": "name: apps-web\n" + readme_customization(),
+        "apps/web/bundle.yaml": "name: apps-web\n" + documented_customization(),
         **{f"apps/web/{k}": v for k, v in CHART.items()}})
     rendered = gitgate("render", str(root), "--cluster", "member2", "-o", "json")
     assert rendered.returncode == 0, rendered.stderr
@@ -90,7 +90,7 @@ def test_a_failed_patch_is_named_from_0_with_its_line_and_what_kustomize_said(tm
     """It said `kustomize build apps/web/bundle.yaml failed` (no such build ran), counted
     `clusters[1]` for the first entry and gave no line."""
     root = write_files(tmp_path / "repo", {
-        "apps/web/bundle.yaml": README_CUSTOMIZATION + (
+        "apps/web/bundle.yaml": DOCUMENTED_CUSTOMIZATION + (
             "      - target: {kind: ConfigMap, name: web-config}\n"
             "        patch: [{op: replace, path: /spec/nosuch, value: 5}]\n"
             "  - clusters: [member1]\n"

@@ -48,7 +48,7 @@ def test_the_help_quotes_the_globs_it_shows():
 
 
 def test_a_failed_fetch_is_one_log_line_with_gits_reason(tmp_path, kube):
-    """The README promises one line per event; git's multi-line stderr (and GitPython's
+    """The docs promise one line per event; git's multi-line stderr (and GitPython's
     `stderr: '...'` wrapping) made several. And the line says when the fetch is tried again
     (the next interval), not a backoff time the loop does not keep for fetches."""
     proc = subprocess.Popen(

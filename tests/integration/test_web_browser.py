@@ -4,7 +4,7 @@ real `gitgate run` process following a Git repo on the API emulator.
 
 Skipped, saying why, where Chromium is absent: `make setup` installs Debian's `chromium` when
 it runs as root with apt (tools/install_chromium.py). With GITGATE_SCREENSHOTS=<folder> the
-test also saves the screenshots the README shows (docs/ui-*.png)."""
+test also saves the screenshots the docs show (docs/ui-*.png)."""
 
 from __future__ import annotations
 

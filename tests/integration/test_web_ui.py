@@ -23,7 +23,7 @@ from gitgate.endpoints.server import EndpointServer
 from gitgate.endpoints.signin import Sessions, Throttle, TokenFile
 from gitgate.errors import KubeError, Reason
 from gitgate.loop import LoopSettings, Reconciler
-from gitgate.output.webpages import Snapshot
+from gitgate.output.weblayout import Snapshot
 from gitgate.output.webui import COOKIE, StateSource, WebUi, loop_source
 from gitgate.source.git import LocalCheckout
 from tests.conftest import REPO_ROOT, write_files

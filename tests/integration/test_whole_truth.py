@@ -26,7 +26,8 @@ from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
 from gitgate.loop import LoopSettings, Reconciler
 from gitgate.output.statusviews import loop_document
-from gitgate.output.webpages import Filters, bundle_page, overview_page
+from gitgate.output.weblayout import Filters
+from gitgate.output.webpages import bundle_page, overview_page
 from gitgate.output.webui import loop_source
 from gitgate.passes.recorded import bundle_events, recorded_status
 from gitgate.source.git import GitSource, LocalCheckout

@@ -161,7 +161,11 @@ class ChartRepo:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def publish(self, archive: Path) -> None:
+        """The archive (and its `.prov` when it has one) served, the index made again."""
         shutil.copy2(archive, self.folder / archive.name)
+        provenance = archive.with_name(archive.name + ".prov")
+        if provenance.exists():
+            shutil.copy2(provenance, self.folder / provenance.name)
         helm("repo", "index", str(self.folder), "--url", self.url, home=self.home)
 
     def __enter__(self) -> ChartRepo:
@@ -241,3 +245,64 @@ def chart_servers(tmp: Path) -> Iterator[tuple[ChartCA, ChartRepo, Registry]]:
     home = tmp / "helm-home"
     with ChartRepo(tmp / "repo", ca, home) as repo, Registry(tmp / "registry", ca, home) as reg:
         yield ca, repo, reg
+
+
+def allow(*entries: dict[str, object]) -> str:
+    """gitgate.yaml's `charts.repositories`, one entry per mapping."""
+    import json
+
+    return "charts:\n  repositories:\n" + "".join(
+        "    - " + json.dumps(entry) + "\n" for entry in entries)
+
+
+def gitgate_cli(*argv: str, cache: Path, cwd: Path | None = None,
+                timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a subprocess, its chart store in `cache`."""
+    env = {**os.environ, "GITGATE_CHART_CACHE": str(cache)}
+    return subprocess.run([sys.executable, "-m", "gitgate.cli", *argv], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd or REPO_ROOT, env=env)
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ChartSigner:
+    """A throwaway OpenPGP key (RSA, no passphrase) charts are signed with by the real
+    `helm package --sign`; `pubring` (binary) and `armored` hold its public key. `close`
+    stops the gpg daemons its keyring started."""
+
+    def __init__(self, folder: Path, uid: str = "Charts <charts@example.com>"):
+        import tempfile
+
+        self.uid = uid
+        self.home = Path(tempfile.mkdtemp(prefix="gg-chk-", dir="/tmp"))  # a short socket path
+        self.gpg("--quick-gen-key", uid, "rsa2048", "sign", "never")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.secring = folder / "secring.gpg"
+        self.secring.write_bytes(self.gpg("--export-secret-keys", binary=True))
+        self.pubring = folder / "pubring.gpg"
+        self.pubring.write_bytes(self.gpg("--export", binary=True))
+        self.armored = folder / "keyring.asc"
+        self.armored.write_bytes(self.gpg("--armor", "--export", binary=True))
+
+    def gpg(self, *argv: str, binary: bool = False) -> bytes:
+        done = subprocess.run(["gpg", "--batch", "--passphrase", "", *argv],
+                              capture_output=True, check=True, timeout=120,
+                              env={**os.environ, "GNUPGHOME": str(self.home)})
+        return done.stdout
+
+    def package(self, chart: Path, into: Path, home: Path) -> Path:
+        """`helm package --sign`: the archive, its `.prov` beside it."""
+        into.mkdir(parents=True, exist_ok=True)
+        email = self.uid.split("<", 1)[1].rstrip(">")
+        helm("package", str(chart), "--destination", str(into), "--sign", "--key", email,
+             "--keyring", str(self.secring), home=home)
+        version = next(line.split(":", 1)[1].strip() for line in
+                       (chart / "Chart.yaml").read_text().splitlines()
+                       if line.startswith("version:"))
+        return into / f"{chart.name}-{version}.tgz"
+
+    def close(self) -> None:
+        subprocess.run(["gpgconf", "--homedir", str(self.home), "--kill", "all"],
+                       capture_output=True, check=False)
+        shutil.rmtree(self.home, ignore_errors=True)

@@ -11,7 +11,11 @@ import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
+# Libraries that probe on import, once per process (GitPython runs `git version`, urllib3
+# binds a socket to ::1 to learn whether IPv6 works): imported here, before any test.
+import git  # noqa: F401
 import pytest
+import urllib3  # noqa: F401
 
 WHERE = "tests/unit touches no socket and starts no process: move this test to tests/integration"
 SOCKET_CALLS = ("connect", "connect_ex", "bind", "sendto")

@@ -86,3 +86,37 @@ def test_bundle_yaml_names_a_published_chart_either_way():
                 "helm: {chart: oci://r.example/web, version: '1'}\ndir: overlay\n"):
         with pytest.raises(ConfigError):
             parse_bundle_options(bad, "a/bundle.yaml", repo)
+
+
+def test_verify_names_a_keyring_and_is_for_chart_repositories():
+    config = parse_repo_config("charts:\n  repositories:\n    - url: https://c.example\n"
+                               "      verify: true\n      keyring: {secret: chart-keys}\n")
+    entry = config.charts.repositories[0]
+    assert entry.verify and entry.keyring_secret == "chart-keys" and entry.keyring_file is None
+    for wrong in ("      verify: true\n",  # no keyring
+                  "      verify: yes-please\n      keyring: {file: /k.gpg}\n",
+                  "      keyring: {file: /k.gpg}\n",  # a keyring nothing verifies with
+                  "      verify: true\n      keyring: {file: keys/k.gpg}\n"):  # in the repo
+        with pytest.raises(ConfigError):
+            parse_repo_config("charts:\n  repositories:\n    - url: https://c.example\n"
+                              + wrong)
+    with pytest.raises(ConfigError) as oci:
+        parse_repo_config("charts:\n  repositories:\n    - url: oci://r.example/x\n"
+                          "      verify: true\n      keyring: {file: /k.gpg}\n")
+    assert "pinned by their digest" in oci.value.message
+
+
+def test_an_armored_keyring_is_read_as_its_packets():
+    import base64
+
+    from gitgate.charts.provenance import dearmored
+
+    packets = bytes(range(200))
+    body = base64.b64encode(packets).decode()
+    armored = ("-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n"
+               + "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+               + "\n=abcd\n-----END PGP PUBLIC KEY BLOCK-----\n").encode()
+    assert dearmored(armored) == packets
+    assert dearmored(packets) == packets  # binary: as it is
+    with pytest.raises(ValueError):
+        dearmored(b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nAAAA\n")

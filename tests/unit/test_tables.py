@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from gitgate.apply.inventory import Inventory
 from gitgate.output.statusviews import status_table
 from gitgate.output.tables import one_line
+from gitgate.status.bundlestate import bundle_states
 from gitgate.timespec import age, rfc3339
 
 NOW = datetime(2026, 11, 22, 18, 0, tzinfo=UTC)
@@ -38,24 +39,23 @@ def test_status_table_has_age_and_wide_keeps_the_full_message():
     inventory = Inventory("shop", verdict="failed", message=long,
                           since=rfc3339(NOW - timedelta(minutes=5)),
                           last_applied=rfc3339(NOW - timedelta(days=2)))
-    lines = status_table([inventory], NOW).splitlines()
+    lines = status_table(bundle_states([inventory], None), NOW).splitlines()
     assert lines[0].split() == ["BUNDLE", "VERDICT", "CLUSTERS", "HEALTH", "AGE", "APPLIED",
                                 "REVISION", "MESSAGE"]
     assert lines[1].split()[2:6] == ["-", "-", "5m", "2d"]  # placed nowhere, no health
     assert len(lines) == 2 and long not in lines[1] and lines[1].endswith("…")
-    wide = status_table([inventory], NOW, wide=True)
+    wide = status_table(bundle_states([inventory], None), NOW, wide=True)
     assert " ".join(long.split()) in wide and "2026-11-22T17:55:00Z" in wide
 
 
 def test_a_bundle_that_reaches_no_cluster_shows_none_not_a_dash():
     """Issue 28, item 2: `status` said `CLUSTERS -` for a bundle with objects to propagate
     that reached no member cluster, as for a Namespace-only bundle that has none."""
-    from gitgate.apply.observe import Observation
     from gitgate.karmada.dispatch import Dispatch
 
     lonely, namespaces = Inventory("shop", verdict="apply"), Inventory("ns", verdict="apply")
-    seen = Observation({"shop": Dispatch((), "ConfigMap shop/a has no ResourceBinding", 2),
-                        "ns": Dispatch((), "", 0)})
+    seen = {"shop": Dispatch((), "ConfigMap shop/a has no ResourceBinding", 2),
+            "ns": Dispatch((), "", 0)}
     rows = {line.split()[0]: line.split() for line in
-            status_table([lonely, namespaces], NOW, observation=seen).splitlines()[1:]}
+            status_table(bundle_states([lonely, namespaces], seen), NOW).splitlines()[1:]}
     assert rows["shop"][2] == "none" and rows["ns"][2] == "-"

@@ -16,17 +16,19 @@ from gitgate.karmada.waves import RolloutState
 from gitgate.model import ObjectRef, Verdict
 from gitgate.model.gaterule import Action, Gate, Window
 from gitgate.model.verdict import BundleVerdict
-from gitgate.output.webpages import (
-    Filters,
-    Snapshot,
-    bundle_page,
-    gates_page,
-    overview_page,
-    rollouts_page,
-)
+from gitgate.output.webgates import gates_page
+from gitgate.output.weblayout import Filters, Snapshot
+from gitgate.output.webpages import bundle_page, overview_page
+from gitgate.output.webrollouts import rollouts_page
 from gitgate.plan import BundlePlan, Plan
 from gitgate.progression.record import Progression
-from gitgate.status.overview import bounded, changed_fields, gate_view, last_changes
+from gitgate.status.overview import (
+    LastChange,
+    bounded,
+    changed_fields,
+    gate_view,
+    last_changes,
+)
 from tests.support.objects import bundle, cm
 
 NOW = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)
@@ -197,6 +199,8 @@ def test_the_last_change_names_field_paths_never_values_nor_secret_keys():
     assert kept == {}
     again = last_changes(after, after, changes)
     assert again == changes
+    # the page reads what the overview records through one record, the same both ways
+    assert LastChange.from_document(changes["web"]).document() == changes["web"]
 
 
 def test_changed_fields_of_a_secret_never_name_its_keys():
