@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.gitgate-setup
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test docs e2e lint bench bench-shards bench-freeze clean
+.PHONY: setup demo test test-fast docs e2e lint bench bench-shards bench-freeze clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ test: setup docs
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -rs
+
+# The edit loop: the unit tests only (no socket, no process, no tool), in parallel. `make test`
+# stays the whole suite.
+test-fast: setup
+	$(BIN)/python -m pytest -q -n auto tests/unit
 
 # The documentation site (mkdocs.yml) into site/, git-ignored; any warning fails the build.
 docs: setup

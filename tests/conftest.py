@@ -71,6 +71,37 @@ def no_gpg_daemon_left(monkeypatch):
     assert not left, f"gpg daemons left running: {left}"
 
 
+_LAST_TEST: list[pytest.Item] = []
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _LAST_TEST[:] = [item]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left():
+    """The run leaves no process behind: every process it starts inherits a mark of the
+    run's own, and when the last test is done, any descendant of this process or any marked
+    process still alive fails the run, named (and is then stopped). What the finished tests
+    left is let go and collected first (pytest still holds the last test's fixture values at
+    this point): a git.Repo's `cat-file` helpers end with the object that owns them."""
+    import gc
+    import uuid
+
+    from tests.support.daemons import RUN_MARK, processes_left, stop
+
+    mark = uuid.uuid4().hex
+    os.environ[RUN_MARK] = mark
+    yield
+    for item in _LAST_TEST:
+        item.funcargs.clear()  # its fixtures are torn down; pytest drops them just after
+    gc.collect()
+    left = processes_left(mark)
+    if left:
+        stop(mark)
+    assert not left, "processes the test run left running:\n" + "\n".join(left)
+
+
 @pytest.fixture(scope="session")
 def tools() -> Tools:
     venv_bin = str(Path(os.sys.executable).parent)

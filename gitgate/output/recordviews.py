@@ -32,16 +32,17 @@ def clusters_ready(dispatch: Dispatch | None) -> str:
 def get_table(states: list[BundleState], now: datetime, wide: bool = False) -> str:
     """The printer columns of bundles.gitgate.io: NAME VERDICT READY CLUSTERS REVISION AGE,
     and MESSAGE: what the state means and what changes it (`apply.standing`); `-o wide`
-    adds REASON, SOURCE, ATTEMPTED."""
+    adds REASON, SOURCE, REPO (the repo and folder it was applied from), ATTEMPTED."""
     head = ["NAME", "VERDICT", "READY", "CLUSTERS", "REVISION", "AGE"]
-    rows = [head + (["REASON", "SOURCE", "ATTEMPTED"] if wide else []) + ["MESSAGE"]]
+    rows = [head + (["REASON", "SOURCE", "REPO", "ATTEMPTED"] if wide else []) + ["MESSAGE"]]
     for state in states:
         inv = state.record
         status, reason = _ready(inv)
         row = [inv.bundle, inv.verdict or "-", status, clusters_ready(state.dispatch),
                inv.applied_revision[:12] or "-", age(parse_stamp(inv.since), now)]
         if wide:
-            row += [reason or "-", inv.source or "-", inv.revision[:12] or "-"]
+            row += [reason or "-", inv.source or "-", str(inv.origin) or "-",
+                    inv.revision[:12] or "-"]
         rows.append([*row, standing_cell(state.standing) or "-"])
     return table(rows)
 
@@ -52,8 +53,13 @@ def get_document(states: list[BundleState]) -> dict[str, Any]:
          "reason": _ready(inv)[1], "clusters": clusters_ready(state.dispatch),
          "lastAppliedRevision": inv.applied_revision or None,
          "lastAttemptedRevision": inv.revision or None, "source": inv.source,
-         "since": inv.since or None, **state.standing.as_dict()}
+         **_origin(inv), "since": inv.since or None, **state.standing.as_dict()}
         for state, inv in ((state, state.record) for state in states)]})
+
+
+def _origin(inv: Inventory) -> dict[str, str | None]:
+    """The repo and gitgate folder a record was applied from (None: not recorded)."""
+    return {"repo": inv.origin.repo or None, "repoPath": inv.origin.path or None}
 
 
 def history_table(inv: Inventory, now: datetime) -> str:
@@ -73,6 +79,7 @@ def describe_document(state: BundleState, events: list[dict[str, Any]]) -> dict[
     inv = state.record
     return document("BundleDescription", {
         **state.document(), "source": inv.source, "instance": inv.instance,
+        **_origin(inv),
         "conditions": list(inv.conditions), "history": list(inv.history),
         "objectRefs": [{**object_ref(e.ref, e.api_version), "hash": e.hash}
                        for e in inv.entries], "events": events})
@@ -85,6 +92,7 @@ def describe_text(state: BundleState, events: list[dict[str, Any]], now: datetim
     lines = [f"Name:         {inv.bundle}",
              f"Instance:     {inv.instance}",
              f"Source:       {inv.source or '-'}",
+             f"Repo:         {str(inv.origin) or '-'}",
              f"Verdict:      {inv.verdict}  (Ready={status}{f', {reason}' if reason else ''})",
              f"Revision:     {state.revision_cell}",
              f"Attempted:    {inv.revision[:12] or '-'}",

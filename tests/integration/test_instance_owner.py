@@ -205,3 +205,31 @@ def test_another_instance_does_not_take_an_object_over_unless_forced(tmp_path, k
                          kube.run_id, "-o", "json")
     assert code == 0, err
     assert live(kube, "ConfigMap", web, "web")["data"] == {"value": "taken"}
+
+
+def test_get_and_describe_name_the_repo_a_bundle_was_applied_from(tmp_path, kube, tools):
+    """On-call asks "which repo wrote this?": `describe`, `get -o wide` and both JSON
+    documents answer from the record, without the remote's credentials."""
+    b = repo_b(tmp_path, kube)
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id]
+    assert cli("apply", str(b), *flags)[0] == 0
+    api = f"{kube.run_id}-api"
+
+    described = gitgate("describe", api, *flags)
+    assert described.returncode == 0, described.stderr
+    assert "Repo:         git.example.com/team/b\n" in described.stdout
+
+    wide = gitgate("get", api, *flags, "-o", "wide")
+    assert wide.returncode == 0, wide.stderr
+    head, row = wide.stdout.splitlines()[:2]
+    assert row.split()[head.split().index("REPO")] == "git.example.com/team/b"
+
+    for argv in (("get", api), ("describe", api)):
+        code, doc, err = cli(*argv, *flags, "-o", "json")
+        shown = doc["bundles"][0] if argv[0] == "get" else doc
+        assert code == 0 and (shown["repo"], shown["repoPath"]) == (
+            "git.example.com/team/b", "."), err
+
+    shown = [described.stdout, wide.stdout] + [
+        gitgate(*argv, *flags, "-o", "json").stdout for argv in (("get",), ("describe", api))]
+    assert not [text for text in shown if "s3cret-token" in text]

@@ -99,13 +99,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _stream(self, watcher: Watcher) -> None:
-        """A watch's answer: chunks of one JSON event per line, until its deadline."""
+        """A watch's answer: chunks of one JSON event per line, until its deadline or until
+        the emulator stops (as an API server that shuts down ends its watches)."""
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:
-            while (left := watcher.deadline - time.monotonic()) > 0:
+            while (left := watcher.deadline - time.monotonic()) > 0 and \
+                    not self.server.stopping.is_set():  # type: ignore[attr-defined]
                 try:
                     event = watcher.events.get(timeout=min(left, 0.5))
                 except queue.Empty:
@@ -135,6 +137,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.state = state
         self.tls = tls
+        self.stopping = threading.Event()  # ends the watches being served
 
     def get_request(self) -> tuple[object, object]:
         sock, address = super().get_request()
@@ -199,5 +202,6 @@ class KubeApiEmulator:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._server.stopping.set()
         self._server.shutdown()
         self._server.server_close()

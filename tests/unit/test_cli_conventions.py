@@ -4,11 +4,9 @@ default, examples in --help, a version command, shell completion."""
 from __future__ import annotations
 
 import argparse
-import json
 
 import pytest
 
-from gitgate import __version__
 from gitgate.cli import main
 from gitgate.cli.parser import build_parser
 
@@ -37,23 +35,6 @@ def test_help_shows_defaults_once_and_examples(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "gitgate pause 'shop/*' --reason INC-42" in capsys.readouterr().out
-
-
-def test_version_command_and_flag(capsys):
-    assert main(["version", "-o", "json"]) == 0
-    found = json.loads(capsys.readouterr().out)
-    assert found["gitgate"] == __version__
-    assert found["helm"].startswith("v") and found["kustomize"].startswith("v")
-    assert found["python"].startswith("3.")
-    with pytest.raises(SystemExit) as exit_:
-        main(["--version"])
-    assert exit_.value.code == 0
-    assert capsys.readouterr().out.startswith(f"gitgate: {__version__}\nhelm: v")
-
-
-def test_a_missing_tool_is_reported_not_raised(capsys):
-    assert main(["version", "--helm", "/nonexistent/helm"]) == 0
-    assert "helm: not found" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -3,7 +3,7 @@ import base64
 import pytest
 
 from gitgate.errors import SourceError
-from gitgate.source.git import GitAuth, GitSource, redact
+from gitgate.source.git import GitAuth, redact
 
 
 def test_token_reaches_git_only_through_its_environment(tmp_path):
@@ -23,16 +23,3 @@ def test_ssh_key_needs_known_hosts_and_checks_host_keys(tmp_path):
     auth = GitAuth.from_settings(ssh_key="/k/id", known_hosts="/k/known_hosts")
     command = auth.env()["GIT_SSH_COMMAND"]
     assert "StrictHostKeyChecking=yes" in command and "UserKnownHostsFile=/k/known_hosts" in command
-
-
-def test_credentials_in_urls_and_tokens_never_appear_in_errors(tmp_path, monkeypatch):
-    monkeypatch.setenv("GIT_TOKEN", "tok-in-env-123")
-    auth = GitAuth.from_settings(token_env="GIT_TOKEN")
-    source = GitSource("http://someone:pa55word@127.0.0.1:9/config.git", "main",
-                       tmp_path / "cache", auth)
-    with pytest.raises(SourceError) as raised:
-        source.sync()
-    message = raised.value.message
-    assert "pa55word" not in message and "tok-in-env-123" not in message
-    assert "http://***@127.0.0.1:9/config.git" in message
-    assert "pa55word" not in source.display_url

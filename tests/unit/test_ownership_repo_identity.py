@@ -9,8 +9,6 @@ from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.inventory import Inventory
 from gitgate.errors import OtherRepo, Reason
 from gitgate.model.ownership import Origin, local_identity, repo_identity
-from gitgate.source.origin import repo_origin
-from tests.conftest import committed_repo, write_files
 
 
 @pytest.mark.parametrize("url", [
@@ -28,18 +26,6 @@ def test_a_port_is_kept_and_a_local_path_is_left_to_the_caller():
     assert repo_identity("C:/repos/x") is None
     assert local_identity("/srv/git/x.git") == local_identity("/srv/git/x/.git") == (
         "file:///srv/git/x")
-
-
-def test_a_clone_names_the_repo_it_came_from_as_that_repo_names_itself(tmp_path):
-    first = write_files(tmp_path / "first", {"deploy/gitgate.yaml": "{}\n"})
-    repo = committed_repo(first)
-    clone = tmp_path / "clone"
-    repo.clone(str(clone))
-    assert repo_origin(first / "deploy") == Origin(f"file://{first.resolve()}", "deploy")
-    assert repo_origin(clone / "deploy") == repo_origin(first / "deploy")
-    assert repo_origin(first) == Origin(f"file://{first.resolve()}", ".")
-    outside = write_files(tmp_path / "plain", {"gitgate.yaml": "{}\n"})
-    assert repo_origin(outside) == Origin(f"file://{outside.resolve()}", ".")
 
 
 def test_records_of_another_repo_or_folder_refuse_and_records_without_one_do_not():
