@@ -309,3 +309,13 @@ def test_a_rollback_the_remote_refuses_leaves_the_rollout_halted_and_says_why(
     run.clock.advance(minutes=2)
     run.loop.tick()
     assert run.rollbacks() == [f"rollback web to {run.good[:12]}"]
+
+
+def test_the_worked_example_plans_with_its_analysis(capsys):
+    example = Path(__file__).resolve().parents[2] / "examples" / "analysis"
+    assert main(["plan", str(example), "-o", "json"]) == 0
+    web = next(b for b in json.loads(capsys.readouterr().out)["bundles"] if b["name"] == "web")
+    spec = web["rollout"]["spec"]
+    assert spec["onFailure"] == "rollback"
+    assert [(c["name"], c["provider"], c["failIf"], c["failureLimit"])
+            for c in spec["analysis"]] == [("error-rate", "main", "> 0.05", 2)]

@@ -79,6 +79,7 @@ CONVENTIONS = {
     "reason_vocabulary": "reason strings and texts live in gitgate/errors.py",
     "output_is_the_only_printer": "only gitgate/output writes to the terminal",
     "no_socket_no_process": "tests/unit touches no socket and starts no process",
+    "module_size": "no module of gitgate is over 400 lines",
 }
 PROJECT = PACKAGE.parent
 

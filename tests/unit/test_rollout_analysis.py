@@ -6,12 +6,10 @@ Karmada's health and the checks together."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gitgate.cli import main
 from gitgate.errors import ConfigError
 from gitgate.karmada.dispatch import ClusterState, Health, Version
 from gitgate.karmada.waves import RolloutState, step
@@ -19,7 +17,6 @@ from gitgate.model.analysisspec import Check, FailIf, Provider
 from gitgate.model.promql import substituted, template_problem
 from gitgate.progression.analysis import Sample, analyser, judged_sample, read_record
 from gitgate.source.config import parse_bundle_options, parse_repo_config
-from tests.conftest import REPO_ROOT
 
 T0 = datetime(2026, 11, 29, 12, tzinfo=UTC)
 PROM = Provider("http://prometheus.monitoring:9090", "main")
@@ -267,11 +264,3 @@ def test_on_failure_continue_passes_over_a_wave_whose_check_failed():
                 analyse=analyser(spec.analysis, "web", "r", Measurer(Sample(()))))
     assert done.state.wave == 1 and not done.halted
 
-
-def test_the_worked_example_plans_with_its_analysis(capsys):
-    assert main(["plan", str(REPO_ROOT / "examples" / "analysis"), "-o", "json"]) == 0
-    web = next(b for b in json.loads(capsys.readouterr().out)["bundles"] if b["name"] == "web")
-    spec = web["rollout"]["spec"]
-    assert spec["onFailure"] == "rollback"
-    assert [(c["name"], c["provider"], c["failIf"], c["failureLimit"])
-            for c in spec["analysis"]] == [("error-rate", "main", "> 0.05", 2)]
