@@ -76,6 +76,18 @@ class BundlePlan:
 
 
 @dataclass(frozen=True)
+class FrozenLive:
+    """An object live in a held bundle, as its record knows it: its apiVersion and live
+    labels (None: unknown, a record of an earlier release), the bundle and the freeze."""
+
+    ref: ObjectRef
+    api_version: str | None
+    labels: Mapping[str, str] | None
+    holder: str
+    why: HoldReason
+
+
+@dataclass(frozen=True)
 class Plan:
     revision: str
     at: datetime
@@ -97,6 +109,9 @@ class Plan:
     # the held and suspended bundles `elsewhere`: what they claim and use stays frozen for
     # this plan's bundles too
     outside: tuple[BundlePlan, ...] = ()
+    # the objects live in held bundles, as their records know them: no override may act on
+    # them, be it written or deleted (`progression.livefreeze`)
+    frozen_live: tuple[FrozenLive, ...] = ()
 
 
 def awaited_by(needs: dict[str, tuple[str, ...]], elsewhere: Collection[str],

@@ -58,7 +58,8 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: Re
     report_blocked(work)
     interrupted = stop is not None and stop.is_set()
     guard = overrides.prune_guard((b.bundle for b in plan.bundles),
-                                  {b.bundle.name: b.verdict.verdict for b in plan.bundles}, unsafe)
+                                  {b.bundle.name: b.verdict.verdict for b in plan.bundles}, unsafe,
+                                  plan.frozen_live)
     claimer = prunedecision.claimers(plan)
     if not options.dry_run:
         for unit in work.values():

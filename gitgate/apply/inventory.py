@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gitgate.bundle.reach import recorded_facts
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.claims import Holders
 from gitgate.model.labels import stored_name
@@ -27,20 +28,39 @@ PRUNE_ANNOTATION = "gitgate.io/prune"
 
 @dataclass(frozen=True, slots=True)  # 50,000 of them at 5,000 bundles
 class Entry:
+    """One object a bundle has live. `labels` and `uses` say what a freeze needs to judge
+    what reaches the object once its bundle no longer renders it (`progression.livefreeze`):
+    the labels it was written with (without gitgate's own bundle and instance labels, which
+    the record implies: `bundle.reach`), and for a workload the ConfigMaps, Secrets,
+    PersistentVolumeClaims and ServiceAccounts it uses (`Kind/name`, its own namespace).
+    None: unknown (a record of an earlier release, a write-ahead intent, a write not
+    confirmed)."""
+
     api_version: str
     kind: str
     namespace: str
     name: str
     hash: str
+    labels: tuple[tuple[str, str], ...] | None = None
+    uses: tuple[str, ...] | None = None
 
     @property
     def ref(self) -> ObjectRef:
         return ObjectRef(shared(self.api_version.rpartition("/")[0]), self.kind, self.namespace,
                          self.name)
 
-    def as_dict(self) -> dict[str, str]:
-        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace,
-                "name": self.name, "hash": self.hash}
+    def as_dict(self, facts: bool = True) -> dict[str, Any]:
+        """The entry as a record holds it (`facts`: with its labels and uses, where known)."""
+        out: dict[str, Any] = {"apiVersion": self.api_version, "kind": self.kind,
+                               "namespace": self.namespace, "name": self.name,
+                               "hash": self.hash}
+        if not facts:
+            return out
+        if self.labels is not None:
+            out["labels"] = dict(self.labels)
+        if self.uses is not None:
+            out["uses"] = list(self.uses)
+        return out
 
 
 @dataclass(frozen=True)
@@ -103,7 +123,9 @@ class Inventory:
 def entry_for(written: Hashed) -> Entry:
     """The inventory entry of a written object."""
     ref, manifest, digest = written
-    return Entry(manifest["apiVersion"], ref.kind, ref.namespace, ref.name, digest)
+    labels, uses = recorded_facts(manifest)
+    return Entry(manifest["apiVersion"], ref.kind, ref.namespace, ref.name, digest, labels,
+                 uses)
 
 
 def system_namespace() -> Manifest:

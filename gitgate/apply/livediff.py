@@ -67,7 +67,8 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                                keep=frozenset(kept)).to_prune
     decision = prunedecision.decide(plan, inventories, leftovers, scope, options.allow_mass_prune)
     guard = overrides.prune_guard((b.bundle for b in plan.bundles),
-                                  {b.bundle.name: b.verdict.verdict for b in plan.bundles}, {})
+                                  {b.bundle.name: b.verdict.verdict for b in plan.bundles}, {},
+                                  plan.frozen_live)
     for name, entries in decision.leftovers.items():
         changes += _deletes(name, entries, decision, cluster, guard, options.instance)
     for name, gone in decision.gone.items():

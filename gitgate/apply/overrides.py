@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gitgate.bundle.policies import ObjectIndex
+from gitgate.bundle.reach import reaches
 from gitgate.bundle.selectors import is_acting, may_act_on
 from gitgate.model import Bundle, Manifest, ObjectRef, Verdict
+from gitgate.plan import FrozenLive
 
 PruneGuard = Callable[[Manifest], str | None]
 
@@ -55,17 +57,24 @@ def blocked(writes: list[OverrideWrite], unsafe: Mapping[str, str]) -> dict[str,
 
 
 def prune_guard(bundles: Iterable[Bundle], verdicts: Mapping[str, Verdict],
-                unsafe: Mapping[str, str]) -> PruneGuard:
+                unsafe: Mapping[str, str], frozen: Iterable[FrozenLive] = ()) -> PruneGuard:
     """For a live object about to be pruned: why it must stay (an override acting on a held
-    bundle, or on one whose suspension does not hold yet), else None. Removing an override
-    changes what its bundles run, exactly as editing it does."""
+    bundle, or on one whose suspension does not hold yet; or on an object live in a held
+    bundle as its record knows it, `frozen`), else None. Removing an override changes what
+    its bundles run, exactly as editing it does."""
     index: ObjectIndex | None = None
     kept = list(bundles)
+    held_live = list(frozen)
 
     def guard(live: Manifest) -> str | None:
         nonlocal index
         if not is_acting(live):
             return None
+        reached = next((f for f in held_live
+                        if reaches(live, f.ref, f.api_version, f.labels)), None)
+        if reached is not None:
+            return (f"it may act on {reached.ref}, live in the held bundle {reached.holder} "
+                    f"({reached.why.where()}: {reached.why.reason})")
         if index is None:
             index = ObjectIndex(kept)
         for target in sorted(set(index.selected(live).values())):

@@ -9,7 +9,7 @@ import logging
 from gitgate.apiserver.fanout import fan_out
 from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides
-from gitgate.apply.inventory import HISTORY_LIMIT, Inventory, history_entry
+from gitgate.apply.inventory import HISTORY_LIMIT, Entry, Inventory, entry_for, history_entry
 from gitgate.apply.liverevision import Live, after_write
 from gitgate.apply.standing import recorded_reason
 from gitgate.apply.transitions import Transition, transitions
@@ -86,7 +86,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
         source, labels = _identity(unit, state)
         inventory = Inventory(
             bundle=name,
-            entries=tuple(unit.entries[r] for r in sorted(unit.entries)),
+            entries=_entries(unit),
             revision=plan.revision, digest=verdict.digest, verdict=state,
             reasons=tuple(recorded_reason(r) for r in verdict.reasons),
             message=(f"{unit.result.reason}: {unit.result.message}" if unit.result.message
@@ -145,6 +145,19 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
                  len(changed) - written, extra={"event": "records-deferred",
                                                 "count": len(changed) - written})
     return written
+
+
+def _entries(unit: BundleWork) -> tuple[Entry, ...]:
+    """The unit's entries in order; one that does not say what a freeze needs of its object
+    (its labels, what it uses: a record of an earlier release) says it once the plan renders
+    that object with the content it records."""
+    entries = [unit.entries[r] for r in sorted(unit.entries)]
+    if unit.plan is None or all(e.labels is not None for e in entries):
+        return tuple(entries)
+    rendered = {h.ref: h for h in unit.plan.written}
+    return tuple(entry_for(found) if entry.labels is None and entry.hash and (
+        found := rendered.get(entry.ref)) is not None and found.hash == entry.hash else entry
+        for entry in entries)
 
 
 def _history(unit: BundleWork, live: Live, revision: str, digest: str, now: str,

@@ -93,7 +93,8 @@ def to_new_bundle(inventory: Inventory) -> Manifest:
     ids = [intent_id(e) for e in inventory.entries]
     bundle["spec"]["intent"] = (
         {"revision": inventory.revision, "ids": ids} if all(ids) else
-        {"revision": inventory.revision, "objects": [e.as_dict() for e in inventory.entries]})
+        {"revision": inventory.revision,
+         "objects": [e.as_dict(facts=False) for e in inventory.entries]})
     return bundle
 
 
@@ -244,7 +245,8 @@ def from_bundle(obj: Manifest) -> Inventory:
         status = {**status, **_pending_status(spec)}  # a pass that did not record its end
     entries = tuple(  # what recurs across 50,000 entries is held once (`model.shared`)
         Entry(shared(str(e["apiVersion"])), shared(str(e["kind"])),
-              shared(str(e.get("namespace") or "")), str(e["name"]), str(e.get("hash") or ""))
+              shared(str(e.get("namespace") or "")), str(e["name"]), str(e.get("hash") or ""),
+              _entry_labels(e.get("labels")), _entry_uses(e.get("uses")))
         for e in _list(status.get("objects")) if isinstance(e, dict)
         and all(isinstance(e.get(k), str) for k in ("apiVersion", "kind", "name")))
     behind = status.get("clustersBehind", {})
@@ -293,6 +295,20 @@ def _pending_status(spec: dict[str, Any]) -> dict[str, Any]:
             "lastAttemptedRevision": str(intent.get("revision") or ""),
             "digest": str(spec.get("digest") or ""), "verdict": str(Verdict.PENDING),
             "message": PENDING_MESSAGE}
+
+
+def _entry_labels(value: Any) -> tuple[tuple[str, str], ...] | None:
+    """An entry's recorded labels; None (unknown) when absent or of another shape."""
+    if not isinstance(value, dict):
+        return None
+    return tuple(sorted((shared(str(k)), shared(str(v))) for k, v in value.items()))
+
+
+def _entry_uses(value: Any) -> tuple[str, ...] | None:
+    """What an entry's workload uses; None (unknown) when absent or of another shape."""
+    if not isinstance(value, list):
+        return None
+    return tuple(shared(str(v)) for v in value)
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from gitgate.model import (
     join,
 )
 from gitgate.plan import Plan
-from gitgate.progression.livefreeze import LiveRecord
+from gitgate.progression.frozenreach import LiveRecord
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.discover import PAUSE_FILE, pause_files
 from gitgate.source.tree import RepoTree, gate_texts

@@ -21,8 +21,7 @@ Pure: (plan, the records, the repo's `PAUSE` files) -> the plan this pass applie
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import replace
 
 from gitgate.bundle.deps import dependency_refs, is_workload
 from gitgate.errors import Reason
@@ -38,30 +37,19 @@ from gitgate.model import (
     Verdict,
     join,
 )
-from gitgate.plan import BundlePlan, Plan, bundle_plan
+from gitgate.plan import BundlePlan, FrozenLive, Plan, bundle_plan
+from gitgate.progression.frozenreach import (
+    Around,
+    Freeze,
+    LiveRecord,
+    acting_on_live,
+    frozen_live_objects,
+    stopped_bundles,
+    used_live,
+)
 from gitgate.source.discover import PAUSE_FILE
 
 FROZEN_VERDICTS = (Verdict.HELD, Verdict.SUSPENDED)
-
-
-class LiveRecord(Protocol):
-    """A bundle as it is live: its record's identity and inventory."""
-
-    @property
-    def bundle(self) -> str: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def labels(self) -> tuple[tuple[str, str], ...]: ...
-    def by_ref(self) -> Mapping[ObjectRef, object]: ...
-
-
-@dataclass(frozen=True)
-class Freeze:
-    """Why an object may not be written by any bundle but `holder`."""
-
-    holder: str
-    why: HoldReason
 
 
 def record_holds(record: LiveRecord, gates: Iterable[GateState],
@@ -108,7 +96,9 @@ def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
     items = [_same_bundle(item, holds.get(item.bundle.name, ())) for item in plan.bundles]
     frozen = _frozen_objects(items + outside, records, holds)
     items = [_refused(item, records.get(item.bundle.name), frozen) for item in items]
-    around, containers = _around(items + outside, records, frozen)
+    stopped = stopped_bundles(items + outside, records, holds)
+    frozen_live = frozen_live_objects(stopped, records)
+    around, containers = _around(items + outside, records, frozen, stopped, frozen_live)
     items = [_kept_around(item, records.get(item.bundle.name), around, containers)
              for item in items]
     current = {item.bundle.name for item in items + outside} | set(plan.elsewhere)
@@ -122,25 +112,24 @@ def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
             if (freeze := _other(around.get(ref) or containers.get(ref), name))][:1]
         if claimed:
             live_holds[name] = (*live_holds.get(name, ()), *claimed)
-    return replace(plan, bundles=tuple(items), live_holds=live_holds)
-
-
-Around = dict[ObjectRef, list[Freeze]]
+    return replace(plan, bundles=tuple(items), live_holds=live_holds, frozen_live=frozen_live)
 
 
 def _around(items: list[BundlePlan], records: Mapping[str, LiveRecord],
-            frozen: Mapping[ObjectRef, list[Freeze]]) -> tuple[Around, Around]:
+            frozen: Mapping[ObjectRef, list[Freeze]], stopped: Mapping[str, HoldReason],
+            frozen_live: tuple[FrozenLive, ...]) -> tuple[Around, Around]:
     """What must stay as it is around what is frozen, whichever bundle has it: what a held
-    workload uses (its ConfigMaps, Secrets, PVCs, ServiceAccounts) and an override acting on
-    a frozen bundle; and, not deleted, the Namespaces and CRDs frozen objects live in
-    (deleting one deletes them). Each with the bundle it stays for and why."""
+    workload uses (its ConfigMaps, Secrets, PVCs, ServiceAccounts), as the commit renders it
+    and as its record says it is live, and a Karmada policy acting on a frozen bundle, judged
+    against its objects as rendered and as live; and, not deleted, the Namespaces and CRDs
+    frozen objects live in (deleting one deletes them). Each with the bundle it stays for
+    and why."""
     out: Around = {}
     containers: Around = {}
     present = {ref for item in items for ref in item.bundle.object_refs}
     present.update(ref for record in records.values() for ref in record.by_ref())
-    stopped = {item.bundle.name: item.verdict.reasons[0] for item in items
-               if item.verdict.verdict is Verdict.HELD or any(
-                   r.kind is ReasonKind.FROZEN for r in item.verdict.reasons)}
+    used_live(stopped, records, present, out)
+    acting_on_live(items, frozen_live, out)
     for item in items:
         why = stopped.get(item.bundle.name)
         if why is None:
@@ -193,7 +182,8 @@ def _kept_around(item: BundlePlan, record: LiveRecord | None, around: Around,
         return item
     verdict = item.verdict
     reasons = tuple(HoldReason(ReasonKind.DEPENDENCY, f.why.gate, f.why.file,
-                               f"{ref} {f.why.reason}", f.why.action, f.why.until, target=ref)
+                               f"{ref} {f.why.reason}", f.why.action, f.why.until, target=ref,
+                               line=f.why.line)
                     for ref, f in sorted(new.items()))
     return replace(item, verdict=replace(
         verdict, reasons=verdict.reasons + reasons,

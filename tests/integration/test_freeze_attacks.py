@@ -101,17 +101,7 @@ def db_and_platform(tmp_path, kube, capsys):
     return root, ns
 
 
-OPEN_EMPTIED = pytest.mark.xfail(strict=True, reason=(
-    "open: an override is judged against the objects bundles render now; the emptied "
-    "bundle's objects are only refs in its record, so what the override selects of them is "
-    "unknown (needs the live objects read, or the record to keep their labels)"))
-OPEN_BROKEN = pytest.mark.xfail(strict=True, reason=(
-    "open: a held bundle that fails to render holds nothing its workloads use, which are "
-    "unknown (needs the record to keep what its workloads used)"))
-
-
-@pytest.mark.parametrize("escape", ["label-dropped", "renamed",
-                                    pytest.param("emptied", marks=OPEN_EMPTIED)])
+@pytest.mark.parametrize("escape", ["label-dropped", "renamed", "emptied"])
 def test_A1_override_acting_on_a_held_bundle_escapes_when_the_bundle_sheds_its_identity(
         db_and_platform, kube, capsys, escape):
     """A label gate holds apps/db; the platform's edit to the override acting on it is held
@@ -156,8 +146,7 @@ def web_and_config(tmp_path, kube, capsys):
     return root, ns
 
 
-@pytest.mark.parametrize("escape", ["label-dropped", "renamed",
-                                    pytest.param("render-broken", marks=OPEN_BROKEN)])
+@pytest.mark.parametrize("escape", ["label-dropped", "renamed", "render-broken"])
 def test_A2_config_a_held_workload_uses_escapes_when_the_workload_sheds_its_identity(
         web_and_config, kube, capsys, escape):
     """A held workload holds the ConfigMaps it uses, even in another bundle. apps/web drops

@@ -98,10 +98,6 @@ def test_a_dependent_waits_for_a_held_dependency_that_never_went_out(history):
 
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open: an OverridePolicy is judged against the objects bundles render now; an emptied "
-    "paused bundle's objects are only refs in its record, so an override acting on them is "
-    "written (tests/integration/test_freeze_attacks.py OPEN_EMPTIED, the same defect)"))
 def test_a_platform_override_on_an_emptied_paused_bundle_waits_with_it(history):
     """Found by the widened suite: a platform OverridePolicy added for a ConfigMap that only
     the record of a paused, emptied bundle has live is written at once."""
