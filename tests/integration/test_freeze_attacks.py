@@ -146,7 +146,7 @@ def web_and_config(tmp_path, kube, capsys):
     return root, ns
 
 
-@pytest.mark.parametrize("escape", ["label-dropped", "renamed", "render-broken"])
+@pytest.mark.parametrize("escape", ["label-dropped", "renamed", "render-broken", "emptied"])
 def test_A2_config_a_held_workload_uses_escapes_when_the_workload_sheds_its_identity(
         web_and_config, kube, capsys, escape):
     """A held workload holds the ConfigMaps it uses, even in another bundle. apps/web drops
@@ -162,11 +162,158 @@ def test_A2_config_a_held_workload_uses_escapes_when_the_workload_sheds_its_iden
         write_files(root, {"apps/web/bundle.yaml": "labels: {team: none}\n"})
     elif escape == "renamed":
         write_files(root, {"apps/web/bundle.yaml": "name: web2\n"})
-    else:  # the held bundle's own folder made to fail to render (a broken YAML file)
+    elif escape == "render-broken":  # the held bundle's folder made to fail to render
         write_files(root, {"apps/web/broken.yaml": "kind: [unclosed\n"})
+    else:  # emptied: the Deployment stays live through apps-web's record alone
+        (root / "apps/web/app.yaml").unlink()
+        (root / "apps/web/bundle.yaml").unlink()
     code, doc = run_json(capsys, kube, root)
     assert writes(kube, "/configmaps/web-config") == [], by_name(doc)
     assert live(kube, "v1", "ConfigMap", ns, "web-config")["data"]["value"] == "v1"
+
+
+# ------------------------------------------------------------------------------------------
+# A held bundle's objects as they are live, not as its commit renders them (or no longer
+# renders them): a Karmada policy is judged against the labels its record keeps of them,
+# a used object against what its workloads used; what a record does not say reaches.
+# ------------------------------------------------------------------------------------------
+
+RECORDS = ("gitgate.io", "bundles", "gitgate-system")
+
+
+def labelled_db(ns: str, tier: str) -> str:
+    return deployment("db", ns, "db:1", config="db-config").replace(
+        f"metadata: {{name: db, namespace: {ns}}}",
+        f"metadata: {{name: db, namespace: {ns}, labels: {{tier: {tier}}}}}", 1)
+
+
+def policy(kind: str, ns: str, selector: str, value: str) -> str:
+    """A Karmada policy of `kind` in platform/ whose resourceSelectors are `selector`."""
+    namespace = "" if kind.startswith("Cluster") else f", namespace: {ns}"
+    if kind.endswith("PropagationPolicy"):
+        rest = "  placement: {clusterAffinity: {clusterNames: [member2]}}\n"
+    else:
+        rest = ("  overrideRules:\n    - targetCluster: {clusterNames: [member2]}\n"
+                "      overriders: {plaintext: [{path: /spec/replicas, operator: replace, "
+                f"value: {value}}}]}}\n")
+    return (f"apiVersion: {POLICY_API}\nkind: {kind}\nmetadata: {{name: reach{namespace}}}\n"
+            f"spec:\n  resourceSelectors: [{selector}]\n{rest}")
+
+
+@pytest.fixture
+def paused_db(tmp_path, kube, capsys):
+    """apps/db: a Deployment labelled tier=db (and its ConfigMap), applied, then paused."""
+    ns = kube.ns("reach")
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "apps/db/app.yaml": labelled_db(ns, "db") + cm("db-config", ns, "v1"),
+        "platform/bundle.yaml": "name: platform\n",
+        "platform/keep.yaml": cm("platform-keep", ns, "v1"),
+    })
+    assert run_json(capsys, kube, root)[0] == 0
+    write_files(root, {"apps/db/PAUSE": "incident\n"})
+    assert run_json(capsys, kube, root)[0] == 0
+    return root, ns
+
+
+REACHING = {  # kind, selector
+    "by-label": ("OverridePolicy", "{apiVersion: apps/v1, kind: Deployment, "
+                                   "labelSelector: {matchLabels: {tier: db}}}"),
+    "every-deployment": ("OverridePolicy", "{apiVersion: apps/v1, kind: Deployment}"),
+    "cluster-wide": ("ClusterOverridePolicy", "{apiVersion: apps/v1, kind: Deployment, "
+                                              "namespace: NS, name: db}"),
+    "propagation": ("PropagationPolicy", "{apiVersion: apps/v1, kind: Deployment, name: db}"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REACHING))
+def test_A4_a_policy_reaching_an_emptied_paused_bundle_waits_with_it(paused_db, kube, capsys,
+                                                                     how):
+    """apps/db's folder is emptied but for its `PAUSE` (its objects stay live through its
+    record); in the same commit platform/ adds a Karmada policy that reaches its Deployment
+    by label, by kind, cluster-wide, or a PropagationPolicy that would take it over. Nothing
+    of it may be written while the pause stands."""
+    root, ns = paused_db
+    kind, selector = REACHING[how]
+    (root / "apps/db/app.yaml").unlink()
+    write_files(root, {"platform/reach.yaml": policy(kind, ns, selector.replace("NS", ns), "5")})
+    code, doc = run_json(capsys, kube, root)
+    assert writes(kube, "/reach") == [], by_name(doc).get("platform")
+    assert live(kube, "apps/v1", "Deployment", ns, "db") is not None
+    write_files(root, {"apps/db/app.yaml": labelled_db(ns, "db") + cm("db-config", ns, "v1")})
+    (root / "apps/db/PAUSE").unlink()  # lifted, the policy goes out with the bundle
+    code, doc = run_json(capsys, kube, root)
+    if how != "propagation":  # a policy taking over another bundle's objects fails there
+        assert writes(kube, "/reach"), by_name(doc).get("platform")
+
+
+def test_A5_a_label_override_escapes_when_the_held_bundle_relabels_its_object(
+        paused_db, kube, capsys):
+    """An override acts on apps/db's Deployment by its label tier=db. The paused bundle's
+    commit relabels the Deployment (tier=none) and the override's edit goes in with it:
+    judged against the commit, the override acts on nothing held; live, the Deployment is
+    still tier=db, so the edit would reach the paused bundle."""
+    root, ns = paused_db
+    selector = REACHING["by-label"][1]
+    (root / "apps/db/PAUSE").unlink()
+    write_files(root, {"platform/reach.yaml": policy("OverridePolicy", ns, selector, "2")})
+    assert run_json(capsys, kube, root)[0] == 0
+    write_files(root, {"apps/db/PAUSE": "incident\n"})
+    assert run_json(capsys, kube, root)[0] == 0
+    write_files(root, {"apps/db/app.yaml": labelled_db(ns, "none") + cm("db-config", ns, "v1"),
+                       "platform/reach.yaml": policy("OverridePolicy", ns, selector, "7")})
+    code, doc = run_json(capsys, kube, root)
+    assert writes(kube, "/overridepolicies/reach") == [], by_name(doc)["platform"]
+    rules = live(kube, POLICY_API, "OverridePolicy", ns, "reach")["spec"]["overrideRules"]
+    assert rules[0]["overriders"]["plaintext"][0]["value"] == 2
+
+
+def test_A6_an_override_removed_while_it_acts_on_an_emptied_paused_bundle_stays(
+        paused_db, kube, capsys):
+    """Removing an override changes what its bundle runs as editing it does: with apps/db
+    emptied under its `PAUSE`, the override acting on its Deployment stays live."""
+    root, ns = paused_db
+    (root / "apps/db/PAUSE").unlink()
+    write_files(root, {"platform/reach.yaml": policy("OverridePolicy", ns,
+                                                     REACHING["by-label"][1], "2")})
+    assert run_json(capsys, kube, root)[0] == 0
+    write_files(root, {"apps/db/PAUSE": "incident\n"})
+    assert run_json(capsys, kube, root)[0] == 0
+    (root / "apps/db/app.yaml").unlink()
+    (root / "platform/reach.yaml").unlink()
+    code, doc = run_json(capsys, kube, root)
+    assert writes(kube, "/overridepolicies/reach") == [], by_name(doc)["platform"]
+    assert live(kube, POLICY_API, "OverridePolicy", ns, "reach") is not None
+
+
+def test_A7_a_record_that_does_not_say_its_labels_or_uses_holds_all_it_could(
+        paused_db, kube, capsys):
+    """A record an earlier release wrote keeps no labels and no uses: apps/db emptied under
+    its `PAUSE`, an override selecting by a label the Deployment does not have, and a change
+    to a ConfigMap its Deployment does not use, both wait (and say why)."""
+    root, ns = paused_db
+    stored = kube.emulator.state.objects[(*RECORDS, f"{kube.run_id}.apps-db")]
+    for entry in stored.obj["status"]["objects"]:
+        entry.pop("labels", None)
+        entry.pop("uses", None)
+    (root / "apps/db/app.yaml").unlink()
+    write_files(root, {
+        "platform/reach.yaml": policy("OverridePolicy", ns, (
+            "{apiVersion: apps/v1, kind: Deployment, labelSelector: "
+            "{matchLabels: {tier: web}}}"), "5"),
+        "platform/keep.yaml": cm("platform-keep", ns, "v2")})
+    code, doc = run_json(capsys, kube, root)
+    assert writes(kube, "/overridepolicies/reach") == [], by_name(doc)["platform"]
+    assert writes(kube, "/configmaps/platform-keep") == [], by_name(doc)["platform"]
+    capsys.readouterr()
+    main(["plan", str(root), "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id,
+          "-o", "json"])
+    plan = by_name(json.loads(capsys.readouterr().out))["platform"]
+    said = " ".join(r["reason"] for r in plan["reasons"])
+    assert "does not say its labels" in said and "does not say what it uses" in said, said
+    assert "frozen bundle apps-db" in said and "apps/db/PAUSE" in {
+        r["file"] for r in plan["reasons"]}, plan["reasons"]
 
 
 # ------------------------------------------------------------------------------------------
