@@ -33,6 +33,7 @@ class OnKarmada(FreezeHistories):
 def test_members_run_what_the_model_says_over_generated_histories(karmada, tools, tmp_path):
     OnKarmada.cluster = RecordingKube(load_client(str(karmada.kubeconfig)))
     OnKarmada.tools, OnKarmada.tmp, OnKarmada.members = tools, tmp_path, karmada.members
+    OnKarmada.kubeconfig = str(karmada.kubeconfig)
     OnKarmada.TestCase.settings = settings(
         max_examples=HISTORIES, stateful_step_count=STEPS, deadline=None, database=None,
         suppress_health_check=list(HealthCheck), print_blob=True, derandomize=True)

@@ -25,6 +25,7 @@ def history(kube, tools, tmp_path):
     FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
         kube.cluster, tools, tmp_path)
     FreezeHistories.members = None
+    FreezeHistories.kubeconfig = kube.kubeconfig
     machine = FreezeHistories()
     yield machine
     machine.teardown()

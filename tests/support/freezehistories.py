@@ -19,6 +19,9 @@ gitgate against the API emulator, checked against the reference model
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
 import shutil
 import signal
@@ -43,6 +46,7 @@ from gitgate.passes.onepass import reconcile
 from gitgate.progression.latefreeze import NewerFreezes, read_freezes
 from gitgate.source.tree import scan_repo
 from tests.support.freezemodel import (
+    HOLDING_KINDS,
     MEMBERS,
     PLATFORM,
     App,
@@ -52,9 +56,11 @@ from tests.support.freezemodel import (
     Model,
     Record,
     Repo,
+    Standing,
     bundles_of,
     content_of,
     is_configmap,
+    standings,
     target_of,
 )
 
@@ -77,6 +83,7 @@ class FreezeHistories(RuleBasedStateMachine):
     tmp: Path | None = None
     # with a real Karmada: its member clusters, each read after every step
     members: dict | None = None
+    kubeconfig: str | None = None  # for `gitgate status`, as a user runs it
     member_timeout = 60.0
     counts = {"histories": 0, "steps": 0, "passes": 0, "approvals": 0, "mid-pass": 0}
 
@@ -290,6 +297,7 @@ class FreezeHistories(RuleBasedStateMachine):
             done = outcome[name]
             assert done.failed and done.reason == Reason.DEPENDENCY_NOT_READY, (
                 f"{name} should wait for its dependency ({why}), got {done}")
+        self.records_and_status_agree(standings(self.repo, judged, self.model.records), stopped)
         had = {name: r.objects.copy() for name, r in self.model.records.items()}
         suspended = {name for name, r in self.model.records.items() if r.suspended}
         self.model.after_pass(judged, stopped)
@@ -297,6 +305,42 @@ class FreezeHistories(RuleBasedStateMachine):
             self.adopt(name, judged, had.get(name, set()), name in suspended, before, after)
         if self.members:
             self.members_run_what_the_model_says()
+
+    def records_and_status_agree(self, wanted: dict[str, Standing], stopped: set[str]) -> None:
+        """Each bundle's record on the API server and `gitgate status -o json` (the real CLI)
+        say what the model says of it: its verdict, and the kind of its first reason (but
+        for the bundles a freeze stopped mid-pass, as far as they got)."""
+        assert self.kubeconfig is not None, "the history's test sets its kubeconfig"
+        said = io.StringIO()
+        handler = signal.getsignal(signal.SIGTERM)  # the CLI installs its own
+        try:
+            with contextlib.redirect_stdout(said):
+                code = gitgate_cli(["status", "--kubeconfig", str(self.kubeconfig),
+                                    "--instance", self.instance, "-o", "json"],
+                                   clock=lambda: self.repo.now)
+        finally:
+            signal.signal(signal.SIGTERM, handler)
+        assert code == 0, f"gitgate status exited {code}: {said.getvalue()[-2000:]}"
+        status = {b["name"]: b for b in json.loads(said.getvalue())["bundles"]}
+        for name, standing in sorted(wanted.items()):
+            if name in stopped:
+                continue
+            obj = self.cluster.get("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                                   record_name(name, self.instance))
+            assert obj is not None, f"{name} has no record; the model says {standing}"
+            recorded = obj.get("status") or {}
+            for where, doc in (("record", recorded), ("status -o json", status.get(name))):
+                assert doc is not None, f"{name} missing from {where}"
+                kinds = [str(r.get("kind")) for r in doc.get("reasons") or []]
+                assert doc.get("verdict") == standing.verdict, (
+                    f"{name}: {where} says {doc.get('verdict')} ({kinds}), the model "
+                    f"{standing.verdict}; repo {self.repo}")
+                if standing.verdict == "apply":
+                    assert not set(kinds) & HOLDING_KINDS, (
+                        f"{name}: {where} gives holding reasons {kinds} for an open bundle")
+                elif standing.first:
+                    assert kinds and kinds[0] in standing.first, (
+                        f"{name}: {where} gives {kinds} first, the model {standing.first}")
 
     def newer_freezes(self, newer: Repo) -> NewerFreezes:
         """The freeze files of the newer commit, read as the loop reads a newer head's."""

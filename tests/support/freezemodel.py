@@ -185,6 +185,50 @@ class Judgement:
     contents: dict[str, Content] = field(default_factory=dict)
 
 
+# the kinds of reason a record gives first, as README "Status" names them
+HOLDING_KINDS = frozenset({"gate", "pause-file", "invalid-gate", "frozen"})
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What a bundle's record says after a pass: its verdict, and the kinds its first reason
+    may be (empty: any; for an open bundle, none that holds)."""
+
+    verdict: str
+    first: frozenset[str] = frozenset()
+
+
+def standings(repo: Repo, judgement: Judgement, records: dict[str, Record]) -> dict[
+        str, Standing]:
+    """Each bundle of the commit as its record says it stands after the pass: open, suspended
+    (by a gate), held (by the `PAUSE` file or the gate that covers it, as the commit names
+    it or as it is live), refused (it would write or prune an object frozen for another:
+    failed, `frozen` first), waiting for a dependency (failed)."""
+    out: dict[str, Standing] = {}
+    suspended = judgement.suspended
+    for b in judgement.open:
+        name = b.identity.name
+        out[name] = Standing("suspended", frozenset({"gate"})) if name in suspended else (
+            Standing("apply"))
+    for name in judgement.waiting:
+        out[name] = Standing("failed")
+    for b in judgement.blocked:
+        name = b.identity.name
+        if name not in judgement.held:
+            out[name] = Standing("failed", frozenset({"frozen"}))
+            continue
+        record = records.get(name)
+        identities = [b.identity] + ([record.identity] if record is not None else [])
+        kinds = set()
+        if any(i.folder in repo.pauses for i in identities):
+            kinds.add("pause-file")
+        if any(g.active(repo.now) and g.action == "hold" and g.selects(i)
+               for g in repo.gates.values() for i in identities):
+            kinds.add("gate")
+        out[name] = Standing("held", frozenset(kinds))
+    return out
+
+
 class Model:
     """The records the model keeps: per bundle name, the identity it was last open under and
     the objects it has live; and what is live."""
