@@ -75,3 +75,13 @@ def test_a_freeze_pushed_mid_pass_stops_what_it_covers(history, how):
         for b in last.bundles), "the freeze appeared too late to stop anything"
     history.change(i=2)  # the next pass judges the newer commit: held
     assert history.live()["a2-c0"] != f"v{history.version}"
+
+
+@pytest.mark.parametrize("how", ["namespace", "cluster-override"])
+def test_a_tenant_reaching_out_of_its_namespace_writes_nothing(history, how):
+    history.tenant_reaches_out(how=how)
+    assert history.last_result is not None
+    assert history.live()["t:t0-c0"] == "v0"  # what it wrote before stays
+    assert "t-out" not in history.live()
+    history.tenant_reaches_out(how=None)
+    assert history.live()["t:t0-c0"] == f"v{history.version}"

@@ -49,6 +49,7 @@ from tests.support.freezemodel import (
     HOLDING_KINDS,
     MEMBERS,
     PLATFORM,
+    TENANT_FOLDER,
     App,
     GateSpec,
     Identity,
@@ -62,6 +63,8 @@ from tests.support.freezemodel import (
     is_configmap,
     standings,
     target_of,
+    tenant_bundle,
+    tenant_key,
 )
 
 SEED = os.environ.get("GITGATE_PROPERTY_SEED")  # unset: the same histories every run
@@ -72,6 +75,7 @@ APPS = 3
 FOLDERS = ("apps/a{i}", "apps/a{i}/v2", "other/a{i}")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 POLICIES = "/apis/policy.karmada.io/v1alpha1/namespaces/{ns}/"
+CLUSTER_OVERRIDES = "/apis/policy.karmada.io/v1alpha1/clusteroverridepolicies/"
 
 
 class FreezeHistories(RuleBasedStateMachine):
@@ -93,6 +97,7 @@ class FreezeHistories(RuleBasedStateMachine):
         assert self.tmp is not None
         self.root = self.tmp / run
         self.instance, self.ns = run, f"{run}-ns"
+        self.tenant_ns = f"{run}-t"
         self.repo = Repo(apps={i: App(f"apps/a{i}", {f"a{i}-c0": "v0", f"a{i}-c1": "v0"})
                                for i in range(APPS)})
         self.model = Model()
@@ -114,10 +119,28 @@ class FreezeHistories(RuleBasedStateMachine):
     def files(self, repo: Repo) -> dict[str, str]:
         members = ", ".join(MEMBERS)
         files = {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
-                                 f"{{clusterNames: [{members}]}}}}}}\n",
+                                 f"{{clusterNames: [{members}]}}}}}}\n"
+                                 f"tenants:\n  - {{name: team-t, paths: ['{TENANT_FOLDER}/**'], "
+                                 f"namespaces: ['{self.tenant_ns}']}}\n",
                  "ns/bundle.yaml": f"name: {self.instance}-ns\n",
-                 "ns/ns.yaml": "apiVersion: v1\nkind: Namespace\n"
-                               f"metadata: {{name: {self.ns}}}\n"}
+                 "ns/ns.yaml": "".join("---\napiVersion: v1\nkind: Namespace\n"
+                                       f"metadata: {{name: {ns}}}\n"
+                                       for ns in (self.ns, self.tenant_ns))}
+        files[f"{TENANT_FOLDER}/cm.yaml"] = "".join(
+            f"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, "
+            f"namespace: {self.tenant_ns}}}\ndata: {{value: '{value}'}}\n"
+            for name, value in sorted(repo.tenant.items()))
+        if repo.trespass == "namespace":  # a ConfigMap in the apps' namespace
+            files[f"{TENANT_FOLDER}/out.yaml"] = (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t-out, namespace: "
+                f"{self.ns}}}\ndata: {{value: '{repo.tenant['t0-c0']}'}}\n")
+        elif repo.trespass == "cluster-override":  # acting on an app's ConfigMap
+            files[f"{TENANT_FOLDER}/out.yaml"] = (
+                "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterOverridePolicy\n"
+                "metadata: {name: t-out}\nspec:\n  resourceSelectors: [{apiVersion: v1, "
+                f"kind: ConfigMap, namespace: {self.ns}, name: a0-c1}}]\n  overrideRules:\n"
+                "    - overriders: {plaintext: [{operator: replace, path: /data/value, "
+                f"value: '{repo.tenant['t0-c0']}'}}]}}\n")
         for app in repo.apps.values():
             if app.present:
                 files[f"{app.folder}/cm.yaml"] = "".join(
@@ -186,6 +209,10 @@ class FreezeHistories(RuleBasedStateMachine):
         policies = POLICIES.format(ns=self.ns)
         if path.startswith(configmaps):
             return path.removeprefix(configmaps)
+        if path.startswith(theirs := f"/api/v1/namespaces/{self.tenant_ns}/configmaps/"):
+            return tenant_key(path.removeprefix(theirs))
+        if path.startswith(CLUSTER_OVERRIDES):
+            return "cop/" + path.removeprefix(CLUSTER_OVERRIDES)
         if path.startswith(policies + "overridepolicies/"):
             name = self.generated(path.removeprefix(policies + "overridepolicies/"))
             return ("op/" if name.startswith("gitgate-") else "pop/") + name
@@ -206,6 +233,9 @@ class FreezeHistories(RuleBasedStateMachine):
         out = {o["metadata"]["name"]: (o.get("data") or {}).get("value", "")
                for o in cluster.list_objects("v1", "ConfigMap", self.ns)
                if o["metadata"]["name"] != "kube-root-ca.crt"}
+        out.update({tenant_key(o["metadata"]["name"]): (o.get("data") or {}).get("value", "")
+                    for o in cluster.list_objects("v1", "ConfigMap", self.tenant_ns)
+                    if o["metadata"]["name"] != "kube-root-ca.crt"})
         if cluster is self.cluster:
             for o in cluster.list_objects("policy.karmada.io/v1alpha1", "OverridePolicy",
                                           self.ns):
@@ -267,6 +297,8 @@ class FreezeHistories(RuleBasedStateMachine):
                    if method in WRITES and not dry and (k := self.key(path)) is not None}
         after = self.live()
         never = judged.frozen | judged.kept | {f"pp/gitgate-{name}" for name in judged.held}
+        if judged.refused:  # nothing of a bundle reaching out of its tenancy is written
+            never |= {"t-out", "cop/t-out"} | set(tenant_bundle(self.repo).objects)
         assert not touched & never, (
             f"frozen objects written: {sorted(touched & never)}; repo {self.repo}")
         claimed = {o for b in bundles_of(self.repo) for o in b.objects}
@@ -293,6 +325,10 @@ class FreezeHistories(RuleBasedStateMachine):
             done = outcome.get(b.identity.name)
             assert done is None or done.failed or done.verdict in ("held", "suspended"), (
                 f"{b.identity.name} should be held or refused, got {done}")
+        for name in judged.refused:
+            done = outcome[name]
+            assert done.failed and done.reason == Reason.OUTSIDE_TENANT, (
+                f"{name} reaches out of its tenancy, got {done}")
         for name, why in judged.waiting.items():
             done = outcome[name]
             assert done.failed and done.reason == Reason.DEPENDENCY_NOT_READY, (
@@ -431,7 +467,7 @@ class FreezeHistories(RuleBasedStateMachine):
         for api, kind, ns, name in (
                 ("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy", "",
                  policy_name(f"{self.instance}-ns", self.instance)),
-                ("v1", "Namespace", "", self.ns)):
+                ("v1", "Namespace", "", self.ns), ("v1", "Namespace", "", self.tenant_ns)):
             self.cluster.delete(api, kind, ns, name)
         for record in self.cluster.list_objects("gitgate.io/v1alpha1", "Bundle",
                                                 "gitgate-system"):
@@ -537,6 +573,17 @@ class FreezeHistories(RuleBasedStateMachine):
         self.repo.apps[i].custom = f"m{self.version}" if on else None
         self.step()
 
+    @rule(how=st.sampled_from([None, "namespace", "cluster-override"]))
+    def tenant_reaches_out(self, how: str | None) -> None:
+        """The tenant's folder changes its ConfigMaps and, with `how`, reaches out of its
+        tenancy: a ConfigMap in the apps' namespace, or a ClusterOverridePolicy acting on
+        app 0's ConfigMap (README "Tenants": the bundle fails, nothing of it is written,
+        what it wrote before stays)."""
+        self.version += 1
+        self.repo.tenant = {k: f"v{self.version}" for k in self.repo.tenant}
+        self.repo.trespass = how
+        self.step()
+
     @rule(i=st.integers(0, APPS - 1), on=st.booleans())
     def override_from_platform(self, i: int, on: bool) -> None:
         """An OverridePolicy in the platform folder changing `a<i>-c1` on member1 (or
@@ -615,7 +662,8 @@ class FreezeHistories(RuleBasedStateMachine):
             app.objects = {k: f"v{self.version}" for k in app.objects}
         newer = Repo(apps=self.repo.apps, pauses=set(self.repo.pauses),
                      gates=dict(self.repo.gates), swallowed=self.repo.swallowed,
-                     platform=self.repo.platform, now=self.repo.now)
+                     platform=self.repo.platform, now=self.repo.now,
+                     tenant=self.repo.tenant, trespass=self.repo.trespass)
         name, app = self.bundle_of(i), self.repo.apps[i]
         if how == "pause":
             newer.pauses.add(app.folder)
@@ -642,7 +690,7 @@ class FreezeHistories(RuleBasedStateMachine):
         """With nothing frozen, two passes bring the cluster to what the commit says."""
         judged = self.model.judge(self.repo)
         if judged.frozen or judged.blocked or judged.suspended or judged.waiting or \
-                judged.kept:
+                judged.kept or judged.refused:
             return
         self.write_repo()
         self.run_pass()

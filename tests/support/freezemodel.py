@@ -3,7 +3,9 @@ README's rules alone (it imports nothing of gitgate): which bundles a commit has
 them a freeze holds as the commit names them and as they are live, which objects no pass may
 write, and what the cluster holds once nothing is frozen.
 
-The repo: apps, each a folder of ConfigMaps with an optional bundle.yaml (a name, a `team`
+The repo: a tenant's folder of ConfigMaps in its own namespace, which may reach out of it
+(README "Tenants": the bundle then fails and nothing of it is written); apps, each a folder
+of ConfigMaps with an optional bundle.yaml (a name, a `team`
 label, a `dependsOn`, a `clusters:` entry changing every ConfigMap's value on one member); a
 `PAUSE` file in a folder; gates holding or suspending bundles by name or by label, some until
 a time, some with approvals (`gitgate approve`: a digest of the bundle's content, which the
@@ -110,6 +112,11 @@ class Repo:
     swallowed: bool = False  # apps/kustomization.yaml takes in the folders below apps/
     platform: dict[str, str] = field(default_factory=dict)  # ConfigMap -> value on OVERRIDDEN
     now: datetime = datetime(2026, 11, 18, 12, tzinfo=UTC)
+    # the tenant's folder (TENANT_FOLDER, its own namespace): ConfigMap -> value, and how it
+    # reaches out of its tenancy: None, "namespace" (a ConfigMap in the apps' namespace) or
+    # "cluster-override" (a ClusterOverridePolicy acting on an app's ConfigMap)
+    tenant: dict[str, str] = field(default_factory=lambda: {"t0-c0": "v0", "t0-c1": "v0"})
+    trespass: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,20 @@ class Bundle:
 
 def bundle_name(folder: str) -> str:
     return folder.replace("/", "-")
+
+
+TENANT_FOLDER = "tenant/t0"  # the tenant's one folder; its namespace is the apps' + "-t"
+TENANT = bundle_name(TENANT_FOLDER)
+
+
+def tenant_key(name: str) -> str:
+    """A ConfigMap of the tenant's own namespace."""
+    return f"t:{name}"
+
+
+def tenant_bundle(repo: Repo) -> Bundle:
+    return Bundle(Identity(TENANT, None, TENANT_FOLDER),
+                  {tenant_key(k): v for k, v in repo.tenant.items()})
 
 
 def bundles_of(repo: Repo) -> list[Bundle]:
@@ -146,6 +167,8 @@ def bundles_of(repo: Repo) -> list[Bundle]:
     if repo.platform:
         out.append(Bundle(Identity(PLATFORM, None, PLATFORM),
                           {platform_key(t): v for t, v in repo.platform.items()}))
+    if repo.trespass is None:  # README "Tenants": else it fails, and nothing of it is written
+        out.append(tenant_bundle(repo))
     return out
 
 
@@ -183,6 +206,9 @@ class Judgement:
     # platform overrides acting on a held or frozen bundle: neither written nor deleted
     kept: set[str] = field(default_factory=set)
     contents: dict[str, Content] = field(default_factory=dict)
+    # bundles that fail whatever the freezes (a tenant reaching out of its tenancy): nothing
+    # of them is written or pruned, their records stay as they were
+    refused: set[str] = field(default_factory=set)
 
 
 # the kinds of reason a record gives first, as README "Status" names them
@@ -212,6 +238,9 @@ def standings(repo: Repo, judgement: Judgement, records: dict[str, Record]) -> d
             Standing("apply"))
     for name in judgement.waiting:
         out[name] = Standing("failed")
+    for name in judgement.refused:
+        if name in records:  # a bundle that never went out has no record to say so
+            out[name] = Standing("failed")
     for b in judgement.blocked:
         name = b.identity.name
         if name not in judgement.held:
@@ -241,7 +270,7 @@ class Model:
 
     def judge(self, repo: Repo) -> Judgement:
         bundles = bundles_of(repo)
-        names = {b.identity.name for b in bundles}
+        names = {b.identity.name for b in bundles} | ({TENANT} if repo.trespass else set())
         contents = {b.identity.name: content_of(b, bundles) for b in bundles}
         frozen_records = {name for name, record in self.records.items()
                           if covered(record.identity, repo, None, contents.get(name))}
@@ -301,9 +330,12 @@ class Model:
                      and b.identity.name in self.records and any(
                          g.active(repo.now) and g.selects(self.records[b.identity.name].identity)
                          and not g.selects(b.identity) for g in repo.gates.values())}
-        return Judgement(open_, suspended, blocked, frozen_now, gone,
-                         {o for b in bundles for o in b.objects}, by_record, held_now,
-                         waiting, kept, contents)
+        claimed = {o for b in bundles for o in b.objects}
+        if repo.trespass:  # a failed bundle's objects are still in Git: never pruned
+            claimed |= set(tenant_bundle(repo).objects)
+        return Judgement(open_, suspended, blocked, frozen_now, gone, claimed, by_record,
+                         held_now, waiting, kept, contents,
+                         refused={TENANT} if repo.trespass else set())
 
     def _waiting(self, bundles: list[Bundle], open_: list[Bundle], blocked: set[str],
                  held: set[str]) -> dict[str, str]:
