@@ -25,7 +25,7 @@ def history(kube, tools, tmp_path):
     FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
         kube.cluster, tools, tmp_path)
     FreezeHistories.members = None
-    FreezeHistories.kubeconfig = kube.kubeconfig
+    FreezeHistories.kubeconfig, FreezeHistories.emulator = kube.kubeconfig, kube.emulator
     machine = FreezeHistories()
     yield machine
     machine.teardown()

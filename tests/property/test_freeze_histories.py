@@ -21,7 +21,7 @@ def test_no_history_writes_a_frozen_object(kube, tools, tmp_path):
     FreezeHistories.cluster, FreezeHistories.tools, FreezeHistories.tmp = (
         kube.cluster, tools, tmp_path)
     FreezeHistories.members = None
-    FreezeHistories.kubeconfig = kube.kubeconfig
+    FreezeHistories.kubeconfig, FreezeHistories.emulator = kube.kubeconfig, kube.emulator
     FreezeHistories.TestCase.settings = settings(
         max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, database=None,
         suppress_health_check=list(HealthCheck), print_blob=True, derandomize=SEED is None)

@@ -85,3 +85,31 @@ def test_a_tenant_reaching_out_of_its_namespace_writes_nothing(history, how):
     assert "t-out" not in history.live()
     history.tenant_reaches_out(how=None)
     assert history.live()["t:t0-c0"] == f"v{history.version}"
+
+
+def verdict_of(history, name: str) -> str:
+    record = history.cluster.get("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                                 f"{history.instance}.{name}")
+    return record["status"]["verdict"]
+
+
+def test_a_rollout_keeps_the_customization_and_overrides_live_through_its_waves(history):
+    history.customize(i=0, on=True)
+    history.override_from_platform(i=0, on=True)
+    live = {k for k in history.live() if k.startswith(("op/", "pop/"))}
+    history.roll_out(i=0)
+    assert verdict_of(history, "apps-a0") == "suspended"  # wave 1 released, member2 waits
+    assert {k for k in history.live() if k.startswith(("op/", "pop/"))} == live
+    for _ in range(4):
+        history.time_passes()
+    assert verdict_of(history, "apps-a0") == "apply"  # both waves baked
+
+
+def test_a_rollout_halts_when_its_wave_turns_unhealthy_while_baking(history):
+    history.roll_out(i=1)
+    history.time_passes()  # the wave is seen ready: baking (4h)
+    assert verdict_of(history, "apps-a1") == "suspended"
+    history.health_flips(i=1, health="Unhealthy")
+    assert verdict_of(history, "apps-a1") == "halted"
+    history.change(i=1)  # a new commit starts again from wave 1
+    assert verdict_of(history, "apps-a1") in ("suspended", "halted")

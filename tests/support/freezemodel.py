@@ -63,6 +63,7 @@ class App:
     present: bool = True  # its manifests are in the repo
     custom: str | None = None  # `clusters:`: every ConfigMap's value on CUSTOMIZED
     depends_on: str | None = None  # `dependsOn: [this bundle]`
+    rollout: bool = False  # `rollout:` waves [member1], [member2] with a bake
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Record:
 # dependsOn and the platform's overrides acting on it (README: the digest covers the rendered
 # objects, placement, labels, dependsOn, rollout, and the overrides acting on the bundle).
 Content = tuple[str, tuple[tuple[str, str], ...], str | None, str | None,
-                tuple[tuple[str, str], ...]]
+                tuple[tuple[str, str], ...], bool]
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class Bundle:
     identity: Identity
     objects: dict[str, str]
     depends_on: str | None = None
+    rollout: bool = False
 
 
 def bundle_name(folder: str) -> str:
@@ -161,7 +163,8 @@ def bundles_of(repo: Repo) -> list[Bundle]:
         objects = dict(app.objects)
         if app.custom is not None:
             objects.update({override_key(name, o): app.custom for o in app.objects})
-        out.append(Bundle(Identity(name, app.team, app.folder), objects, app.depends_on))
+        out.append(Bundle(Identity(name, app.team, app.folder), objects, app.depends_on,
+                          app.rollout))
     if parent:
         out.append(Bundle(Identity("apps", None, "apps"), parent))
     if repo.platform:
@@ -176,7 +179,7 @@ def content_of(bundle: Bundle, bundles: list[Bundle]) -> Content:
     acting = sorted((k, v) for b in bundles for k, v in b.objects.items()
                     if target_of(k) in bundle.objects)
     return (bundle.identity.name, tuple(sorted(bundle.objects.items())), bundle.identity.team,
-            bundle.depends_on, tuple(acting))
+            bundle.depends_on, tuple(acting), bundle.rollout)
 
 
 def covered(identity: Identity, repo: Repo, action: str | None = None,
@@ -217,11 +220,15 @@ HOLDING_KINDS = frozenset({"gate", "pause-file", "invalid-gate", "frozen"})
 
 @dataclass(frozen=True)
 class Standing:
-    """What a bundle's record says after a pass: its verdict, and the kinds its first reason
-    may be (empty: any; for an open bundle, none that holds)."""
+    """What a bundle's record says after a pass: its verdict (one of `also` too), and the
+    kinds its first reason may be (empty: any; for an open bundle, none that holds)."""
 
     verdict: str
     first: frozenset[str] = frozenset()
+    also: frozenset[str] = frozenset()
+
+    def verdicts(self) -> frozenset[str]:
+        return self.also | {self.verdict}
 
 
 def standings(repo: Repo, judgement: Judgement, records: dict[str, Record]) -> dict[
@@ -234,8 +241,12 @@ def standings(repo: Repo, judgement: Judgement, records: dict[str, Record]) -> d
     suspended = judgement.suspended
     for b in judgement.open:
         name = b.identity.name
-        out[name] = Standing("suspended", frozenset({"gate"})) if name in suspended else (
-            Standing("apply"))
+        if b.rollout:  # README "Progressive rollouts": between waves, or halted, or done
+            out[name] = Standing("apply", frozenset({"rollout", "gate"}),
+                                 frozenset({"suspended", "halted"}))
+        else:
+            out[name] = Standing("suspended", frozenset({"gate"})) if name in suspended else (
+                Standing("apply"))
     for name in judgement.waiting:
         out[name] = Standing("failed")
     for name in judgement.refused:
