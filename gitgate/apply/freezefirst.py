@@ -17,7 +17,7 @@ Pure but for `suspend_first`, which reads and writes through the ClusterPort.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,16 +45,23 @@ class EarlySuspension:
     error: str = ""
 
 
-def wanted_suspensions(inventories: Iterable[Inventory], states: Iterable[GateState]
-                       ) -> dict[str, tuple[Manifest, tuple[str, ...]]]:
+def wanted_suspensions(inventories: Iterable[Inventory], states: Iterable[GateState],
+                       paused: Collection[str] = ()) -> dict[str, tuple[Manifest, tuple[str, ...]]]:
     """Per known bundle covered by an active suspend gate now: the suspension those gates
-    ask for together (every cluster, or the union of their clusters) and the gates' names."""
+    ask for together (every cluster, or the union of their clusters) and the gates' names.
+    A bundle that an active hold gate covers as its record names it, or whose recorded
+    folder has a `PAUSE` file (`paused`), is held by the pass that follows: nothing of it is
+    written here either, whatever its record's verdict (a pass a freeze stopped mid-way
+    records it failed)."""
+    states = list(states)
     active = [s.gate for s in states if s.active and s.gate.action is Action.SUSPEND]
+    holding = [s.gate for s in states if s.active and s.gate.action is Action.HOLD]
     wanted: dict[str, tuple[Manifest, tuple[str, ...]]] = {}
     for inventory in inventories:
-        if inventory.verdict == NOT_WRITTEN:
-            continue
         labels = dict(inventory.labels)
+        if inventory.verdict == NOT_WRITTEN or inventory.bundle in paused or any(
+                covers_name(g, inventory.bundle, labels) for g in holding):
+            continue
         gates = [g for g in active if covers_name(g, inventory.bundle, labels)]
         if not gates or _recorded(inventory, gates):
             continue
@@ -140,12 +147,13 @@ def suspended_policy(live: Manifest, suspension: Manifest) -> Manifest | None:
 
 
 def suspend_first(cluster: PolicyPort, inventories: dict[str, Inventory],
-                  states: Iterable[GateState]) -> list[EarlySuspension]:
+                  states: Iterable[GateState], paused: Collection[str] = ()
+                  ) -> list[EarlySuspension]:
     """Write each suspension the gates ask for into the bundle's live generated policies (the
     only write; a failure is reported and left to the pass that follows)."""
     done = []
     for bundle, (suspension, gates) in sorted(wanted_suspensions(inventories.values(),
-                                                                states).items()):
+                                                                states, paused).items()):
         written: list[ObjectRef] = []
         error = ""
         # the generated policies' names, and the one earlier releases gave every instance's

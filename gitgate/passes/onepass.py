@@ -54,7 +54,7 @@ from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.placement import ScopeOf
 from gitgate.render.tools import Tools
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
-from gitgate.source.discover import pause_files
+from gitgate.source.discover import PAUSE_FILE, pause_files
 from gitgate.source.localgit import revision_of
 from gitgate.source.origin import repo_origin
 from gitgate.source.tree import gate_texts, scan_repo
@@ -365,15 +365,17 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
     tree = scan_repo(root, (config.gates_path,))
     gates, _ = parse_gates(gate_texts(tree, config.gates_path,
                                       configured=config.gates_path_configured))
-    states = gate_states([g for g in gates if g.action is Action.SUSPEND], [], options.now)
-    if not any(state.active for state in states):
+    states = gate_states(gates, [], options.now)
+    if not any(state.active and state.gate.action is Action.SUSPEND for state in states):
         return None  # the usual pass: no request at all
     inventories = read_inventories(cluster, options.instance, records)
     refuse_other_repo(inventories, options.origin, options.instance, options.adopt)
     chosen = {name: inventory for name, inventory in inventories.items()
               if matches(name, bundle_glob) and (shard is None or shard(name))}
+    paused = {name for name, inventory in chosen.items()  # held where it is live from
+              if inventory.source and (root / inventory.source / PAUSE_FILE).is_file()}
     early = suspend_first(as_recorded_tenants(cluster, chosen.values(), config.tenancy),
-                          chosen, states)
+                          chosen, states, paused)
     for item in early:
         if item.written or item.error:
             log.info("suspended %s before rendering (%s): %s%s", item.bundle,

@@ -105,3 +105,31 @@ def test_a_platform_override_on_an_emptied_paused_bundle_waits_with_it(history):
     history.empty_or_restore(i=2)
     history.override_from_platform(i=2, on=True)
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+
+
+def test_a_suspend_gate_on_a_held_bundle_writes_nothing_of_it(history):
+    """A hold gate pushed mid-pass stopped apps-a0 (its record says failed, not held); a
+    suspend gate added next was written into its policy before rendering, though the hold
+    gate holds it: the early suspension skipped only records that said held."""
+    history.depend(i=2, j=None)
+    history.relabel(i=0, team="shop")
+    history.time_passes()
+    history.rename(i=0, name=None)
+    history.gate_the_team(action="hold", team="shop")
+    history.lift_every_freeze()
+    history.time_passes()
+    history.change(i=0)
+    history.push_mid_pass(action="hold", at=0, how="name", i=0)
+    history.gate_the_team(action="suspend", team="shop")
+    history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_suspend_gate_on_a_paused_bundle_stopped_mid_pass_writes_nothing_of_it(history):
+    """The same with a `PAUSE` pushed mid-pass: the folder it is live from holds it."""
+    history.relabel(i=0, team="shop")
+    history.change(i=0)
+    history.push_mid_pass(action="hold", at=0, how="pause", i=0)
+    history.gate_the_team(action="suspend", team="shop")
+    history.the_cluster_holds_what_the_model_says_is_live()
