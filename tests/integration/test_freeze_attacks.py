@@ -2,9 +2,9 @@
 one folder (or one tenant), a careless user or a flaky network, that would write or delete
 an object of a held bundle, a template of a suspended one, or what acts on or around them,
 without touching a freeze file. Through the real CLI (or the loop, for the mid-pass cases)
-against the API emulator. Each test asserts the safe outcome; the name says the attack.
-Those marked `xfail(strict=True)` are open, each saying where its fix belongs: they fail the
-suite the day they are fixed, so the mark goes with the fix."""
+against the API emulator. Each test asserts the safe outcome; the name says the attack. An
+attack found open is marked `xfail(strict=True)`, saying where its fix belongs: it fails the
+suite the day it is fixed, so the mark goes with the fix."""
 
 from __future__ import annotations
 

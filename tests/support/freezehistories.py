@@ -1,10 +1,12 @@
 """The histories the property suite generates: a state machine whose steps are commits to a
 Git repo (apps renamed, moved, relabelled, emptied, swallowed by a parent kustomization,
-changed, customized per member cluster, made to depend on each other; OverridePolicies in a
-platform folder acting on them; `PAUSE` files and gates added, lifted and approved with the
-real `gitgate approve`; a freeze pushed while a pass writes) each followed by a real pass of
-gitgate against the API emulator, checked against the reference model
-(`tests/support/freezemodel.py`) from the emulator's request log and objects:
+changed, customized per member cluster, made to depend on each other, rolled out in waves
+with a bake on the history's clock; OverridePolicies in a platform folder acting on them; a
+tenant's folder reaching out of its namespace; `PAUSE` files and gates added, lifted and
+approved with the real `gitgate approve`; a freeze pushed while a pass writes; a member
+reporting a wave Unhealthy) each followed by a real pass of gitgate against the API
+emulator, checked against the reference model (`tests/support/freezemodel.py`) from the
+emulator's request log and objects:
 
 - no write or delete touched an object the model says is frozen (a held bundle's own
   OverridePolicies and policy, a platform OverridePolicy acting on it, included);
@@ -15,6 +17,10 @@ gitgate against the API emulator, checked against the reference model
   waits for a dependency failed with `DependencyNotReady` and wrote nothing;
 - the cluster holds what the model says is live (templates and OverridePolicies);
 - a bundle the model says is suspended has the suspension in its policy;
+- a tenant's bundle that reaches out of its tenancy fails (`OutsideTenant`), nothing of it
+  written;
+- each bundle's Bundle record and `gitgate status -o json` (the real CLI) give the verdict and
+  first reason kind the model says;
 - once nothing is frozen, two passes bring the cluster to exactly what the commit says."""
 
 from __future__ import annotations
