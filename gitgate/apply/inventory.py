@@ -31,8 +31,9 @@ class Entry:
     """One object a bundle has live. `labels` and `uses` say what a freeze needs to judge
     what reaches the object once its bundle no longer renders it (`progression.livefreeze`):
     the labels it was written with (without gitgate's own bundle and instance labels, which
-    the record implies: `bundle.reach`), and for a workload the ConfigMaps, Secrets,
-    PersistentVolumeClaims and ServiceAccounts it uses (`Kind/name`, its own namespace).
+    the record implies: `bundle.reach`), for a workload the ConfigMaps, Secrets,
+    PersistentVolumeClaims and ServiceAccounts it uses (`Kind/name`, its own namespace), and
+    for an override (or another acting object) the other bundles it acted on as written.
     None: unknown (a record of an earlier release, a write-ahead intent, a write not
     confirmed)."""
 
@@ -43,6 +44,7 @@ class Entry:
     hash: str
     labels: tuple[tuple[str, str], ...] | None = None
     uses: tuple[str, ...] | None = None
+    acts: tuple[str, ...] | None = None  # an acting object: the other bundles it acted on
 
     @property
     def ref(self) -> ObjectRef:
@@ -60,6 +62,8 @@ class Entry:
             out["labels"] = dict(self.labels)
         if self.uses is not None:
             out["uses"] = list(self.uses)
+        if self.acts is not None:
+            out["acts"] = list(self.acts)
         return out
 
 

@@ -5,6 +5,7 @@ reported as the bundle's failure."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from gitgate.apiserver.fanout import fan_out
 from gitgate.apiserver.ports import ClusterPort
@@ -14,6 +15,7 @@ from gitgate.apply.liverevision import Live, after_write
 from gitgate.apply.standing import recorded_reason
 from gitgate.apply.transitions import Transition, transitions
 from gitgate.apply.work import ApplyOptions, BundleWork, RecordStore
+from gitgate.bundle.reach import acting_ref
 from gitgate.bundle.selectors import OVERRIDE_KINDS
 from gitgate.errors import GitgateError, Reason
 from gitgate.karmada.policy import suspension_for
@@ -148,16 +150,31 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
 
 
 def _entries(unit: BundleWork) -> tuple[Entry, ...]:
-    """The unit's entries in order; one that does not say what a freeze needs of its object
-    (its labels, what it uses: a record of an earlier release) says it once the plan renders
-    that object with the content it records."""
+    """The unit's entries in order, each saying what a freeze needs of its object where the
+    plan renders it with the content recorded (so what is live): its labels and uses (a
+    record of an earlier release lacks them), and for an acting object the other bundles it
+    acts on."""
     entries = [unit.entries[r] for r in sorted(unit.entries)]
-    if unit.plan is None or all(e.labels is not None for e in entries):
+    if unit.plan is None:
+        return tuple(entries)
+    acting = dict(unit.plan.bundle.acts_on)
+
+    def stale(entry: Entry) -> bool:
+        return bool(entry.hash) and (entry.labels is None or (
+            acting_ref(entry.ref) and entry.acts != acting.get(entry.ref, ())))
+
+    if not any(stale(e) for e in entries):
         return tuple(entries)
     rendered = {h.ref: h for h in unit.plan.written}
-    return tuple(entry_for(found) if entry.labels is None and entry.hash and (
-        found := rendered.get(entry.ref)) is not None and found.hash == entry.hash else entry
-        for entry in entries)
+    out = []
+    for entry in entries:
+        found = rendered.get(entry.ref) if stale(entry) else None
+        if found is not None and found.hash == entry.hash:
+            entry = entry_for(found)
+            if acting_ref(entry.ref):
+                entry = replace(entry, acts=acting.get(entry.ref, ()))
+        out.append(entry)
+    return tuple(out)
 
 
 def _history(unit: BundleWork, live: Live, revision: str, digest: str, now: str,

@@ -246,7 +246,8 @@ def from_bundle(obj: Manifest) -> Inventory:
     entries = tuple(  # what recurs across 50,000 entries is held once (`model.shared`)
         Entry(shared(str(e["apiVersion"])), shared(str(e["kind"])),
               shared(str(e.get("namespace") or "")), str(e["name"]), str(e.get("hash") or ""),
-              _entry_labels(e.get("labels")), _entry_uses(e.get("uses")))
+              _entry_labels(e.get("labels")), _entry_uses(e.get("uses")),
+              _entry_uses(e.get("acts")))
         for e in _list(status.get("objects")) if isinstance(e, dict)
         and all(isinstance(e.get(k), str) for k in ("apiVersion", "kind", "name")))
     behind = status.get("clustersBehind", {})
@@ -305,7 +306,8 @@ def _entry_labels(value: Any) -> tuple[tuple[str, str], ...] | None:
 
 
 def _entry_uses(value: Any) -> tuple[str, ...] | None:
-    """What an entry's workload uses; None (unknown) when absent or of another shape."""
+    """What an entry's workload uses (or the bundles its override acted on); None (unknown)
+    when absent or of another shape."""
     if not isinstance(value, list):
         return None
     return tuple(shared(str(v)) for v in value)

@@ -16,6 +16,11 @@ from typing import Any
 from gitgate.bundle.deps import is_workload, used_refs
 from gitgate.bundle.selectors import (
     CLUSTER_WIDE_KINDS,
+    GROUP,
+    INTERPRETER,
+    OVERRIDE_KINDS,
+    REBALANCER,
+    SCALERS,
     is_acting,
     is_override,
     is_propagation,
@@ -57,6 +62,15 @@ def used_by(ref: ObjectRef, uses: tuple[str, ...]) -> set[ObjectRef]:
         if kind and name:
             out.add(ObjectRef("", kind, ref.namespace, name))
     return out
+
+
+ACTING_KINDS = frozenset({(GROUP, kind) for kind in OVERRIDE_KINDS} | SCALERS
+                         | {REBALANCER, INTERPRETER})
+
+
+def acting_ref(ref: ObjectRef) -> bool:
+    """Whether the object is of a kind that acts on others (`selectors.is_acting`)."""
+    return (ref.group, ref.kind) in ACTING_KINDS
 
 
 USED_KINDS = frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim", "ServiceAccount"})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from gitgate.bundle.deps import WORKLOAD_KINDS
-from gitgate.bundle.reach import live_labels, may_use, reaches, used_by
+from gitgate.bundle.reach import acting_ref, live_labels, may_use, reaches, used_by
 from gitgate.bundle.selectors import is_acting, is_propagation, selectors_of
 from gitgate.model import Action, HoldReason, ObjectRef, ReasonKind, Verdict
 from gitgate.plan import BundlePlan, FrozenLive
@@ -132,3 +132,38 @@ def acting_on_live(items: list[BundlePlan], frozen_live: tuple[FrozenLive, ...],
             out.setdefault(ObjectRef.of(actor), []).append(Freeze(found.holder, replace(
                 found.why, reason=f"may act on {found.ref}, live in frozen bundle "
                                   f"{found.holder}{note} ({found.why.reason})")))
+
+
+UNKNOWN_ACTS = ("its record does not say what it acted on (an earlier release wrote it), so "
+                "it is taken to reach every frozen object in its namespace")
+
+
+def acted_on(items: list[BundlePlan], records: Mapping[str, LiveRecord],
+             stopped: Mapping[str, HoldReason], frozen_live: tuple[FrozenLive, ...],
+             out: Around) -> None:
+    """Each override (or other acting object) a bundle has live that acted on a stopped
+    bundle when it was written, as its record says: changing or deleting it changes what that
+    bundle runs, whatever its new version selects (where the record does not say, one that
+    may reach a frozen object of its namespace), into `out`."""
+    for item in items:
+        name = item.bundle.name
+        record = records.get(name)
+        if record is None:
+            continue
+        for ref, entry in record.by_ref().items():
+            if not acting_ref(ref):
+                continue
+            acts = getattr(entry, "acts", None)
+            if isinstance(acts, tuple):
+                target = next((t for t in acts if t in stopped and t != name), None)
+                if target is not None:
+                    out.setdefault(ref, []).append(Freeze(target, replace(
+                        stopped[target], reason=f"acts on frozen bundle {target} as it is live "
+                                                f"({stopped[target].reason})")))
+                continue
+            found = next((f for f in frozen_live if f.holder != name and (
+                not ref.namespace or f.ref.namespace == ref.namespace)), None)
+            if found is not None:
+                out.setdefault(ref, []).append(Freeze(found.holder, replace(
+                    found.why, reason=f"may act on {found.ref}, live in frozen bundle "
+                                      f"{found.holder}; {UNKNOWN_ACTS} ({found.why.reason})")))

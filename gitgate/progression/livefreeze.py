@@ -42,6 +42,7 @@ from gitgate.progression.frozenreach import (
     Around,
     Freeze,
     LiveRecord,
+    acted_on,
     acting_on_live,
     frozen_live_objects,
     stopped_bundles,
@@ -130,6 +131,7 @@ def _around(items: list[BundlePlan], records: Mapping[str, LiveRecord],
     present.update(ref for record in records.values() for ref in record.by_ref())
     used_live(stopped, records, present, out)
     acting_on_live(items, frozen_live, out)
+    acted_on(items, records, stopped, frozen_live, out)
     for item in items:
         why = stopped.get(item.bundle.name)
         if why is None:

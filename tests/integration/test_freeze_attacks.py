@@ -287,6 +287,25 @@ def test_A6_an_override_removed_while_it_acts_on_an_emptied_paused_bundle_stays(
     assert live(kube, POLICY_API, "OverridePolicy", ns, "reach") is not None
 
 
+@pytest.mark.parametrize("narrowed", ["other-name", "other-label"])
+def test_A8_an_override_narrowed_away_from_a_held_bundle_waits_with_it(
+        db_and_platform, kube, capsys, narrowed):
+    """A gate holds apps/db; platform/ narrows the override acting on its Deployment so that
+    it selects something else. Judged by its new version it acts on nothing held, but
+    writing it takes the override off the held bundle's members."""
+    root, ns = db_and_platform
+    write_files(root, gate("db", "{bundles: [apps-db], reason: db freeze}"))
+    assert run_json(capsys, kube, root)[0] == 0
+    selector = ("name: other}" if narrowed == "other-name"
+                else "labelSelector: {matchLabels: {tier: other}}}")
+    write_files(root, {"platform/override.yaml": override(ns, "db:2").replace(
+        "name: db}", selector)})
+    code, doc = run_json(capsys, kube, root)
+    assert writes(kube, "/overridepolicies/db-image") == [], by_name(doc)["platform"]
+    policy_now = live(kube, POLICY_API, "OverridePolicy", ns, "db-image")
+    assert policy_now["spec"]["resourceSelectors"][0].get("name") == "db"
+
+
 def test_A7_a_record_that_does_not_say_its_labels_or_uses_holds_all_it_could(
         paused_db, kube, capsys):
     """A record an earlier release wrote keeps no labels and no uses: apps/db emptied under
