@@ -94,6 +94,9 @@ def prepare(plan: Plan, inventories: dict[str, Inventory],
                     f"{ref} is held with {', '.join(names)}: that bundle failed to render, "
                     "so what it would change there cannot be checked"
                     for ref, names in waiting)
+            elif held_for := [r for r in item.verdict.reasons
+                              if r.target is not None and r.target in kept]:
+                result.message = described(held_for)  # kept around a frozen bundle
             unit.resync_only = unit.diff.same_as_inventory
             for ref in unit.diff.unchanged:
                 result.changes.add(ref, ChangeKind.UNCHANGED)

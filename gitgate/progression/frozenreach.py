@@ -158,8 +158,8 @@ def acted_on(items: list[BundlePlan], records: Mapping[str, LiveRecord],
                 target = next((t for t in acts if t in stopped and t != name), None)
                 if target is not None:
                     out.setdefault(ref, []).append(Freeze(target, replace(
-                        stopped[target], reason=f"acts on frozen bundle {target} as it is live "
-                                                f"({stopped[target].reason})")))
+                        stopped[target], reason=f"acts on the held bundle {target} as it is "
+                                                f"live ({stopped[target].reason})")))
                 continue
             found = next((f for f in frozen_live if f.holder != name and (
                 not ref.namespace or f.ref.namespace == ref.namespace)), None)
