@@ -19,7 +19,7 @@ from gitgate.bundle.reach import acting_ref
 from gitgate.bundle.selectors import OVERRIDE_KINDS
 from gitgate.errors import GitgateError, Reason
 from gitgate.karmada.policy import suspension_for
-from gitgate.model import Verdict
+from gitgate.model import ObjectRef, Verdict
 from gitgate.plan import Plan
 from gitgate.progression.record import Progression
 from gitgate.timespec import rfc3339
@@ -75,6 +75,11 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
                        behind: dict[str, tuple[str, ...]] | None = None) -> int:
     now = rfc3339(options.now)
     changed: list[Inventory] = []
+    # what a bundle wrote in this pass is its own: another record that lists it (a bundle
+    # that failed or waited, so did not write its record) gives it up, records staying
+    # disjoint (`pruning.release_taken`)
+    taken = {ref: name for name, unit in work.items() if unit.plan is not None
+             for ref in unit.result.applied}
     events: dict[str, list[Transition]] = {}
     acted_on: set[str] = set()
     for name, unit in work.items():
@@ -88,7 +93,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
         source, labels = _identity(unit, state)
         inventory = Inventory(
             bundle=name,
-            entries=_entries(unit),
+            entries=_entries(unit, taken),
             revision=plan.revision, digest=verdict.digest, verdict=state,
             reasons=tuple(recorded_reason(r) for r in verdict.reasons),
             message=(f"{unit.result.reason}: {unit.result.message}" if unit.result.message
@@ -149,12 +154,13 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
     return written
 
 
-def _entries(unit: BundleWork) -> tuple[Entry, ...]:
-    """The unit's entries in order, each saying what a freeze needs of its object where the
-    plan renders it with the content recorded (so what is live): its labels and uses (a
-    record of an earlier release lacks them), and for an acting object the other bundles it
-    acts on."""
-    entries = [unit.entries[r] for r in sorted(unit.entries)]
+def _entries(unit: BundleWork, taken: dict[ObjectRef, str]) -> tuple[Entry, ...]:
+    """The unit's entries in order, but those another bundle wrote in this pass (`taken`),
+    each saying what a freeze needs of its object where the plan renders it with the content
+    recorded (so what is live): its labels and uses (a record of an earlier release lacks
+    them), and for an acting object the other bundles it acts on."""
+    name = unit.result.bundle
+    entries = [unit.entries[r] for r in sorted(unit.entries) if taken.get(r, name) == name]
     if unit.plan is None:
         return tuple(entries)
     acting = dict(unit.plan.bundle.acts_on)
