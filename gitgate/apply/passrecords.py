@@ -76,8 +76,9 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
     now = rfc3339(options.now)
     changed: list[Inventory] = []
     # what a bundle wrote in this pass is its own: another record that lists it (a bundle
-    # that failed or waited, so did not write its record) gives it up, records staying
-    # disjoint (`pruning.release_taken`)
+    # that failed or waited, so did not write its record) gives it up where that bundle
+    # renders and no longer has it in Git, records staying disjoint
+    # (`pruning.release_taken`; one that failed to render may still have it)
     taken = {ref: name for name, unit in work.items() if unit.plan is not None
              for ref in unit.result.applied}
     events: dict[str, list[Transition]] = {}
@@ -155,12 +156,16 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
 
 
 def _entries(unit: BundleWork, taken: dict[ObjectRef, str]) -> tuple[Entry, ...]:
-    """The unit's entries in order, but those another bundle wrote in this pass (`taken`),
-    each saying what a freeze needs of its object where the plan renders it with the content
-    recorded (so what is live): its labels and uses (a record of an earlier release lacks
-    them), and for an acting object the other bundles it acts on."""
+    """The unit's entries in order, but those another bundle wrote in this pass (`taken`)
+    and this one, rendered, no longer has; each saying what a freeze needs of its object
+    where the plan renders it with the content recorded (so what is live): its labels and
+    uses (a record of an earlier release lacks them), and for an acting object the other
+    bundles it acts on."""
     name = unit.result.bundle
-    entries = [unit.entries[r] for r in sorted(unit.entries) if taken.get(r, name) == name]
+    rendered_now = (None if unit.plan is None or unit.plan.bundle.failed
+                    else set(unit.plan.bundle.object_refs))
+    entries = [unit.entries[r] for r in sorted(unit.entries)
+               if taken.get(r, name) == name or rendered_now is None or r in rendered_now]
     if unit.plan is None:
         return tuple(entries)
     acting = dict(unit.plan.bundle.acts_on)
