@@ -242,7 +242,7 @@ def standings(repo: Repo, judgement: Judgement, records: dict[str, Record]) -> d
     for b in judgement.open:
         name = b.identity.name
         if b.rollout:  # README "Progressive rollouts": between waves, or halted, or done
-            out[name] = Standing("apply", frozenset({"rollout", "gate"}),
+            out[name] = Standing("apply", frozenset({"rollout", "gate", "approved"}),
                                  frozenset({"suspended", "halted"}))
         else:
             out[name] = Standing("suspended", frozenset({"gate"})) if name in suspended else (
