@@ -23,14 +23,12 @@ from gitgate.apiserver.ports import (
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
 from gitgate.apply.legacyinventory import configmap_name, from_configmap
 from gitgate.apply.recordcache import RecordCache
+from gitgate.apply.recordcrd import CRD_NAME, bundle_crd, crd_current
 from gitgate.apply.recordformat import (
     API_VERSION,
-    CRD_NAME,
     KIND,
-    bundle_crd,
     bundle_name,
     bundle_spec,
-    crd_current,
     event_for,
     from_bundle,
     holds_intent,

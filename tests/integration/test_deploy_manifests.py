@@ -88,7 +88,7 @@ def crd_in_deploy() -> dict:
 
 
 def test_the_bundle_crd_in_deploy_is_the_one_gitgate_creates():
-    from gitgate.apply.recordformat import bundle_crd
+    from gitgate.apply.recordcrd import bundle_crd
 
     assert crd_in_deploy() == bundle_crd()
     kustomization = (REPO_ROOT / "deploy/karmada-rbac/kustomization.yaml").read_text()
@@ -205,7 +205,7 @@ def test_an_earlier_bundle_crd_is_updated_where_gitgate_may_and_said_where_not(
     the pass goes on with the older schema."""
     from gitgate.apiserver.transport import load_client
     from gitgate.apiserver.verbs import KubeCluster
-    from gitgate.apply.recordformat import CRD_NAME, crd_current
+    from gitgate.apply.recordcrd import CRD_NAME, crd_current
     from gitgate.cli import main
     from tests.conftest import write_files
     from tests.kubeapi.server import KubeApiEmulator
