@@ -312,10 +312,10 @@ def test_a_rollback_the_remote_refuses_leaves_the_rollout_halted_and_says_why(
 
 
 def test_the_worked_example_plans_with_its_analysis(capsys):
-    example = Path(__file__).resolve().parents[2] / "examples" / "analysis"
+    example = Path(__file__).resolve().parents[2] / "examples" / "repo"
     assert main(["plan", str(example), "-o", "json"]) == 0
-    web = next(b for b in json.loads(capsys.readouterr().out)["bundles"] if b["name"] == "web")
-    spec = web["rollout"]["spec"]
+    bundles = json.loads(capsys.readouterr().out)["bundles"]
+    spec = next(b for b in bundles if b["name"] == "podinfo")["rollout"]["spec"]
     assert spec["onFailure"] == "rollback"
     assert [(c["name"], c["provider"], c["failIf"], c["failureLimit"])
             for c in spec["analysis"]] == [("error-rate", "main", "> 0.05", 2)]
