@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 # Libraries that probe on import, once per process (GitPython runs `git version`, urllib3
-# binds a socket to ::1 to learn whether IPv6 works): imported here, before any test.
+# binds a socket to ::1 to learn whether IPv6 works, croniter runs `file` on the interpreter
+# to learn its word size): imported here, before any test.
+import croniter  # noqa: F401
 import git  # noqa: F401
 import pytest
 import urllib3  # noqa: F401
