@@ -8,6 +8,8 @@ it; member1 goes back to 1.0, read from member1 itself, and member2 never runs 1
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -54,9 +56,10 @@ def events(run: Run, reason: str) -> list[str]:
 
 def test_a_failing_analysis_on_member1_rolls_back_by_a_commit(run, karmada, tmp_path):
     ns = run.ns("web")
-    seen_on_member2: set[str | None] = set()
+    seen_on_member2: set[str | None] = set()  # every read of member2 once it ran 1.0
 
     def image(member: str) -> str | None:
+        """The member's image; None: no Deployment there (a failed read raises)."""
         found = karmada.image(member, ns, "web")
         if member == "member2":
             seen_on_member2.add(found)
@@ -64,6 +67,10 @@ def test_a_failing_analysis_on_member1_rolls_back_by_a_commit(run, karmada, tmp_
 
     def member2_kept_1_0() -> bool:
         return image("member2") == "nginx:1.0"
+
+    def watching_member2(what: Callable[[], Any]) -> Callable[[], Any]:
+        """`what`, reading member2 at each sample too (what it read goes to seen_on_member2)."""
+        return lambda: (image("member2"), what())[1]
 
     with Exporter() as exporter, Prometheus(tmp_path / "prometheus", exporter) as server:
         exporter.error_rate("member1", errors=30, total=100)
@@ -74,8 +81,8 @@ def test_a_failing_analysis_on_member1_rolls_back_by_a_commit(run, karmada, tmp_
                                 **app_files(run, "web", "nginx:1.0", "a")}, "web 1.0")
         loop = run.start_loop(tmp_path / "cache", "--commit-halts")
         try:
-            for member in ("member1", "member2"):
-                wait_for(lambda m=member: image(m) == "nginx:1.0",
+            for member in ("member1", "member2"):  # before 1.0 reaches it, nothing is there
+                wait_for(lambda m=member: karmada.image(m, ns, "web") == "nginx:1.0",
                          message=f"{member} gets 1.0")
             wait_for(lambda: applied(run) == good, message="the loop records 1.0 as applied")
 
@@ -86,7 +93,7 @@ def test_a_failing_analysis_on_member1_rolls_back_by_a_commit(run, karmada, tmp_
             assert member2_kept_1_0()
             karmada.make_healthy("member1", ns, "web")  # Karmada's health alone would pass
 
-            wait_for(lambda: rollbacks(run), timeout=90, every=1.0,
+            wait_for(watching_member2(lambda: rollbacks(run)), timeout=90, every=1.0,
                      message="the failed wave is rolled back by a commit")
             assert rollbacks(run) == [f"rollback {run.bundle('web')} to {good[:12]}"]
             rollback = run.repo.git("rev-parse", "HEAD").strip()
@@ -101,7 +108,7 @@ def test_a_failing_analysis_on_member1_rolls_back_by_a_commit(run, karmada, tmp_
                 assert run.repo.git("show", f"{rollback}:{path}") == run.repo.git(
                     "show", f"{good}:{path}")
 
-            wait_for(lambda: image("member1") == "nginx:1.0", timeout=90,
+            wait_for(watching_member2(lambda: image("member1") == "nginx:1.0"), timeout=90,
                      message="member1, read from member1, is back on 1.0")
             assert stays(member2_kept_1_0, 8) == []
             assert stays(lambda: image("member1") == "nginx:1.0", 5) == []

@@ -16,12 +16,12 @@ from tests.support.records import record
 
 pytestmark = pytest.mark.e2e
 ROLLOUT = ("rollout: {waves: [{clusters: [member1]}, {clusters: [member2]}], bake: 5s, "
-           "progressDeadline: 20s}\n")
+           "progressDeadline: DEADLINE}\n")
 
 
-def files(run: Run, image: str) -> dict:
+def files(run: Run, image: str, deadline: str = "20s") -> dict:
     out = app_files(run, "web", image, "a")
-    out["web/bundle.yaml"] += ROLLOUT
+    out["web/bundle.yaml"] += ROLLOUT.replace("DEADLINE", deadline)
     return out
 
 
@@ -50,7 +50,9 @@ def test_waves_on_karmada_with_a_restart_and_a_halt(run, karmada, tmp_path):
         wait_for(lambda: rollout_state(run).get("wave") == 2, timeout=60,
                  message="the first rollout completes")
 
-        run.repo.commit(files(run, "nginx:1.1"), "web 1.1")
+        # the wave waits out 18s of watching and a restart before it is healthy: its deadline
+        # leaves room for a slow machine (the halt is the 1.2 commit's case)
+        run.repo.commit(files(run, "nginx:1.1", deadline="120s"), "web 1.1")
         wait_for(lambda: image("member1") == "nginx:1.1", message="wave 1 gets 1.1")
         assert stays(lambda: image("member2") == "nginx:1.0", 8) == []
         loop.send_signal(signal.SIGKILL)  # mid-wave: member1 not healthy yet
@@ -59,6 +61,7 @@ def test_waves_on_karmada_with_a_restart_and_a_halt(run, karmada, tmp_path):
         assert stays(lambda: image("member2") == "nginx:1.0", 10) == [], \
             "member2 got 1.1 before wave 1 was healthy (a restart skipped a wave)"
         assert rollout_state(run)["wave"] == 0
+        assert rollout_state(run)["halted"] == ""
         karmada.make_healthy("member1", ns, "web")
         wait_for(lambda: image("member2") == "nginx:1.1", timeout=60,
                  message="after the restart, member1 baked, member2 gets 1.1")
