@@ -7,7 +7,6 @@ bundle's); a later pass whose chart repository cannot be reached keeps the live 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -25,7 +24,7 @@ from tests.support.chartservers import (
     make_chart,
     package,
 )
-from tests.support.looping import Upstream, wait_for
+from tests.support.looping import Upstream, terminate, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -117,12 +116,7 @@ def test_the_loop_applies_a_chart_holds_its_upgrade_and_keeps_it_when_unreachabl
             assert "cannot be reached" in said["message"] and repo.url in said["message"]
             assert live() == "6.5.0"  # fail closed: the live objects stay as they were
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            terminate(proc, timeout=30)
         logs = proc.stderr.read()
         assert proc.returncode == 0, logs[-2000:]
     finally:

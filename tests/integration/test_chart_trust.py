@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -27,7 +26,7 @@ from tests.support.chartservers import (
     make_chart,
     package,
 )
-from tests.support.looping import Upstream, wait_for
+from tests.support.looping import Upstream, terminate, wait_for
 from tests.support.signing import NEEDED, Keys, push_signed
 
 pytestmark = [pytest.mark.integration, NEEDED]
@@ -164,11 +163,6 @@ def test_the_loop_refuses_a_chart_from_a_registry_an_untrusted_commit_allows(
             assert len(registry.requests()) == before  # the registry's log shows no request
             assert kube.cluster.get("v1", "ConfigMap", upstream.ns, "web-web") is None
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            terminate(proc, timeout=30)
         logs = proc.stderr.read()
         assert proc.returncode == 0, logs[-2000:]

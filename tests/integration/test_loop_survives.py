@@ -5,7 +5,6 @@ replica unready and says why."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings, backoff
 from gitgate.source.git import GitSource
 from tests.support.http import free_port
-from tests.support.looping import T0, Clock, Upstream, wait_for
+from tests.support.looping import T0, Clock, Upstream, terminate, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -138,12 +137,7 @@ def test_a_lease_rbac_refuses_makes_the_replica_unready_and_says_why(kube, tmp_p
         wait_for(lambda: kube.cluster.get("v1", "ConfigMap", upstream.ns, "settings")
                  is not None, timeout=30)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, timeout=20)
     logs = proc.stderr.read()
     assert proc.returncode == 0, logs[-2000:]
     assert "cannot read Lease" in logs and "grant get, create and update on leases" in logs

@@ -3,6 +3,8 @@ built over the test cluster, and waiting on a condition."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -89,3 +91,14 @@ def wait_for(condition, timeout: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.05)
+
+
+def terminate(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """A `gitgate run` process asked to stop as Kubernetes asks (SIGTERM); killed if it has
+    not ended within `timeout` (its return code then says it did not stop cleanly)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
