@@ -11,6 +11,7 @@ from typing import Any
 from gitgate.errors import ConfigError
 from gitgate.model.analysisspec import COMPARISONS, Check, FailIf, Provider
 from gitgate.model.promql import template_problem
+from gitgate.source.configfields import reject_unknown
 from gitgate.timespec import parse_duration
 
 _ANALYSIS_KEYS = {"providers"}
@@ -49,10 +50,7 @@ def parse_providers(value: Any, file: str) -> tuple[Provider, ...]:
         return ()
     if not isinstance(value, dict):
         raise ConfigError("analysis must be a mapping: {providers: [...]}", file=file)
-    unknown = sorted(set(value) - _ANALYSIS_KEYS)
-    if unknown:
-        raise ConfigError(f"unknown field(s) analysis.{', analysis.'.join(unknown)}; allowed: "
-                          "providers", file=file)
+    reject_unknown(value, _ANALYSIS_KEYS, file, "analysis.")
     items = value.get("providers") or []
     if not isinstance(items, list):
         raise ConfigError("analysis.providers must be a list of {name, url, ...}", file=file)
@@ -61,10 +59,7 @@ def parse_providers(value: Any, file: str) -> tuple[Provider, ...]:
         where = f"analysis.providers[{index}]"
         if not isinstance(item, dict):
             raise ConfigError(f"{where} must be a mapping", file=file)
-        unknown = sorted(set(item) - _PROVIDER_KEYS)
-        if unknown:
-            raise ConfigError(f"unknown field(s) {where}.{unknown[0]}; allowed: "
-                              f"{', '.join(sorted(_PROVIDER_KEYS))}", file=file)
+        reject_unknown(item, _PROVIDER_KEYS, file, f"{where}.")
         name = _text(item.get("name"), file, f"{where}.name")
         url = _text(item.get("url"), file, f"{where}.url").rstrip("/")
         if not _url_ok(url):
@@ -115,10 +110,7 @@ def parse_analysis(value: Any, file: str, key: str, providers: tuple[Provider, .
         where = f"{key}[{index}]"
         if not isinstance(item, dict):
             raise ConfigError(f"{where} must be a mapping", file=file)
-        unknown = sorted(set(item) - _CHECK_KEYS)
-        if unknown:
-            raise ConfigError(f"unknown field(s) {where}.{unknown[0]}; allowed: "
-                              f"{', '.join(sorted(_CHECK_KEYS))}", file=file)
+        reject_unknown(item, _CHECK_KEYS, file, f"{where}.")
         name = _text(item.get("name"), file, f"{where}.name")
         if not _CHECK_NAME.match(name) or any(c.name == name for c in checks):
             raise ConfigError(f"{where}.name {name!r} must be lowercase letters, digits and "
