@@ -1,5 +1,6 @@
 """A chart's provenance, where the platform asks for it (`verify: true` on a chart repository
-in gitgate.yaml): the repository's `<archive>.prov` checked against the archive by helm's own
+or registry in gitgate.yaml): its provenance file (a chart repository's `<archive>.prov`, a
+registry's provenance layer) checked against the archive by helm's own
 verification (`helm verify --keyring`), the keyring read from where the allow-list names it
 (a file on gitgate's host, or a Secret's `keyring` key; binary or ASCII-armored). A chart
 that does not verify is not used. Runs offline: helm gets a home of its own and no network

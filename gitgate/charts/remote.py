@@ -1,10 +1,12 @@
 """Speak the two ways charts are published: a chart repository (`index.yaml`, and each
 version's archive at the URLs it lists) and an OCI registry (the distribution API: tags,
-the manifest, the chart's layer as a blob). Every request goes through `transport`, and
-every URL is checked against the allow-list for the asking source first."""
+the manifest, the chart's layer and its provenance layer as blobs). Every request goes
+through `transport`, and every URL is checked against the allow-list for the asking source
+first."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -17,6 +19,7 @@ from gitgate.model.chartspec import ChartPolicy, ChartRef, ChartRepository
 from gitgate.yamlio import YamlLimits, YamlSyntaxError, load_documents
 
 HELM_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+PROVENANCE_LAYER = "application/vnd.cncf.helm.chart.provenance.v1.prov"
 MANIFEST_TYPES = "application/vnd.oci.image.manifest.v1+json"
 MAX_INDEX_BYTES = 64 << 20  # a chart repository's index.yaml
 MAX_SMALL_BYTES = 4 << 20  # a tag list, a manifest, a token
@@ -160,19 +163,42 @@ class Remote:
         # OCI tags cannot hold '+': helm publishes build metadata with '_'
         return [str(t).replace("_", "+") for t in tags if isinstance(t, str)]
 
-    def _oci_layer(self, ref: ChartRef, entry: ChartRepository, version: str) -> str:
+    def _oci_layers(self, ref: ChartRef, entry: ChartRepository,
+                    version: str) -> dict[str, str]:
+        """The layers of the chart's manifest at `version`: {media type: digest}."""
         answer = self._oci_get(ref, entry, f"manifests/{quote(version.replace('+', '_'))}",
                                max_bytes=MAX_SMALL_BYTES, accept=MANIFEST_TYPES)
         try:
             layers = json.loads(answer.data).get("layers") or []
         except (ValueError, AttributeError):
             layers = []
+        found: dict[str, str] = {}
         for layer in layers if isinstance(layers, list) else []:
-            if isinstance(layer, dict) and layer.get("mediaType") == HELM_LAYER and (
+            if isinstance(layer, dict) and isinstance(layer.get("mediaType"), str) and (
                     re.fullmatch(r"sha256:[0-9a-f]{64}", str(layer.get("digest")))):
-                return str(layer["digest"])
-        raise ChartError(f"{ref.where}:{version} holds no helm chart layer",
-                         reason=Reason.CHART_FETCH_FAILED)
+                found.setdefault(layer["mediaType"], str(layer["digest"]))
+        return found
+
+    def _oci_layer(self, ref: ChartRef, entry: ChartRepository, version: str) -> str:
+        digest = self._oci_layers(ref, entry, version).get(HELM_LAYER)
+        if digest is None:
+            raise ChartError(f"{ref.where}:{version} holds no helm chart layer",
+                             reason=Reason.CHART_FETCH_FAILED)
+        return digest
+
+    def _oci_provenance(self, ref: ChartRef, entry: ChartRepository, version: str) -> bytes:
+        """The provenance layer `helm push` uploads beside the chart when a `.prov` lies next
+        to its archive (helm's own `pull --verify` reads the same layer)."""
+        digest = self._oci_layers(ref, entry, version).get(PROVENANCE_LAYER)
+        if digest is None:
+            raise ChartError(f"{ref.where} {version}: {entry.label} asks for verify: true, "
+                             "and the registry holds no provenance layer for it",
+                             reason=Reason.CHART_UNVERIFIED)
+        data = self._oci_get(ref, entry, f"blobs/{digest}", max_bytes=MAX_SMALL_BYTES).data
+        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+            raise ChartError(f"{ref.where} {version}: the registry's provenance blob is not "
+                             f"the {digest} its manifest names", reason=Reason.CHART_UNVERIFIED)
+        return data
 
     # -- both -----------------------------------------------------------------------------
 
@@ -212,8 +238,11 @@ class Remote:
 
     def provenance(self, ref: ChartRef, version: str) -> bytes:
         """The provenance file a chart repository publishes beside the archive
-        (`<archive URL>.prov`); ChartError (ChartUnverified) when it offers none."""
+        (`<archive URL>.prov`), or a registry as the manifest's provenance layer; ChartError
+        (ChartUnverified) when it offers none."""
         entry = self.entry(ref)
+        if ref.oci:
+            return self._oci_provenance(ref, entry, version)
         where = self.published(ref, version)
         host = urlsplit(ref.repo).netloc
         answer = self.transport.get(

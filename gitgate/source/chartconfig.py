@@ -111,10 +111,6 @@ def _chart_keyring(item: dict[str, Any], url: str, file: str,
         if keyring is not None:
             raise ConfigError(f"{where}.keyring is only used with verify: true", file=file)
         return False, None, None
-    if url.startswith(OCI):
-        raise ConfigError(f"{where}.verify: provenance files are checked for chart "
-                          "repositories (https); an oci:// registry's charts are pinned by "
-                          "their digest in chart.lock.yaml", file=file)
     if keyring is None or len(keyring) != 1 or not set(keyring) <= {"file", "secret"}:
         raise ConfigError(f"{where}.verify: true needs keyring: {{file: /path/on/gitgate's/"
                           "host}} or {secret: NAME} (its `keyring` key): the OpenPGP public "

@@ -18,6 +18,7 @@ from tests.support.chartservers import (
     ChartRepo,
     ChartSigner,
     allow,
+    chart_servers,
     gitgate_cli,
     make_chart,
     package,
@@ -109,3 +110,73 @@ def test_a_signed_chart_verifies_and_one_that_does_not_fails_its_source(signers,
                                                                      version="6.5.0")})
         swapped = gitgate_cli("lock", str(root), "--upgrade", cache=tmp_path / "third")
         assert swapped.returncode == 1 and "does not verify" in swapped.stderr
+
+
+OCI_BUNDLE = "namespace: web\nplacement: none\nhelm:\n  chart: {chart}\n  version: '{version}'\n"
+
+
+def test_an_oci_chart_verifies_by_the_provenance_layer_helm_push_uploads(signers, tmp_path):
+    """`helm push` uploads a `.prov` lying beside the archive as the manifest's provenance
+    layer (what `helm pull --verify oci://...` reads). With `verify: true` on the registry's
+    entry, a chart whose layer is missing, signed by another key or signs another archive
+    fails its source, naming the file, the line and the registry."""
+    trusted, other = signers
+    with chart_servers(tmp_path) as (ca, _, registry):
+        home = tmp_path / "helm-home"
+        registry.push(trusted.package(make_chart(tmp_path / "a", "podinfo", "6.5.0"),
+                                      tmp_path / "signed", home))
+        registry.push(other.package(make_chart(tmp_path / "b", "podinfo", "6.6.0"),
+                                    tmp_path / "mallory", home))
+        registry.push(package(make_chart(tmp_path / "c", "podinfo", "6.7.0"),
+                              tmp_path / "unsigned", home))
+        # a provenance file the trusted key signed, uploaded beside another archive
+        signed = trusted.package(make_chart(tmp_path / "d", "podinfo", "6.8.0"),
+                                 tmp_path / "signed-d", home)
+        swapped = package(make_chart(tmp_path / "e", "podinfo", "6.8.0", message="evil"),
+                          tmp_path / "swapped", home)
+        shutil.copy(f"{signed}.prov", f"{swapped}.prov")
+        registry.push(swapped)
+
+        chart = f"oci://{registry.host}/charts/podinfo"
+        root = write_files(tmp_path / "repo", {
+            "gitgate.yaml": allow({"url": f"oci://{registry.host}/charts",
+                                   "caFile": str(ca.pem), "verify": True,
+                                   "keyring": {"file": str(trusted.pubring)}}),
+            "apps/podinfo/bundle.yaml": OCI_BUNDLE.format(chart=chart, version="6.5.0")})
+        cache = tmp_path / "cache"
+        locked = gitgate_cli("lock", str(root), cache=cache)
+        assert locked.returncode == 0, locked.stderr
+        rendered = gitgate_cli("render", str(root), "-o", "json", cache=tmp_path / "fresh")
+        assert rendered.returncode == 0, rendered.stderr
+        assert json.loads(rendered.stdout)["bundles"][0]["objects"][0]["data"]["version"] \
+            == "6.5.0"
+        layer_reads = [r for r in registry.requests() if "/blobs/sha256:" in r]
+        assert len(layer_reads) >= 4  # lock and render: each the chart and its provenance
+
+        for version, said in (("6.6.0", "its provenance file does not verify"),
+                              ("6.7.0", "the registry holds no provenance layer"),
+                              ("6.8.0", "its provenance file does not verify")):
+            write_files(root, {"apps/podinfo/bundle.yaml": OCI_BUNDLE.format(
+                chart=chart, version=version)})
+            refused = gitgate_cli("lock", str(root), cache=cache)
+            assert refused.returncode == 1, version
+            assert f"apps/podinfo/bundle.yaml:5: {chart} {version}: " in refused.stderr
+            assert said in refused.stderr, refused.stderr
+
+        # a lock written by hand (the archive's true digest) is no way around it
+        archive = tmp_path / "mallory" / "podinfo-6.6.0.tgz"
+        import hashlib
+        digest = "sha256:" + hashlib.sha256(archive.read_bytes()).hexdigest()
+        write_files(root, {
+            "apps/podinfo/bundle.yaml": OCI_BUNDLE.format(chart=chart, version="6.6.0"),
+            "apps/podinfo/chart.lock.yaml": (
+                f"charts:\n- repo: oci://{registry.host}/charts\n  chart: podinfo\n"
+                f"  requested: 6.6.0\n  version: 6.6.0\n  digest: '{digest}'\n")})
+        done = gitgate_cli("render", str(root), "-o", "json", cache=tmp_path / "other")
+        assert done.returncode == 1
+        document = json.loads(done.stdout)
+        assert not any(b["objects"] for b in document["bundles"])  # nothing rendered
+        [problem] = document["errors"]
+        assert problem["reason"] == "ChartUnverified"
+        assert (problem["file"], problem["line"]) == ("apps/podinfo/bundle.yaml", 5)
+        assert registry.host in problem["message"]

@@ -88,7 +88,7 @@ def test_bundle_yaml_names_a_published_chart_either_way():
             parse_bundle_options(bad, "a/bundle.yaml", repo)
 
 
-def test_verify_names_a_keyring_and_is_for_chart_repositories():
+def test_verify_names_a_keyring_for_chart_repositories_and_registries():
     config = parse_repo_config("charts:\n  repositories:\n    - url: https://c.example\n"
                                "      verify: true\n      keyring: {secret: chart-keys}\n")
     entry = config.charts.repositories[0]
@@ -100,10 +100,9 @@ def test_verify_names_a_keyring_and_is_for_chart_repositories():
         with pytest.raises(ConfigError):
             parse_repo_config("charts:\n  repositories:\n    - url: https://c.example\n"
                               + wrong)
-    with pytest.raises(ConfigError) as oci:
-        parse_repo_config("charts:\n  repositories:\n    - url: oci://r.example/x\n"
-                          "      verify: true\n      keyring: {file: /k.gpg}\n")
-    assert "pinned by their digest" in oci.value.message
+    oci = parse_repo_config("charts:\n  repositories:\n    - url: oci://r.example/x\n"
+                            "      verify: true\n      keyring: {file: /k.gpg}\n")
+    assert oci.charts.repositories[0].verify  # a registry's provenance layer is checked
 
 
 def test_an_armored_keyring_is_read_as_its_packets():
