@@ -18,8 +18,10 @@ $(STAMP): pyproject.toml tools/install_tools.py tools/install_promtool.py tools/
 	$(BIN)/python tools/install_registry.py --bin $(BIN)
 	touch $(STAMP)
 
+# plan and render examples/repo, its published chart fetched from examples/charts, which
+# tools/demo.py serves on 127.0.0.1:8879 meanwhile (no cluster, nothing beyond this machine)
 demo: setup
-	$(BIN)/gitgate plan examples/repo
+	$(BIN)/python tools/demo.py
 
 test: setup docs
 	$(BIN)/ruff check gitgate tests bench tools

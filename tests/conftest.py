@@ -102,6 +102,25 @@ def no_process_left():
     assert not left, "processes the test run left running:\n" + "\n".join(left)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def example_chart_store(tmp_path_factory):
+    """Commands run by hand in a test (`main([...])`, the CLI in a subprocess) keep charts in
+    a store of the run's own ($GITGATE_CHART_CACHE, never ~/.cache), seeded with
+    examples/charts: examples/repo's published chart is found there by its locked digest,
+    with no chart repository served. A test that sets the variable itself decides."""
+    from gitgate.charts.store import CACHE_ENV
+    from tests.support.democharts import seeded_store
+
+    store = seeded_store(tmp_path_factory.mktemp("example-charts"))
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(store.folder)
+    yield store
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before
+
+
 @pytest.fixture(scope="session")
 def tools() -> Tools:
     venv_bin = str(Path(os.sys.executable).parent)

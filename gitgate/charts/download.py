@@ -1,7 +1,8 @@
 """The only way gitgate reaches a chart repository or registry: one GET at a time, over
-HTTPS with the certificate checked, to a URL the platform's allow-list lets the asking
-source reach (`ask`, checked before each request, redirects included), with a time limit,
-a cap on the answer's size, no content encoding and no proxy. A redirect is followed only
+HTTPS with the certificate checked (plain HTTP only to a loopback address), to a URL the
+platform's allow-list lets the asking source reach (`ask`, checked before each request,
+redirects included), with a time limit, a cap on the answer's size, no content encoding
+and no proxy. A redirect is followed only
 to an allowed URL, and credentials never go to another host than the one they are for."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 import urllib3
 
 from gitgate.errors import ChartError, Reason
-from gitgate.model.chartspec import ChartRepository
+from gitgate.model.chartspec import ChartRepository, is_chart_repository
 
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 30.0
@@ -78,9 +79,9 @@ class Transport:
 
     def get(self, url: str, ask: Ask, *, max_bytes: int, secret: Secret | None = None,
             accept: str | None = None, auth: str | None = None) -> Answer:
-        """GET `url` (https). `auth`: an Authorization header for this host only (else
-        `secret`'s). Raises ChartError for a refused URL, an unreachable host, an answer
-        over `max_bytes` or past the deadline."""
+        """GET `url` (https, or http on loopback). `auth`: an Authorization header for this
+        host only (else `secret`'s). Raises ChartError for a refused URL, an unreachable
+        host, an answer over `max_bytes` or past the deadline."""
         first_host = urlsplit(url).netloc
         for _ in range(MAX_REDIRECTS + 1):
             entry = ask(url)
@@ -103,9 +104,10 @@ class Transport:
                     raise ChartError(f"{_shown(url)} answered a redirect without a Location",
                                      reason=Reason.CHART_FETCH_FAILED)
                 url = urljoin(url, location)
-                if not url.startswith("https://"):
-                    raise ChartError(f"{_shown(url)}: a redirect away from https is not "
-                                     "followed", reason=Reason.CHART_FETCH_FAILED)
+                if not is_chart_repository(url):
+                    raise ChartError(f"{_shown(url)}: a redirect away from https (or from "
+                                     "loopback) is not followed",
+                                     reason=Reason.CHART_FETCH_FAILED)
                 continue
             return answer
         raise ChartError(f"{_shown(url)}: more than {MAX_REDIRECTS} redirects",

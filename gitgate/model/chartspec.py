@@ -10,18 +10,37 @@ OCI = "oci://"
 PUBLISHED = ""  # the `dependency` of a lock entry for the bundle's own published chart
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "[::1]")  # plain http is spoken to these only
+
+
+def _host_name(host: str) -> str:
+    """`host[:port]` without its port (an IPv6 literal keeps its brackets)."""
+    return host[:host.index("]") + 1] if host.startswith("[") and "]" in host else \
+        host.partition(":")[0]
+
+
 def url_parts(url: str) -> tuple[str, str, str] | None:
-    """(scheme, host[:port] in lower case, path) of an https or oci URL; None for anything
-    else, and for one with user information, a query, a fragment or a `..` segment (no
-    URL of a chart needs them, and each is a way to say one host and reach another)."""
+    """(scheme, host[:port] in lower case, path) of an https or oci URL, or of an http URL
+    to this machine's loopback address (127.0.0.1, [::1]: a chart repository served on the
+    same host, which no network carries); None for anything else, and for one with user
+    information, a query, a fragment or a `..` segment (no URL of a chart needs them, and
+    each is a way to say one host and reach another)."""
     scheme, sep, rest = url.partition("://")
-    if not sep or scheme not in ("https", "oci") or any(c in rest for c in "@?#\\ "):
+    if not sep or scheme not in ("https", "oci", "http") or any(c in rest for c in "@?#\\ "):
         return None
     host, _, path = rest.partition("/")
     path = "/" + path
     if not host or ".." in path.split("/"):
         return None
+    if scheme == "http" and _host_name(host.lower()) not in LOOPBACK_HOSTS:
+        return None
     return scheme, host.lower(), path
+
+
+def is_chart_repository(url: str) -> bool:
+    """A chart repository's URL gitgate may fetch from: https, or http on loopback."""
+    parts = url_parts(url)
+    return parts is not None and parts[0] != "oci"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from gitgate.model.chartspec import (
     ChartPolicy,
     ChartRef,
     ChartRepository,
+    is_chart_repository,
     url_parts,
 )
 from gitgate.source.configfields import (
@@ -72,11 +73,16 @@ def parse_chart_policy(value: Any, file: str) -> ChartPolicy:
         reject_unknown(item, _CHART_REPO_KEYS, file, f"{where}.")
         url = optional_str(item.get("url"), file, f"{where}.url")
         if url is None or url_parts(url) is None:
-            raise ConfigError(f"{where}.url must be an https:// chart repository or an oci:// "
-                              "registry path, without user, query or fragment", file=file)
+            raise ConfigError(f"{where}.url must be an https:// chart repository (http:// "
+                              "only on 127.0.0.1 or [::1]) or an oci:// registry path, "
+                              "without user, query or fragment", file=file)
         credentials = optional_mapping(item.get("credentials"), file, f"{where}.credentials")
         cred_file = cred_secret = None
         if credentials is not None:
+            if url.startswith("http://"):
+                raise ConfigError(f"{where}.credentials: a repository on plain http:// is "
+                                  "sent none; serve it over https:// to use credentials",
+                                  file=file)
             if len(credentials) != 1 or not set(credentials) <= {"file", "secret"}:
                 raise ConfigError(f"{where}.credentials must name them, never hold them: "
                                   "{file: /path/on/gitgate's/host} or {secret: NAME} (a "
@@ -145,9 +151,10 @@ def parse_chart_ref(value: Any, file: str) -> ChartRef | None:
         repo, _, chart = chart.rpartition("/")
         if url_parts(repo) is None or repo == OCI.rstrip("/"):
             raise ConfigError("helm.chart must be oci://registry/path/NAME", file=file)
-    elif repo is None or not repo.startswith("https://") or url_parts(repo) is None:
-        raise ConfigError("helm.repo must be the https:// URL of a chart repository (or name "
-                          "an oci:// chart in helm.chart)", file=file)
+    elif repo is None or not is_chart_repository(repo):
+        raise ConfigError("helm.repo must be the https:// URL of a chart repository (http:// "
+                          "only on 127.0.0.1 or [::1]), or name an oci:// chart in "
+                          "helm.chart", file=file)
     if not _CHART_NAME.match(chart):
         raise ConfigError(f"helm.chart {chart!r} is not a chart name (lowercase letters, "
                           "digits, '-', '_' and '.')", file=file)

@@ -8,7 +8,14 @@ import re
 from typing import Any
 
 from gitgate.errors import ConfigError
-from gitgate.model.chartspec import OCI, PUBLISHED, ChartRef, LockedChart, url_parts
+from gitgate.model.chartspec import (
+    OCI,
+    PUBLISHED,
+    ChartRef,
+    LockedChart,
+    is_chart_repository,
+    url_parts,
+)
 from gitgate.yamlio import YamlSyntaxError, dump_one, key_line, load_one
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -39,7 +46,8 @@ def parse_chart_lock(text: str, file: str) -> tuple[LockedChart, ...]:
             raise ConfigError(f"charts[{index + 1}].digest must be sha256:<64 hex digits>",
                               file=file, line=line)
         if url_parts(item["repo"]) is None:
-            raise ConfigError(f"charts[{index + 1}].repo must be an https:// or oci:// URL",
+            raise ConfigError(f"charts[{index + 1}].repo must be an https:// or oci:// URL "
+                              "(http:// only on 127.0.0.1 or [::1])",
                               file=file, line=line)
         dependency = str(item.get("dependency") or PUBLISHED)
         if any(e.dependency == dependency for e in found):
@@ -74,5 +82,6 @@ def lock_line(text: str | None, dependency: str, entries: tuple[LockedChart, ...
 
 def is_remote(repository: str) -> bool:
     """A Chart.yaml dependency's `repository` that gitgate fetches from: a chart repository
-    (https) or a registry (oci). `file://`, an alias (`@name`) and none are not."""
-    return repository.startswith(("https://", OCI))
+    (https, or http on loopback) or a registry (oci). `file://`, an alias (`@name`) and
+    none are not."""
+    return repository.startswith(OCI) or is_chart_repository(repository)

@@ -9,20 +9,28 @@ from pathlib import Path
 import pytest
 
 from gitgate.bundle.group import group_source
+from gitgate.charts.stage import ChartFetcher
+from gitgate.charts.store import ChartStore
 from gitgate.model import BUNDLE_LABEL, ObjectRef, SourceKind
 from gitgate.render.helm import release_name_for
 from gitgate.render.pipeline import render_repo
 from gitgate.render.post import CLUSTER_SCOPED, group_of
 from gitgate.yamlio import load_documents
 from tests.conftest import EXAMPLES, write_files
+from tests.support.democharts import example_fetcher
 
 pytestmark = pytest.mark.integration
 
 
-def reference_objects(tools, root: Path, source) -> list[dict]:
+def reference_objects(tools, root: Path, source, store: ChartStore | None) -> list[dict]:
     folder = root / source.path
     if source.kind is SourceKind.HELM:
-        argv = [tools.helm, "template", release_name_for(source), str(folder), "--include-crds",
+        chart = folder
+        if source.options.chart is not None:  # a published chart: its locked archive
+            assert store is not None, source.path
+            [locked] = source.options.locked
+            chart = store.folder / "sha256" / f"{locked.hex}.tgz"
+        argv = [tools.helm, "template", release_name_for(source), str(chart), "--include-crds",
                 "--namespace", source.options.namespace]
         for values in source.options.values_files:
             argv += ["--values", str(folder / values)]
@@ -57,8 +65,8 @@ def without_bundle_label(obj: dict) -> dict:
     return {**obj, "metadata": meta}
 
 
-def assert_same_as_tools(tools, root: Path) -> int:
-    result = render_repo(root, tools)
+def assert_same_as_tools(tools, root: Path, charts: ChartFetcher | None = None) -> int:
+    result = render_repo(root, tools, charts=charts)
     assert result.problems == ()
     cluster_kinds = set(CLUSTER_SCOPED) | {
         (o["spec"]["group"], o["spec"]["names"]["kind"])
@@ -69,7 +77,8 @@ def assert_same_as_tools(tools, root: Path) -> int:
         source = rendered.source
         ours = {ObjectRef.of(o): o for b in group_source(rendered) for o in b.objects}
         theirs = {}
-        for obj in reference_objects(tools, root, source):
+        for obj in reference_objects(tools, root, source,
+                                     charts.store if charts else None):
             obj = expected(obj, source.options.namespace, cluster_kinds)
             theirs[ObjectRef.of(obj)] = obj
         assert set(ours) == set(theirs), source.path
@@ -81,8 +90,9 @@ def assert_same_as_tools(tools, root: Path) -> int:
     return compared
 
 
-def test_examples_repo_renders_like_the_tools(tools):
-    assert assert_same_as_tools(tools, EXAMPLES) >= 30
+def test_examples_repo_renders_like_the_tools(tools, tmp_path):
+    charts = example_fetcher(tmp_path / "charts")  # apps/echo: a published chart
+    assert assert_same_as_tools(tools, EXAMPLES, charts) >= 32
 
 
 def test_chart_with_crds_subchart_and_cluster_scoped_custom_kind(tools, tmp_path):
@@ -151,17 +161,19 @@ def test_cached_rendering_renders_only_changed_sources(tools, tmp_path):
     root = tmp_path / "repo"
     shutil.copytree(EXAMPLES, root)
     cache = RenderCache()
-    first = render_repo(root, tools, cache=cache)
+    charts = example_fetcher(tmp_path / "charts")
+    first = render_repo(root, tools, cache=cache, charts=charts)
     assert cache.hits == 0 and cache.misses == len(first.rendered)
-    second = render_repo(root, tools, cache=cache)  # nothing changed: handed back whole
+    # nothing changed: handed back whole
+    second = render_repo(root, tools, cache=cache, charts=charts)
     assert cache.reused == 1 and cache.misses == 0 and second.rendered is first.rendered
     (root / "apps/extra.txt").write_text("not a source")  # the tree moved: source by source
-    fourth = render_repo(root, tools, cache=cache)
+    fourth = render_repo(root, tools, cache=cache, charts=charts)
     assert cache.hits == len(first.rendered) and cache.misses == 0
     assert [r.objects for r in fourth.rendered] == [r.objects for r in first.rendered]
     values = root / "apps/podinfo/values-prod.yaml"
     values.write_text(values.read_text().replace("replicaCount: 3", "replicaCount: 5"))
-    third = render_repo(root, tools, cache=cache)
+    third = render_repo(root, tools, cache=cache, charts=charts)
     assert cache.misses == 1 and cache.hits == len(first.rendered) - 1
     podinfo = next(r for r in third.rendered if r.source.path == "apps/podinfo")
     deployment = next(o for o in podinfo.objects if o["kind"] == "Deployment")

@@ -15,14 +15,16 @@ from gitgate.model.shardmap import unit_of
 from gitgate.passes.onepass import plan_checkout
 from gitgate.render.cache import RenderCache
 from tests.conftest import EXAMPLES
+from tests.support.democharts import example_fetcher
 
 pytestmark = pytest.mark.integration
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
 
-def planned(root: Path, tools, shard=None, cache=None):
-    return plan_checkout(root, tools, NOW, revision="r1", shard=shard, cache=cache)
+def planned(root: Path, tools, charts, shard=None, cache=None):
+    return plan_checkout(root, tools, NOW, revision="r1", shard=shard, cache=cache,
+                         charts=charts)
 
 
 def essence(plan, mine=None) -> dict:
@@ -35,7 +37,8 @@ def essence(plan, mine=None) -> dict:
 def test_every_split_of_the_example_repo_plans_as_the_whole(tools, tmp_path):
     root = tmp_path / "repo"
     shutil.copytree(EXAMPLES, root)
-    whole = planned(root, tools).plan
+    charts = example_fetcher(tmp_path / "charts")  # apps/echo's published chart
+    whole = planned(root, tools, charts).plan
     every = {unit_of(item.bundle.name) for item in whole.bundles}
     assert len(every) >= 4 and any(item.bundle.overridden_by for item in whole.bundles)
     for unit in sorted(every):
@@ -43,12 +46,12 @@ def test_every_split_of_the_example_repo_plans_as_the_whole(tools, tmp_path):
             def shard(name: str, mine: set[str] = mine) -> bool:
                 return unit_of(name) in mine
             cache = RenderCache()
-            checkout = planned(root, tools, shard, cache)
+            checkout = planned(root, tools, charts, shard, cache)
             assert essence(checkout.plan) == essence(whole, mine), (unit, mine)
             kept = [r for r in checkout.rendered.rendered
                     if unit_of(r.source.bundle_name) not in mine and not r.failed]
             assert kept and all(r.summary is not None for r in kept)
             misses = cache.misses
-            again = planned(root, tools, shard, cache)  # summaries from the cache: no render
+            again = planned(root, tools, charts, shard, cache)  # summaries from the cache
             assert cache.misses == 0 < misses
             assert essence(again.plan) == essence(whole, mine), (unit, mine)

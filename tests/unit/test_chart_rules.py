@@ -7,7 +7,13 @@ import pytest
 
 from gitgate.charts.semver import best_match
 from gitgate.errors import ConfigError
-from gitgate.model.chartspec import ChartPolicy, ChartRef, ChartRepository, LockedChart
+from gitgate.model.chartspec import (
+    ChartPolicy,
+    ChartRef,
+    ChartRepository,
+    LockedChart,
+    url_parts,
+)
 from gitgate.source.chartlock import format_chart_lock, parse_chart_lock
 from gitgate.source.config import parse_bundle_options, parse_repo_config
 
@@ -27,6 +33,32 @@ DIGEST = "sha256:" + "ab" * 32
 ])
 def test_an_entry_covers_its_url_and_what_is_below_it_only(url, covered):
     assert ChartRepository("https://charts.example.com/stable").covers(url) is covered
+
+
+@pytest.mark.parametrize(("url", "fetchable"), [
+    ("http://127.0.0.1:8879", True),
+    ("http://127.0.0.1", True),
+    ("http://[::1]:8879/charts", True),
+    ("http://127.0.0.1.evil.example:8879", False),
+    ("http://localhost:8879", False),  # a name: whatever resolves it decides where it goes
+    ("http://10.0.0.1:8879", False),
+    ("http://[::2]:8879", False),
+])
+def test_plain_http_is_for_a_loopback_address_only(url, fetchable):
+    assert (url_parts(url) is not None) is fetchable
+    assert ChartRepository(url).covers(url + "/index.yaml") is fetchable
+
+
+def test_a_loopback_repository_is_sent_no_credentials():
+    config = parse_repo_config("charts:\n  repositories:\n    - url: http://127.0.0.1:8879\n")
+    assert config.charts.repositories[0].url == "http://127.0.0.1:8879"
+    with pytest.raises(ConfigError) as sent:
+        parse_repo_config("charts:\n  repositories:\n    - url: http://127.0.0.1:8879\n"
+                          "      credentials: {file: /c.yaml}\n")
+    assert "https://" in sent.value.message
+    for wrong in ("http://charts.example.com", "http://localhost:8879"):
+        with pytest.raises(ConfigError):
+            parse_repo_config(f"charts:\n  repositories:\n    - url: {wrong}\n")
 
 
 def test_an_entry_with_tenants_is_open_to_them_alone():
