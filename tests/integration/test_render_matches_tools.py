@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ pytestmark = pytest.mark.integration
 
 def reference_objects(tools, root: Path, source, store: ChartStore | None) -> list[dict]:
     folder = root / source.path
+    scratch = None
     if source.kind is SourceKind.HELM:
         chart = folder
         if source.options.chart is not None:  # a published chart: its locked archive
@@ -34,16 +37,20 @@ def reference_objects(tools, root: Path, source, store: ChartStore | None) -> li
                 "--namespace", source.options.namespace]
         for values in source.options.values_files:
             argv += ["--values", str(folder / values)]
-        if source.options.values:
-            inline = folder.parent / f".{folder.name}-inline-values.json"
-            inline.write_text(json.dumps(source.options.values))
-            argv += ["--values", str(inline)]
+        if source.options.values:  # in a scratch folder: the repo stays as it is
+            scratch = Path(tempfile.mkdtemp(prefix="gg-values-"))
+            (scratch / "values.json").write_text(json.dumps(source.options.values))
+            argv += ["--values", str(scratch / "values.json")]
     elif source.kind is SourceKind.KUSTOMIZE:
         argv = [*tools.kustomize, str(folder / (source.options.kustomize_dir or "."))]
     else:
         texts = [(root / f).read_text() for f in source.files]
         return [d.data for t in texts for d in load_documents(t)]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch)
     return [d.data for d in load_documents(out)]
 
 
@@ -154,8 +161,6 @@ def test_chart_with_crds_subchart_and_cluster_scoped_custom_kind(tools, tmp_path
 
 
 def test_cached_rendering_renders_only_changed_sources(tools, tmp_path):
-    import shutil
-
     from gitgate.render.cache import RenderCache
 
     root = tmp_path / "repo"
