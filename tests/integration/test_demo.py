@@ -17,7 +17,7 @@ import pytest
 from gitgate.yamlio import load_one
 from tests.conftest import EXAMPLES, REPO_ROOT
 from tests.support.chartservers import free_port, gitgate_cli
-from tests.support.democharts import EXAMPLE_CHARTS
+from tests.support.democharts import EXAMPLE_CHARTS, served
 
 pytestmark = pytest.mark.integration
 
@@ -64,25 +64,11 @@ def test_the_committed_lock_is_what_gitgate_lock_writes_from_the_served_archive(
     index = load_one((EXAMPLE_CHARTS / "index.yaml").read_text())
     assert [f"sha256:{e['digest']}" for e in index["entries"]["echo"]] == [digest]
 
-    import functools
-    import http.server
-    import threading
-
     port = free_port()
     repo = example_on(port, tmp_path / "repo")
     before = (repo / LOCK).read_text()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
-                                directory=str(EXAMPLE_CHARTS))
-    handler.log_message = lambda *_: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with served(EXAMPLE_CHARTS, port):
         locked = gitgate_cli("lock", str(repo), "--upgrade", cache=tmp_path / "store")
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
     assert locked.returncode == 0, locked.stderr
     assert (repo / LOCK).read_text() == before  # the range resolved again to the same pin
 

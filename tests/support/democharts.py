@@ -6,6 +6,11 @@ that."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from gitgate.charts.stage import ChartFetcher
@@ -27,3 +32,24 @@ def seeded_store(folder: Path) -> ChartStore:
 def example_fetcher(folder: Path) -> ChartFetcher:
     """The fetch stage for examples/repo, its store seeded from examples/charts."""
     return ChartFetcher(seeded_store(folder))
+
+
+class _Silent(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        return
+
+
+@contextlib.contextmanager
+def served(folder: Path, port: int) -> Iterator[None]:
+    """`folder` as a chart repository on http://127.0.0.1:`port` (Python's http.server, as
+    `make demo` serves examples/charts)."""
+    handler = functools.partial(_Silent, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
