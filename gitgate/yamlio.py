@@ -345,8 +345,10 @@ def dump_all(documents: list[Any], comments: list[str | None] | None = None) -> 
 
 
 def dump_one(document: Any) -> str:
+    """One document, block style; a long scalar (a digest, a message) stays on its line."""
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
+    yaml.width = 4096
     out = io.StringIO()
     yaml.dump(document, out)
     return out.getvalue()
