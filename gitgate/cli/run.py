@@ -41,7 +41,7 @@ from gitgate.loop.reconciler import Reconciler, cache_dir_default
 from gitgate.loop.schedule import LoopSettings
 from gitgate.output.logs import setup_logging
 from gitgate.output.statusviews import loop_document
-from gitgate.output.webui import WebUi, loop_source
+from gitgate.output.webui import ApiSource, StateSource, WebUi, loop_source
 from gitgate.passes.leading import leader_lease
 from gitgate.passes.onepass import (
     SYSTEM_NAMESPACE,
@@ -81,6 +81,14 @@ def _ensure_system_namespace(cluster: ClusterPort, stop: threading.Event) -> boo
             stop.wait(delay)
             delay = min(delay * 2, 30.0)
     return False
+
+
+def page_source(reconciler: Reconciler, refresh_seconds: int) -> StateSource:
+    """The page of `gitgate run`: the loop's published turn while it leads every bundle, else
+    the records on the API server (read through the loop's records' cache)."""
+    standby = ApiSource(reconciler.cluster, reconciler.settings.apply.instance,
+                        reconciler.clock, "", refresh_seconds, records=reconciler.records)
+    return loop_source(lambda: reconciler.published, standby, refresh_seconds)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -260,13 +268,13 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     queries.observer = reconciler.metrics.analysis_query
     elector = None
     server = EndpointServer(listen, LoopEndpoints(
-        ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler),
+        ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler.published),
         metrics=reconciler.metrics.exposition,
         trigger=lambda: reconciler.trigger() if elector is None or elector.is_leader()
         else None,
         webhook_secret=secret, request_pass=reconciler.request_pass,
         leading=lambda: elector is None or elector.is_leader(),
-        pages=WebUi(loop_source(reconciler, ui_refresh), ui_token,
+        pages=WebUi(page_source(reconciler, ui_refresh), ui_token,
                     secure_cookies=args.ui_secure_cookies).routes())).start()
 
     def stop(*_: object) -> None:

@@ -41,7 +41,7 @@ from gitgate.loop.schedule import (
     waits_elsewhere,
 )
 from gitgate.loop.shardturn import RECORDS_KEY, ShardTurn
-from gitgate.loop.snapshot import Published, published
+from gitgate.loop.snapshot import published
 from gitgate.passes.fencing import Fence
 from gitgate.passes.onepass import reconcile
 from gitgate.passes.requests import ReconcileRequests, Watching
@@ -52,6 +52,7 @@ from gitgate.source.git import GitSource
 from gitgate.source.localgit import LocalCheckout
 from gitgate.status.metrics import LoopMetrics
 from gitgate.status.notify import Notifier
+from gitgate.status.published import Published
 
 log = logging.getLogger("gitgate")
 
@@ -98,7 +99,8 @@ class Reconciler:
         self.metrics = metrics or LoopMetrics(tool_versions={
             "helm": tools.helm_version, "kustomize": tools.kustomize_version})
         self.state = LoopState()
-        self.published = Published()  # replaced whole by `publish`, once per turn of `run`
+        # replaced whole by `publish`, once per turn of `run`
+        self.published = Published(repo=source.display_url, branch=source.branch)
         self.render_cache = render_cache or RenderCache()
         self.charts = charts  # the fetch stage's store: `--cache-dir`-charts
         self.wake = wake or threading.Event()
@@ -274,7 +276,8 @@ class Reconciler:
 
     def publish(self) -> None:
         """Publish what this turn of `run` left (`Published`), in one assignment."""
-        self.published = published(self.state, self.clock())
+        self.published = published(self.state, self.clock(), repo=self.source.display_url,
+                                   branch=self.source.branch, sharded=self.shards is not None)
 
     def request_pass(self) -> int:
         """`gitgate reconcile`: a pass now, due or not. Returns the passes run before it, so

@@ -1,46 +1,28 @@
-"""What the loop knew at the end of a turn, published whole for the page and `/status`."""
+"""The loop's state at the end of a turn, built into the one frozen snapshot it publishes
+(`status.published.Published`) for the page and `/status`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
 
-from gitgate.apply.inventory import Inventory
 from gitgate.loop.schedule import LoopState
-from gitgate.passes.karmadareads import Observation
-from gitgate.source.gateguard import GateReport
-from gitgate.source.signatures import Signature
+from gitgate.status.published import Published
 
 
-@dataclass(frozen=True)
-class Published:
-    """What the loop knew at the end of one turn of `run` (a pass and the read of Karmada
-    after it, or a standby's probe), published whole for readers on other threads: the web
-    page renders one of these, never the state a pass is changing."""
-
-    at: datetime | None = None  # None: nothing published yet
-    leading: bool = False
-    revision: str | None = None
-    last_error: str = ""
-    observation: Observation | None = None
-    inventories: Mapping[str, Inventory] = field(default_factory=lambda: MappingProxyType({}))
-    overview: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    signature: Signature | None = None
-    gate_report: GateReport | None = None
-    failed: frozenset[str] = frozenset()  # bundles the last pass failed
-
-
-
-def published(state: LoopState, at: datetime) -> Published:
+def published(state: LoopState, at: datetime, *, repo: str, branch: str,
+              sharded: bool) -> Published:
     """What this turn of `run` left, as one frozen snapshot."""
-    result = state.last_result
+    seen = state.observation
     return Published(
-        at=at, leading=state.leading, revision=state.revision,
-        last_error=state.last_error, observation=state.observation,
+        repo=repo, branch=branch, at=at, leading=state.leading, sharded=sharded,
+        ready=state.ready, passes=state.passes, git_reachable=state.git_reachable,
+        api_reachable=state.api_reachable, lease_problem=state.lease_problem,
+        revision=state.revision, last_pass=state.last_pass, last_reason=state.last_reason,
+        last_error=state.last_error, next_transition=state.next_transition,
+        signature=state.signature, gate_report=state.gate_report, turn=state.turn,
+        last_result=state.last_result, observed=seen is not None,
+        last_observed=state.last_observed, observe_error=seen.error if seen else "",
+        dispatch=MappingProxyType(dict(seen.bundles if seen else {})),
         inventories=MappingProxyType(dict(state.inventories or {})),
-        overview=MappingProxyType(dict(state.overview or {})), signature=state.signature,
-        gate_report=state.gate_report,
-        failed=frozenset(b.bundle for b in (result.bundles if result else ()) if b.failed))
+        overview=MappingProxyType(dict(state.overview or {})))

@@ -9,11 +9,11 @@ from typing import Any
 from gitgate.apply.standing import Standing
 from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Health, Version
-from gitgate.loop.reconciler import Reconciler
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
 from gitgate.passes.recorded import provenance_document
 from gitgate.status.bundlestate import BundleState, dispatch_document
+from gitgate.status.published import Published
 from gitgate.timespec import age
 
 MESSAGE_LIMIT = 160  # characters of a standing's message a table shows (its commands: all)
@@ -152,33 +152,33 @@ def provenance_lines(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def loop_document(reconciler: Reconciler) -> dict[str, Any]:
-    """The loop's `/status`: where it is, and what its last pass did."""
-    state = reconciler.state
+def loop_document(seen: Published) -> dict[str, Any]:
+    """The loop's `/status`: where it is, and what its last pass did, as its last turn
+    published it."""
     doc: dict[str, Any] = document("LoopStatus", {
-        "ready": state.ready, "leading": state.leading, "passes": state.passes,
-        "gitReachable": state.git_reachable, "apiReachable": state.api_reachable,
-        "revision": state.revision,
-        "lastPass": rfc3339(state.last_pass), "lastReason": state.last_reason,
-        "lastError": state.last_error, "nextTransition": rfc3339(state.next_transition),
-        "repo": reconciler.source.display_url, "branch": reconciler.source.branch})
-    if state.lease_problem is not None:
-        doc["leaseProblem"] = state.lease_problem
-    doc.update(provenance_document(state.signature, state.gate_report, state.revision))
-    if state.turn is not None:  # --shard: this replica's share
-        turn = state.turn
+        "ready": seen.ready, "leading": seen.leading, "passes": seen.passes,
+        "gitReachable": seen.git_reachable, "apiReachable": seen.api_reachable,
+        "revision": seen.revision,
+        "lastPass": rfc3339(seen.last_pass), "lastReason": seen.last_reason,
+        "lastError": seen.last_error, "nextTransition": rfc3339(seen.next_transition),
+        "repo": seen.repo, "branch": seen.branch})
+    if seen.lease_problem is not None:
+        doc["leaseProblem"] = seen.lease_problem
+    doc.update(provenance_document(seen.signature, seen.gate_report, seen.revision))
+    if seen.turn is not None:  # --shard: this replica's share
+        turn = seen.turn
         doc["shard"] = {"identity": turn.identity, "acting": turn.acting, "said": turn.said(),
                         "members": list(turn.shards.members) if turn.shards else [],
                         "live": list(turn.live), "waitingFor": list(turn.waiting_for)}
-    if state.last_result is not None:
-        doc["pass"] = pass_document(state.last_result)
-    if state.observation is not None:
-        doc["lastObserved"] = rfc3339(state.last_observed)
-        if state.observation.error:
-            doc["observeError"] = state.observation.error
-        known = state.inventories or {}
-        shards = state.turn.shards if state.turn is not None else None
+    if seen.last_result is not None:
+        doc["pass"] = pass_document(seen.last_result)
+    if seen.observed:
+        doc["lastObserved"] = rfc3339(seen.last_observed)
+        if seen.observe_error:
+            doc["observeError"] = seen.observe_error
+        known = seen.inventories
+        shards = seen.turn.shards if seen.turn is not None else None
         doc["bundles"] = [BundleState.of(known[name], dispatch, shards).document()
                           if name in known else dispatch_document(name, dispatch)
-                          for name, dispatch in sorted(state.observation.bundles.items())]
+                          for name, dispatch in sorted(seen.dispatch.items())]
     return doc

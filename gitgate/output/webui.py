@@ -31,7 +31,6 @@ from gitgate.apply.inventory import Inventory
 from gitgate.endpoints.signin import FixedToken, Sessions, Throttle
 from gitgate.errors import GitgateError
 from gitgate.karmada.dispatch import Dispatch
-from gitgate.loop.reconciler import Reconciler
 from gitgate.model import Verdict
 from gitgate.output.statusviews import provenance_lines
 from gitgate.output.webassets import ICON, SCRIPT, STYLE
@@ -48,6 +47,7 @@ from gitgate.passes.recorded import (
     recorded_status,
 )
 from gitgate.status.overview import merged_overview
+from gitgate.status.published import Published
 
 HTML = "text/html; charset=utf-8"
 log = logging.getLogger("gitgate")
@@ -203,37 +203,40 @@ def _unreadable(message: str) -> str:
 
 
 # ------------------------------------------------------------------ sources
-def loop_source(reconciler: Reconciler, refresh_seconds: int) -> StateSource:
-    """`gitgate run`: the leader shows what its last turn published (`Reconciler.publish`:
-    one pass and the read of Karmada after it, never a pass half-way), with no request to
-    anyone (a bundle's events are read when its page is asked for). A standby (a replica
-    behind the Service that does not hold the Lease) has planned nothing: it shows the records
-    the leader keeps on the API server, as `gitgate ui` does."""
-    standby = ApiSource(reconciler.cluster, reconciler.settings.apply.instance,
-                        reconciler.clock, "", refresh_seconds, records=reconciler.records)
-    origin = f"{reconciler.source.display_url} ({reconciler.source.branch})"
+def published_snapshot(seen: Published, now: datetime, refresh_seconds: int) -> Snapshot:
+    """The page of a loop that leads and plans every bundle: what its last turn published
+    (one pass and the read of Karmada after it, never a pass half-way)."""
+    problems = [f"last pass: {seen.last_error}"] if seen.last_error else []
+    if seen.observe_error:
+        problems.append(seen.observe_error)
+    problems += provenance_lines(provenance_document(
+        seen.signature, seen.gate_report, seen.revision))
+    return Snapshot(
+        now=now, inventories=tuple(seen.inventories.values()), dispatch=seen.dispatch,
+        overview=seen.overview, origin=seen.origin, revision=seen.revision or "",
+        problems=tuple(problems), refresh_seconds=refresh_seconds,
+        verdicts={bundle: str(Verdict.FAILED) for bundle in seen.failed})
+
+
+def loop_source(published: Callable[[], Published], standby: ApiSource,
+                refresh_seconds: int) -> StateSource:
+    """`gitgate run`: the leader shows what its last turn published (`published()`), with no
+    request to anyone (a bundle's events are read when its page is asked for). A standby (a
+    replica behind the Service that does not hold the Lease) has planned nothing, and a
+    replica of `--shard` plans only its share: they show the records the loop keeps on the
+    API server (`standby`), as `gitgate ui` does."""
 
     def snapshot() -> Snapshot:
-        seen = reconciler.published
+        seen = published()
         if not seen.leading:
-            return replace(standby.snapshot(), origin=f"{origin}; this replica stands by, "
-                                                      "so this is what the leader recorded")
-        if reconciler.shards is not None:  # this replica plans its share: show them all
-            return replace(standby.snapshot(), origin=f"{origin}; what every replica "
+            return replace(standby.snapshot(), origin=f"{seen.origin}; this replica stands "
+                                                      "by, so this is what the leader recorded")
+        if seen.sharded:  # this replica plans its share: show them all
+            return replace(standby.snapshot(), origin=f"{seen.origin}; what every replica "
                                                       "recorded (--shard)")
-        problems = [f"last pass: {seen.last_error}"] if seen.last_error else []
-        if seen.observation is not None and seen.observation.error:
-            problems.append(seen.observation.error)
-        problems += provenance_lines(provenance_document(
-            seen.signature, seen.gate_report, seen.revision))
-        return Snapshot(
-            now=reconciler.clock(), inventories=tuple(seen.inventories.values()),
-            dispatch=seen.observation.bundles if seen.observation else {},
-            overview=seen.overview, origin=origin, revision=seen.revision or "",
-            problems=tuple(problems), refresh_seconds=refresh_seconds,
-            verdicts={bundle: str(Verdict.FAILED) for bundle in seen.failed})
+        return published_snapshot(seen, standby.clock(), refresh_seconds)
 
-    return StateSource(snapshot, lambda inv: bundle_events(reconciler.cluster, inv))
+    return StateSource(snapshot, standby.events)
 
 
 class ApiSource:
@@ -269,5 +272,9 @@ class ApiSource:
             self._read = (time.monotonic(), snap)
             return snap
 
+    def events(self, record: Inventory) -> list[dict[str, Any]]:
+        """A bundle's events, read when its page is asked for."""
+        return bundle_events(self.cluster, record)
+
     def as_source(self) -> StateSource:
-        return StateSource(self.snapshot, lambda inv: bundle_events(self.cluster, inv))
+        return StateSource(self.snapshot, self.events)

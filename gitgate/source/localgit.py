@@ -19,6 +19,7 @@ class LocalCheckout:
 
     branch = ""  # no branch is followed: the folder is taken as it is
 
+    @property
     def display_url(self) -> str:
         return str(self.cache_dir)
 

@@ -8,9 +8,8 @@ import json
 import pytest
 
 from gitgate.cli import main
-from gitgate.output.statusviews import loop_document
 from tests.conftest import EXAMPLES
-from tests.support.looping import Upstream, reconciler
+from tests.support.looping import Upstream, reconciler, served_status
 from tests.support.schemas import validate
 
 pytestmark = pytest.mark.integration
@@ -42,7 +41,7 @@ def test_documents_against_the_api(kube, tools, tmp_path, capsys):
     validate(plan, "Plan")
     loop = reconciler(upstream, kube, tools, tmp_path)
     loop.tick()
-    validate(json.loads(json.dumps(loop_document(loop))), "LoopStatus")
+    validate(json.loads(json.dumps(served_status(loop))), "LoopStatus")
 
 
 def test_a_wrong_document_fails_the_schema():

@@ -9,10 +9,9 @@ import logging
 
 import pytest
 
-from gitgate.output.statusviews import loop_document
 from tests.conftest import write_files
 from tests.support.hostile import gitgate
-from tests.support.looping import Upstream, reconciler
+from tests.support.looping import Upstream, reconciler, served_status
 from tests.support.schemas import validate
 
 pytestmark = pytest.mark.integration
@@ -63,7 +62,7 @@ def test_the_loop_logs_and_serves_the_file_and_line(tmp_path, kube, tools, caplo
     assert "app/broken.yaml:5" in loop.state.last_error
     assert any("app/broken.yaml:5" in r.getMessage() for r in caplog.records
                if r.levelno >= logging.WARNING)
-    served = loop_document(loop)
+    served = served_status(loop)
     assert "app/broken.yaml:5" in json.dumps(served)
     validate(served, "LoopStatus")
     shown = {b["name"]: b for b in served["bundles"]}  # what is live, beside what was tried

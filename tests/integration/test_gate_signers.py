@@ -9,10 +9,9 @@ import logging
 
 import pytest
 
-from gitgate.output.statusviews import loop_document
 from gitgate.source.gateguard import GateGuard
 from gitgate.source.signatures import Trust
-from tests.support.looping import T0, Clock, Upstream, reconciler
+from tests.support.looping import T0, Clock, Upstream, reconciler, served_status
 from tests.support.schemas import validate
 from tests.support.signing import NEEDED, Keys, allowed_signers
 from tests.support.signing import push_signed as push
@@ -62,7 +61,7 @@ def test_only_a_gate_signer_lifts_a_freeze(tmp_path, kube, tools, keys, caplog):
     assert verdict(loop, upstream) == "held"
     assert len(said) == 1 and "gates/incident.yaml" in said[0]
     assert "without a gate signer's signature" in said[0]
-    served = loop_document(loop)
+    served = served_status(loop)
     validate(served, "LoopStatus")
     assert served["gateTrust"]["restored"] == ["gates/incident.yaml"]
     assert "gitgate_gates_trusted 0.0" in loop.metrics.exposition().decode()

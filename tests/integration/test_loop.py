@@ -106,7 +106,7 @@ def test_webhook_signature_and_metrics(upstream, kube, tools, tmp_path):
     loop = reconciler(upstream, kube, tools, tmp_path, interval=600)
     secret = b"webhook-secret"
     server = EndpointServer(("127.0.0.1", 0), LoopEndpoints(
-        ready=lambda: loop.state.ready, status=lambda: loop_document(loop),
+        ready=lambda: loop.state.ready, status=lambda: loop_document(loop.published),
         metrics=loop.metrics.exposition,
         trigger=loop.trigger, webhook_secret=secret)).start()
     base = f"http://127.0.0.1:{server.port}"

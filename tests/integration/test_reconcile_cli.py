@@ -22,7 +22,7 @@ def running(kube, tools, tmp_path):
     loop = reconciler(upstream, kube, tools, tmp_path, interval=600)  # no pass falls due
     leads = {"value": True}
     server = EndpointServer(("127.0.0.1", 0), LoopEndpoints(
-        ready=lambda: loop.state.ready, status=lambda: loop_document(loop),
+        ready=lambda: loop.state.ready, status=lambda: loop_document(loop.published),
         metrics=loop.metrics.exposition, trigger=loop.trigger, webhook_secret=b"s3cret",
         request_pass=loop.request_pass, leading=lambda: leads["value"])).start()
     secret = tmp_path / "secret"

@@ -24,10 +24,11 @@ from gitgate.apply.inventory import NAMESPACE, system_namespace
 from gitgate.apply.recordcache import RecordCache
 from gitgate.apply.recordformat import bundle_name
 from gitgate.apply.work import ApplyOptions
+from gitgate.cli.run import page_source
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
 from gitgate.model.shardmap import owner
-from gitgate.output.webui import ApiSource, loop_source
+from gitgate.output.webui import ApiSource
 from gitgate.passes.recorded import read_parts, record_part
 from gitgate.passes.replicas import ACKNOWLEDGED, INCARNATION, LEASE_API
 from gitgate.passes.shards import Membership
@@ -529,7 +530,7 @@ def test_the_page_shows_every_replicas_changes_and_forgets_a_departed_ones(
     changes = page.snapshot().overview["changes"]
     assert set(APPS) <= set(changes), changes.keys()  # both replicas' bundles
     assert set(read_parts(a.cluster, "default", "overview")) == {"a", "b"}
-    served = loop_source(b, 5).snapshot()  # a replica's own page shows them all too
+    served = page_source(b, 5).snapshot()  # a replica's own page shows them all too
     assert set(APPS) <= set(served.overview["changes"])
 
     # b's part is edited to claim a's bundles with a forged change: it is not taken while a

@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from gitgate.errors import ConfigError
-from gitgate.output.statusviews import loop_document
 from gitgate.source.signatures import Trust
 from tests.conftest import write_files
-from tests.support.looping import T0, Clock, Upstream, reconciler
+from tests.support.looping import T0, Clock, Upstream, reconciler, served_status
 from tests.support.schemas import validate
 from tests.support.signing import NEEDED, Keys
 
@@ -70,7 +69,7 @@ def test_only_a_head_an_allowed_key_signed_is_applied(tmp_path, kube, tools, key
         said = [r.getMessage() for r in caplog.records if "not applied" in r.getMessage()]
         assert len(said) == 1 and said[0].startswith(f"not applied: commit {head[:12]} ")
         assert words in said[0] and said[0].endswith(f"; {first[:12]} stays in force")
-        served = loop_document(loop)
+        served = served_status(loop)
         validate(served, "LoopStatus")
         assert served["signature"]["commit"] == head and not served["signature"]["trusted"]
         assert served["signature"]["inForce"] == first
@@ -85,7 +84,7 @@ def test_only_a_head_an_allowed_key_signed_is_applied(tmp_path, kube, tools, key
     assert loop.tick() == "revision"
     assert live(kube, upstream) == "bob-3" and loop.state.revision == signed
     assert "gitgate_git_head_verified 1.0" in loop.metrics.exposition().decode()
-    assert json.dumps(loop_document(loop)["signature"]["trusted"]) == "true"
+    assert json.dumps(served_status(loop)["signature"]["trusted"]) == "true"
 
 
 def test_a_loop_whose_branch_was_never_signed_applies_nothing(tmp_path, kube, tools, keys):

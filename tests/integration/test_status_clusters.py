@@ -23,10 +23,9 @@ from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings, next_wake
-from gitgate.output.statusviews import loop_document
 from gitgate.source.git import GitSource
 from tests.conftest import write_files
-from tests.support.looping import T0, Clock
+from tests.support.looping import T0, Clock, served_status
 from tests.support.manifests import cm, deployment
 from tests.support.schemas import validate
 from tests.support.webrepo import NS, PLACEMENT, app, web_repo
@@ -212,7 +211,7 @@ def test_the_loop_reads_karmada_after_a_pass_and_every_status_interval(setup, em
     assert loop.observer.status_due(clock())
     loop.observer.refresh_status()
     assert not loop.observer.status_due(clock())
-    doc = json.loads(json.dumps(loop_document(loop)))
+    doc = json.loads(json.dumps(served_status(loop)))
     validate(doc, "LoopStatus")
     web = next(b for b in doc["bundles"] if b["name"] == "web")
     assert [(c["name"], c["health"], c["suspended"]) for c in web["clusters"]] == [

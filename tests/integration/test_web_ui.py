@@ -18,6 +18,7 @@ import pytest
 from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
+from gitgate.cli.run import page_source
 from gitgate.endpoints.routes import LoopEndpoints
 from gitgate.endpoints.server import EndpointServer
 from gitgate.endpoints.signin import Sessions, Throttle, TokenFile
@@ -25,7 +26,7 @@ from gitgate.errors import KubeError, Reason
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
 from gitgate.output.weblayout import Snapshot
-from gitgate.output.webui import COOKIE, StateSource, WebUi, loop_source
+from gitgate.output.webui import COOKIE, StateSource, WebUi
 from gitgate.source.localgit import LocalCheckout
 from tests.conftest import REPO_ROOT, write_files
 from tests.support.http import free_port, get, until
@@ -98,7 +99,7 @@ def test_the_loop_serves_bundles_gates_rollouts_and_a_bundle_page(tmp_path, emul
     root, flags = repo_with_everything(tmp_path, emulator)
     clock = Clock(T0)
     loop = halted_loop(root, flags, tools, clock)
-    server, base = serve(WebUi(loop_source(loop, 1)))
+    server, base = serve(WebUi(page_source(loop, 1)))
     try:
         status, overview, headers = page(base + "/ui/")
         assert status == 200 and headers["Content-Type"].startswith("text/html")
@@ -150,7 +151,7 @@ def test_the_page_shows_one_published_turn_never_a_pass_half_way(tmp_path, emula
     held."""
     root, flags = repo_with_everything(tmp_path, emulator)
     loop = halted_loop(root, flags, tools)
-    server, base = serve(WebUi(loop_source(loop, 1)))
+    server, base = serve(WebUi(page_source(loop, 1)))
     try:
         (root / "gates/freeze.yaml").unlink()
         loop.request_pass()
@@ -171,7 +172,7 @@ def test_a_standby_replica_shows_what_the_leader_recorded(tmp_path, emulator, to
     standby = Reconciler(LocalCheckout(root), KubeCluster(load_client(flags[1])), tools,
                          LoopSettings(apply=ApplyOptions(now=T0)), clock=Clock(T0))
     assert not standby.state.leading and standby.state.inventories is None
-    server, base = serve(WebUi(loop_source(standby, 1)))
+    server, base = serve(WebUi(page_source(standby, 1)))
     try:
         overview = page(base + "/ui/")[1]
         assert verdicts(overview) == {"ns": "apply", "web": "halted", "extra": "held"}
@@ -385,7 +386,7 @@ def test_missing_pages_are_404_a_favicon_and_what_lifts_each_hold(tmp_path, emul
     root, flags = repo_with_everything(tmp_path, emulator)
     write_files(root, {"gates/pause-extra.yaml": PAUSED})
     loop = halted_loop(root, flags, tools)
-    server, base = serve(WebUi(loop_source(loop, 1), TOKEN.encode()))
+    server, base = serve(WebUi(page_source(loop, 1), TOKEN.encode()))
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     try:
         for path in ("/ui/bundles/nothing", "/ui/no-such-page"):

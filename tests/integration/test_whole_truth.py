@@ -24,12 +24,12 @@ from gitgate.apiserver.transport import load_client
 from gitgate.apiserver.verbs import KubeCluster
 from gitgate.apply.work import ApplyOptions
 from gitgate.cli import main
+from gitgate.cli.run import page_source
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
 from gitgate.output.statusviews import loop_document
 from gitgate.output.weblayout import Filters
 from gitgate.output.webpages import bundle_page, overview_page
-from gitgate.output.webui import loop_source
 from gitgate.passes.recorded import bundle_events, recorded_status
 from gitgate.source.git import GitSource
 from gitgate.source.localgit import LocalCheckout
@@ -131,9 +131,9 @@ def test_every_output_says_the_same_standing(settled):
     as_yaml = {b["name"]: b for b in YAML(typ="safe").load(
         gitgate("status", *flags, "-o", "yaml"))["bundles"]}
     listed = {b["name"]: b for b in json.loads(gitgate("get", *flags, "-o", "json"))["bundles"]}
-    served = {b["name"]: b for b in loop_document(loop)["bundles"]}
+    served = {b["name"]: b for b in loop_document(loop.published)["bundles"]}
     table, wide = gitgate("status", *flags), gitgate("status", *flags, "-o", "wide")
-    cells = page_cells(overview_page(loop_source(loop, 1).snapshot(), Filters()))
+    cells = page_cells(overview_page(page_source(loop, 1).snapshot(), Filters()))
     cluster = KubeCluster(load_client(kubeconfig))
     records = {i.bundle: i for i in recorded_status(cluster, "default").inventories}
     plan = {b["name"]: b for b in json.loads(gitgate("plan", str(root), *flags, "-o", "json",
@@ -158,7 +158,7 @@ def test_every_output_says_the_same_standing(settled):
         assert described["message"] == message
         ready = {c["type"]: c for c in described["conditions"]}["Ready"]
         assert ready["message"] == message, name
-        page = bundle_page(loop_source(loop, 1).snapshot(), records[name], [])
+        page = bundle_page(page_source(loop, 1).snapshot(), records[name], [])
         assert message in unescape(page) and all(c in unescape(page) for c in commands)
         events = bundle_events(cluster, records[name])
         if name in ("held", "approved", "cut", "apps-web"):

@@ -15,6 +15,7 @@ import git
 from gitgate.apply.work import ApplyOptions
 from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings
+from gitgate.output.statusviews import loop_document
 from gitgate.source.git import GitSource
 from tests.conftest import set_identity, write_files
 
@@ -102,3 +103,10 @@ def terminate(proc: subprocess.Popen, timeout: float = 30) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def served_status(loop: Reconciler) -> dict:
+    """The loop's `/status` as it would serve it now: what it has, published (as `run` does
+    at the end of each turn), rendered."""
+    loop.publish()
+    return loop_document(loop.published)
