@@ -197,11 +197,9 @@ def clusters_status(inventory: Inventory, dispatch: Dispatch) -> Manifest:
             "status": {
                 "lastHealthyRevision": healthy,
                 "clustersReady": f"{ready}/{len(scheduled)}",
-                "clusters": [{"name": c.name, "scheduled": c.scheduled, "applied": c.applied,
-                              "health": str(c.health), "suspended": c.suspended,
-                              "version": str(c.version),
-                              "revision": inventory.cluster_revision(c.name),
-                              **({"message": c.message} if c.message else {})}
+                "clusters": [{**{k: v for k, v in c.as_dict().items()
+                                 if not (k == "message" and not v)},
+                              "revision": inventory.cluster_revision(c.name)}
                              for c in dispatch.clusters]}}
 
 

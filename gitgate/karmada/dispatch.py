@@ -24,9 +24,9 @@ it holds, so they are `unknown` there.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
-from enum import IntEnum, StrEnum
+from enum import Enum, IntEnum, StrEnum
 from typing import Any
 
 from gitgate.karmada.binding import binding_name
@@ -50,17 +50,40 @@ _GENERATION_REPORTED = {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"}
 BindingKey = tuple[str, str]  # (namespace, name); "" namespace for a ClusterResourceBinding
 
 
+def _signal(key: str, schema: dict[str, Any], description: str = "",
+            column: str = "") -> dict[str, Any]:
+    """A field of `ClusterState` that its document carries as `key` (typed by `schema`), and
+    shows in a per-cluster table's `column` ("" for none)."""
+    return {"key": key, "schema": schema | ({"description": description} if description
+                                           else {}), "column": column}
+
+
+def _enum(kind: type[StrEnum]) -> dict[str, Any]:
+    return {"enum": [str(v) for v in kind]}
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterState:
-    """One bundle on one member cluster."""
+    """One bundle on one member cluster. The one record of a cluster's state: the fields
+    with a `_signal` are its document (`as_dict`: `status -o json/yaml`, `/status`, the
+    Bundle's status), its JSON Schema (`schema`, `clusterState` in
+    docs/schema/gitgate.io_v1alpha1.json) and the columns of the per-cluster tables
+    (`columns`: `status -o wide`, the bundle's page). A new signal is a field here."""
 
-    name: str
-    scheduled: bool
-    applied: bool
-    health: Health
-    suspended: bool
-    version: Version
-    message: str = ""
+    name: str = field(metadata=_signal("name", {"type": "string"}))
+    scheduled: bool = field(metadata=_signal(
+        "scheduled", {"type": "boolean"}, "Karmada scheduled every object there",
+        "SCHEDULED"))
+    applied: bool = field(metadata=_signal(
+        "applied", {"type": "boolean"}, "the member applied every object", "APPLIED"))
+    health: Health = field(metadata=_signal(
+        "health", _enum(Health), "the worst of its objects' health there", "HEALTH"))
+    suspended: bool = field(metadata=_signal(
+        "suspended", {"type": "boolean"}, "dispatch to it is suspended", "SUSPENDED"))
+    version: Version = field(metadata=_signal(
+        "version", _enum(Version), "whether it runs the current template", "VERSION"))
+    message: str = field(default="", metadata=_signal(
+        "message", {"type": "string"}, "the most actionable problem there (empty: none)"))
     apply_failed: bool = False  # a member refused an object (Karmada's appliedMessage)
     # since when every object of the bundle there reports itself ready (the latest of their
     # conditions' transition times); None when one does not say
@@ -83,9 +106,31 @@ class ClusterState:
         return ", ".join((["suspended"] if self.suspended else []) + words)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "scheduled": self.scheduled, "applied": self.applied,
-                "health": str(self.health), "suspended": self.suspended,
-                "version": str(self.version), "message": self.message}
+        """Its document: every signal by its key (an enum as its text)."""
+        return {f.metadata["key"]: _plain(getattr(self, f.name)) for f in _SIGNALS}
+
+    def columns(self) -> list[tuple[str, Any]]:
+        """The signals a per-cluster table shows, in order: (column heading, value)."""
+        return [(f.metadata["column"], _plain(getattr(self, f.name))) for f in _COLUMNS]
+
+    @staticmethod
+    def headings() -> list[str]:
+        return [f.metadata["column"] for f in _COLUMNS]
+
+    @staticmethod
+    def schema() -> dict[str, Any]:
+        """The JSON Schema of its document."""
+        return {"type": "object", "required": [f.metadata["key"] for f in _SIGNALS],
+                "properties": {f.metadata["key"]: f.metadata["schema"] for f in _SIGNALS}}
+
+
+_SIGNALS = tuple(f for f in fields(ClusterState) if "key" in f.metadata)
+_COLUMNS = tuple(f for f in _SIGNALS if f.metadata["column"])
+
+
+def _plain(value: object) -> Any:
+    """A signal's value in a document: an enum as its text, anything else as it is."""
+    return value.value if isinstance(value, Enum) else value
 
 
 @dataclass(frozen=True)

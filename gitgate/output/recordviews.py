@@ -13,7 +13,7 @@ from gitgate.karmada.dispatch import Dispatch
 from gitgate.output.analysisviews import analysis_lines
 from gitgate.output.documents import document, object_ref
 from gitgate.output.statusviews import cluster_cell, standing_cell
-from gitgate.output.tables import one_line, parse_stamp, table
+from gitgate.output.tables import cell, one_line, parse_stamp, table
 from gitgate.status.bundlestate import BundleState
 from gitgate.timespec import age
 
@@ -110,10 +110,9 @@ def describe_text(state: BundleState, events: list[dict[str, Any]], now: datetim
         lines.append(f"  {r.kind} {r.gate}{where}: {one_line(r.reason)}")
     lines.append("Clusters:" + ("" if state.clusters else "     none reported"))
     for c, runs in ((c.state, c.revision) for c in state.clusters):
-        lines.append(f"  {cluster_cell(c)}  scheduled={_yes(c.scheduled)} "
-                     f"applied={_yes(c.applied)} health={c.health} version={c.version} "
-                     f"revision={runs[:12] or '-'}" + (f"  {one_line(c.message)}"
-                                                        if c.message else ""))
+        signals = " ".join(f"{name.lower()}={cell(v)}" for name, v in c.columns())
+        lines.append(f"  {cluster_cell(c)}  {signals} revision={runs[:12] or '-'}"
+                     + (f"  {one_line(c.message)}" if c.message else ""))
     lines.append("Conditions:")
     rows = [["  TYPE", "STATUS", "REASON", "SINCE"]] + [
         [f"  {c.get('type')}", str(c.get("status")), str(c.get("reason") or "-"),
@@ -134,6 +133,3 @@ def describe_text(state: BundleState, events: list[dict[str, Any]], now: datetim
         lines += table(rows).rstrip("\n").splitlines()
     return "\n".join(lines) + "\n"
 
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"

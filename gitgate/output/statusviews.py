@@ -10,7 +10,7 @@ from gitgate.apply.standing import Standing
 from gitgate.apply.work import PassResult
 from gitgate.karmada.dispatch import ClusterState, Health, Version
 from gitgate.output.documents import document, object_ref
-from gitgate.output.tables import one_line, parse_stamp, rfc3339, table
+from gitgate.output.tables import cell, one_line, parse_stamp, rfc3339, table
 from gitgate.passes.recorded import provenance_document
 from gitgate.status.bundlestate import BundleState, dispatch_document
 from gitgate.status.published import Published
@@ -67,9 +67,8 @@ def status_table(states: list[BundleState], now: datetime, *, wide: bool = False
     reports (`-o wide`: one row per bundle and cluster); MESSAGE: the bundle's standing and
     every command that changes it (`standing_cell`)."""
     if wide:
-        rows = [["BUNDLE", "VERDICT", "CLUSTER", "SCHEDULED", "APPLIED", "HEALTH", "SUSPENDED",
-                 "VERSION", "REVISION", "ATTEMPTED", "GATES", "AGE", "SINCE", "LAST APPLIED",
-                 "MESSAGE"]]
+        rows = [["BUNDLE", "VERDICT", "CLUSTER", *ClusterState.headings(), "REVISION",
+                 "ATTEMPTED", "GATES", "AGE", "SINCE", "LAST APPLIED", "MESSAGE"]]
     else:
         rows = [["BUNDLE", "VERDICT", "CLUSTERS", "HEALTH", "AGE", "APPLIED", "REVISION",
                  "MESSAGE"]]
@@ -90,10 +89,8 @@ def status_table(states: list[BundleState], now: datetime, *, wide: bool = False
                          state.revision_cell, message or "-"])
             continue
         for cluster in state.clusters or (None,):
-            cells = ["-"] * 6 if cluster is None else [
-                cluster.state.name, _yes(cluster.state.scheduled), _yes(cluster.state.applied),
-                str(cluster.state.health), _yes(cluster.state.suspended),
-                str(cluster.state.version)]
+            cells = ["-"] * (1 + len(ClusterState.headings())) if cluster is None else [
+                cluster.state.name, *(cell(v) for _, v in cluster.state.columns())]
             text = (cluster.state.message if cluster is not None and cluster.state.message
                     and not inv.message else message)
             runs = inv.applied_revision if cluster is None else cluster.revision
@@ -104,8 +101,6 @@ def status_table(states: list[BundleState], now: datetime, *, wide: bool = False
     return table(rows) + "\n"
 
 
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"
 
 
 def pass_document(result: PassResult) -> dict[str, Any]:

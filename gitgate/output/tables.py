@@ -16,6 +16,13 @@ def table(rows: list[list[str]]) -> str:
                      for r in rows)
 
 
+def cell(value: object) -> str:
+    """A value in a table cell: yes / no, `-` for none."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "-" if value is None or value == "" else str(value)
+
+
 def rfc3339(value: datetime | None) -> str | None:
     return format_time(value) if value else None
 

@@ -13,6 +13,7 @@ from gitgate.apply.standing import RecordedReason
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.model import ReasonKind
 from gitgate.output.recordviews import clusters_ready
+from gitgate.output.tables import cell
 from gitgate.output.weblayout import (
     VERDICTS,
     Filters,
@@ -124,14 +125,15 @@ def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) ->
                                        if reasons else "<p>None holds it.</p>"))
     clusters = "".join(
         f'<tr data-cluster="{e(c.name)}"><th scope="row">{e(c.name)}</th>'
-        f"{cluster_td(c, _runs(r))}<td>{_yes(c.scheduled)}</td>"
-        f"<td>{_yes(c.applied)}</td><td>{e(c.health)}</td><td>{e(c.version)}</td>"
-        f"<td><code>{e(r.revision[:12] or '-')}</code></td>"
+        f"{cluster_td(c, _runs(r))}"
+        + "".join(f"<td>{e(cell(v))}</td>" for _, v in c.columns())
+        + f"<td><code>{e(r.revision[:12] or '-')}</code></td>"
         f'<td class="msg">{e(c.message or "-")}</td></tr>'
         for c, r in ((r.state, r) for r in state.clusters))
+    signals = "".join(f"<th>{e(name.capitalize())}</th>" for name in ClusterState.headings())
     parts.append("<h2>Member clusters</h2>" + (
-        '<div class="scroll"><table><thead><tr><th>Cluster</th><th>State</th><th>Scheduled</th>'
-        "<th>Applied</th><th>Health</th><th>Version</th><th>Revision</th><th>Message</th></tr>"
+        '<div class="scroll"><table><thead><tr><th>Cluster</th><th>State</th>'
+        f"{signals}<th>Revision</th><th>Message</th></tr>"
         f"</thead><tbody>{clusters}</tbody></table></div>" if clusters
         else "<p>Karmada reports no member cluster for it.</p>"))
     rollout = rollout_waves(snap, inv)
@@ -191,8 +193,3 @@ def _lifted_by(reason: RecordedReason, bundle: str) -> str:
     else:
         return ""
     return f' <span class="lift">To lift: {said}</span>'
-
-
-
-def _yes(value: bool) -> str:
-    return "yes" if value else "no"

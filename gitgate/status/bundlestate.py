@@ -34,6 +34,17 @@ class ClusterRecord:
     def document(self) -> dict[str, Any]:
         return {**self.state.as_dict(), "revision": self.revision or None}
 
+    @staticmethod
+    def schema() -> dict[str, Any]:
+        """The JSON Schema of its document (`clusterState` in
+        docs/schema/gitgate.io_v1alpha1.json; `tools/schemas.py` writes it there)."""
+        state = ClusterState.schema()
+        return {**state, "properties": {**state["properties"], "revision": {
+            "description": "the revision this cluster runs, as gitgate's writes decide it: the "
+                           "applied one, or the one it kept while suspended (null: none yet); "
+                           "in `status` and `/status`",
+            "type": ["string", "null"]}}}
+
 
 @dataclass(frozen=True)
 class BundleState:
