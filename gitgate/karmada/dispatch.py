@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from enum import Enum, IntEnum, StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 from gitgate.karmada.binding import binding_name
 from gitgate.karmada.bindingstatus import BindingStatus, Health, MemberRecord
@@ -50,15 +50,22 @@ _GENERATION_REPORTED = {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"}
 BindingKey = tuple[str, str]  # (namespace, name); "" namespace for a ClusterResourceBinding
 
 
-def _signal(key: str, schema: dict[str, Any], description: str = "",
-            column: str = "") -> dict[str, Any]:
-    """A field of `ClusterState` that its document carries as `key` (typed by `schema`), and
-    shows in a per-cluster table's `column` ("" for none)."""
-    return {"key": key, "schema": schema | ({"description": description} if description
-                                           else {}), "column": column}
+class Signal(TypedDict):
+    """A field of `ClusterState` that its document carries as `key` (typed by `schema`, a
+    JSON Schema), and shows in a per-cluster table's `column` ("" for none)."""
+
+    key: str
+    schema: dict[str, object]
+    column: str
 
 
-def _enum(kind: type[StrEnum]) -> dict[str, Any]:
+def _signal(key: str, schema: dict[str, object], description: str = "",
+            column: str = "") -> Signal:
+    return Signal(key=key, schema=schema | ({"description": description} if description
+                                            else {}), column=column)
+
+
+def _enum(kind: type[StrEnum]) -> dict[str, object]:
     return {"enum": [str(v) for v in kind]}
 
 

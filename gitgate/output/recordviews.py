@@ -14,6 +14,7 @@ from gitgate.output.analysisviews import analysis_lines
 from gitgate.output.documents import document, object_ref
 from gitgate.output.statusviews import cluster_cell, standing_cell
 from gitgate.output.tables import cell, one_line, parse_stamp, table
+from gitgate.passes.recorded import BundleEvent
 from gitgate.status.bundlestate import BundleState
 from gitgate.timespec import age
 
@@ -75,7 +76,7 @@ def history_document(inv: Inventory) -> dict[str, Any]:
     return document("BundleHistory", {"name": inv.bundle, "history": list(inv.history)})
 
 
-def describe_document(state: BundleState, events: list[dict[str, Any]]) -> dict[str, Any]:
+def describe_document(state: BundleState, events: list[BundleEvent]) -> dict[str, Any]:
     inv = state.record
     return document("BundleDescription", {
         **state.document(), "source": inv.source, "instance": inv.instance,
@@ -85,7 +86,7 @@ def describe_document(state: BundleState, events: list[dict[str, Any]]) -> dict[
                        for e in inv.entries], "events": events})
 
 
-def describe_text(state: BundleState, events: list[dict[str, Any]], now: datetime) -> str:
+def describe_text(state: BundleState, events: list[BundleEvent], now: datetime) -> str:
     """kubectl describe's layout: fields, then sections."""
     inv, meaning = state.record, state.standing
     status, reason = _ready(inv)

@@ -5,7 +5,6 @@ value, and the last changes name a Secret's `.data`, never its keys."""
 from __future__ import annotations
 
 import shlex
-from typing import Any
 from urllib.parse import urlencode
 
 from gitgate.apply.inventory import Inventory
@@ -27,6 +26,7 @@ from gitgate.output.weblayout import (
     time_tag,
 )
 from gitgate.output.webrollouts import rollout_waves
+from gitgate.passes.recorded import BundleEvent
 from gitgate.status.bundlestate import BundleState, ClusterRecord
 from gitgate.status.overview import change_of
 
@@ -99,7 +99,7 @@ def _runs(cluster: ClusterRecord) -> str | None:
     return None if runs is None else runs or "none"
 
 
-def bundle_page(snap: Snapshot, inv: Inventory, events: list[dict[str, Any]]) -> str:
+def bundle_page(snap: Snapshot, inv: Inventory, events: list[BundleEvent]) -> str:
     state = BundleState.of(inv, snap.dispatch.get(inv.bundle, Dispatch()))
     meaning = state.standing
     facts = [("Verdict", badge(snap.verdict(inv))), ("Source", e(inv.source or "-")),

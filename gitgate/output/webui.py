@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
@@ -40,6 +40,7 @@ from gitgate.output.webpages import bundle_page, overview_page
 from gitgate.output.webrollouts import rollouts_page
 from gitgate.passes.onepass import RecordCache
 from gitgate.passes.recorded import (
+    BundleEvent,
     bundle_events,
     provenance_document,
     read_document,
@@ -69,7 +70,7 @@ class StateSource:
     """Where the pages read from: a snapshot now, and a bundle's events."""
 
     snapshot: Callable[[], Snapshot]
-    events: Callable[[Inventory], list[dict[str, Any]]]
+    events: Callable[[Inventory], list[BundleEvent]]
 
 
 def _html(status: int, body: str, headers: dict[str, str] | None = None) -> Response:
@@ -272,7 +273,7 @@ class ApiSource:
             self._read = (time.monotonic(), snap)
             return snap
 
-    def events(self, record: Inventory) -> list[dict[str, Any]]:
+    def events(self, record: Inventory) -> list[BundleEvent]:
         """A bundle's events, read when its page is asked for."""
         return bundle_events(self.cluster, record)
 

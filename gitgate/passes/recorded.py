@@ -8,7 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from gitgate.apiserver.ports import ClusterPort, Lister
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory
@@ -48,7 +48,21 @@ def recorded_status(cluster: ClusterPort, instance: str,
                     ShardMap.from_dict(read_document(cluster, instance, "shards")))
 
 
-def bundle_events(cluster: Lister, inventory: Inventory) -> list[dict[str, Any]]:
+class BundleEvent(TypedDict):
+    """An event about a bundle's Bundle, as `describe` and the bundle's page show it."""
+
+    type: str | None  # Normal or Warning
+    reason: str | None
+    action: str | None
+    note: str | None
+    at: str | None  # RFC 3339
+
+
+def _said(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def bundle_events(cluster: Lister, inventory: Inventory) -> list[BundleEvent]:
     """The events about a bundle's Bundle, oldest first (none when they cannot be read)."""
     name = bundle_name(inventory.bundle, inventory.instance)
     try:
@@ -56,9 +70,10 @@ def bundle_events(cluster: Lister, inventory: Inventory) -> list[dict[str, Any]]
                                      f"{RECORD_LABEL}={name[:63].strip('.-') or 'bundle'}")
     except KubeError:
         return []
-    events = [{"type": e.get("type"), "reason": e.get("reason"), "action": e.get("action"),
-               "note": e.get("note"), "at": e.get("eventTime")
-               or (e.get("metadata") or {}).get("creationTimestamp")}
+    events = [BundleEvent(type=_said(e.get("type")), reason=_said(e.get("reason")),
+                          action=_said(e.get("action")), note=_said(e.get("note")),
+                          at=_said(e.get("eventTime")
+                                   or (e.get("metadata") or {}).get("creationTimestamp")))
               for e in found if (e.get("regarding") or {}).get("name") == name]
     return sorted(events, key=lambda e: str(e["at"] or ""))
 
