@@ -11,7 +11,7 @@ from typing import Any
 from gitgate.errors import ConfigError
 from gitgate.model.analysisspec import COMPARISONS, Check, FailIf, Provider
 from gitgate.model.promql import template_problem
-from gitgate.source.configfields import reject_unknown
+from gitgate.source.configfields import entries, reject_unknown
 from gitgate.timespec import parse_duration
 
 _ANALYSIS_KEYS = {"providers"}
@@ -55,11 +55,7 @@ def parse_providers(value: Any, file: str) -> tuple[Provider, ...]:
     if not isinstance(items, list):
         raise ConfigError("analysis.providers must be a list of {name, url, ...}", file=file)
     out: list[Provider] = []
-    for index, item in enumerate(items):
-        where = f"analysis.providers[{index}]"
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where} must be a mapping", file=file)
-        reject_unknown(item, _PROVIDER_KEYS, file, f"{where}.")
+    for where, item in entries(items, file, "analysis.providers", _PROVIDER_KEYS):
         name = _text(item.get("name"), file, f"{where}.name")
         url = _text(item.get("url"), file, f"{where}.url").rstrip("/")
         if not _url_ok(url):
@@ -106,11 +102,7 @@ def parse_analysis(value: Any, file: str, key: str, providers: tuple[Provider, .
         raise ConfigError(f"{key} must be a non-empty list of {{name, prometheus, query, "
                           "failIf}}", file=file)
     checks: list[Check] = []
-    for index, item in enumerate(value):
-        where = f"{key}[{index}]"
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where} must be a mapping", file=file)
-        reject_unknown(item, _CHECK_KEYS, file, f"{where}.")
+    for where, item in entries(value, file, key, _CHECK_KEYS):
         name = _text(item.get("name"), file, f"{where}.name")
         if not _CHECK_NAME.match(name) or any(c.name == name for c in checks):
             raise ConfigError(f"{where}.name {name!r} must be lowercase letters, digits and "

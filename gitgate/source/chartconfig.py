@@ -18,6 +18,7 @@ from gitgate.model.chartspec import (
     url_parts,
 )
 from gitgate.source.configfields import (
+    entries,
     optional_mapping,
     optional_str,
     reject_unknown,
@@ -65,12 +66,8 @@ def parse_chart_policy(value: Any, file: str) -> ChartPolicy:
     items = value.get("repositories") or []
     if not isinstance(items, list):
         raise ConfigError("charts.repositories must be a list of {url, ...}", file=file)
-    entries = []
-    for index, item in enumerate(items):  # 0-based, as every path in a message
-        where = f"charts.repositories[{index}]"
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where} must be a mapping", file=file)
-        reject_unknown(item, _CHART_REPO_KEYS, file, f"{where}.")
+    repositories: list[ChartRepository] = []
+    for where, item in entries(items, file, "charts.repositories", _CHART_REPO_KEYS):
         url = optional_str(item.get("url"), file, f"{where}.url")
         if url is None or url_parts(url) is None:
             raise ConfigError(f"{where}.url must be an https:// chart repository (http:// "
@@ -96,13 +93,13 @@ def parse_chart_policy(value: Any, file: str) -> ChartPolicy:
         ca_file = optional_str(item.get("caFile"), file, f"{where}.caFile")
         tenants = item.get("tenants")
         verify, key_file, key_secret = _chart_keyring(item, url, file, where)
-        entries.append(ChartRepository(
+        repositories.append(ChartRepository(
             url.rstrip("/"), optional_str(item.get("name"), file, f"{where}.name") or "",
             cred_file, cred_secret,
             _host_path(ca_file, file, f"{where}.caFile") if ca_file else None,
             None if tenants is None else str_list(tenants, file, f"{where}.tenants"),
             verify, key_file, key_secret))
-    return ChartPolicy(tuple(entries), size)
+    return ChartPolicy(tuple(repositories), size)
 
 
 

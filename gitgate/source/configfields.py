@@ -4,6 +4,7 @@ mistake a `ConfigError` naming the file)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from gitgate.errors import ConfigError
@@ -31,6 +32,18 @@ def reject_unknown(data: dict[str, Any], allowed: set[str], file: str, where: st
             f"unknown field(s) {', '.join(where + k for k in unknown)}; "
             f"allowed: {', '.join(sorted(allowed))}", file=file)
 
+
+
+def entries(items: list[Any], file: str, key: str, allowed: set[str]
+            ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each item of a list of mappings with its 0-based path (`key[i]`), which must be a
+    mapping of `allowed` fields only."""
+    for index, item in enumerate(items):
+        where = f"{key}[{index}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where} must be a mapping", file=file)
+        reject_unknown(item, allowed, file, f"{where}.")
+        yield where, item
 
 
 def str_list(value: Any, file: str, key: str) -> tuple[str, ...]:

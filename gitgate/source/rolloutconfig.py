@@ -19,6 +19,7 @@ from gitgate.model.rolloutspec import (
 )
 from gitgate.source.analysisconfig import parse_analysis
 from gitgate.source.configfields import (
+    entries,
     labels_of,
     optional_mapping,
     reject_unknown,
@@ -142,11 +143,7 @@ def parse_customizations(value: Any, file: str) -> tuple[Customization, ...]:
                           "labelSelector: {...}, values: {...}, patches: [...]}", file=file)
     out = []
     named: set[str] = set()
-    for index, item in enumerate(value):
-        where = f"clusters[{index}]"
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where} must be a mapping", file=file)
-        reject_unknown(item, _CUSTOMIZATION_KEYS, file, f"{where}.")
+    for where, item in entries(value, file, "clusters", _CUSTOMIZATION_KEYS):
         chosen = _wave({k: v for k, v in item.items() if k in ("clusters", "labelSelector")},
                        file, where)
         twice = sorted(named & set(chosen.clusters))

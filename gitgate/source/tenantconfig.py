@@ -8,6 +8,7 @@ from typing import Any
 from gitgate.errors import ConfigError
 from gitgate.model.tenantspec import PLATFORM, REFUSE, Tenancy, Tenant
 from gitgate.source.configfields import (
+    entries,
     optional_mapping,
     reject_unknown,
     str_list,
@@ -36,11 +37,7 @@ def parse_tenancy(data: dict[str, Any], file: str) -> Tenancy:
     if not isinstance(value, list):
         raise ConfigError("tenants must be a list of {name, paths, namespaces, ...}", file=file)
     tenants: list[Tenant] = []
-    for index, item in enumerate(value):
-        where = f"tenants[{index}]"
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where} must be a mapping", file=file)
-        reject_unknown(item, _TENANT_KEYS, file, f"{where}.")
+    for where, item in entries(value, file, "tenants", _TENANT_KEYS):
         name = item.get("name")
         if not isinstance(name, str) or not _TENANT_NAME.match(name) or name == PLATFORM:
             raise ConfigError(f"{where}.name must be a lowercase DNS label other than "
