@@ -7,8 +7,6 @@ bundle's); a later pass whose chart repository cannot be reached keeps the live 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from tests.support.chartservers import (
     make_chart,
     package,
 )
-from tests.support.looping import Upstream, terminate, wait_for
+from tests.support.looping import Upstream, start_run, terminate, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -69,12 +67,7 @@ def test_the_loop_applies_a_chart_holds_its_upgrade_and_keeps_it_when_unreachabl
                       "apps/podinfo/bundle.yaml": bundle.format(version="6.5.0")},
                      "podinfo 6.5.0")
         port = free_port()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gitgate.cli", "run", "--repo", upstream.url,
-             "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id, "--interval", "1s",
-             "--cache-dir", str(tmp_path / "run-cache"), "--listen", f"127.0.0.1:{port}",
-             "--lease-duration", "4", "--log-format", "json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = start_run(upstream.url, kube, tmp_path / "run-cache", f"127.0.0.1:{port}")
 
         def live() -> str | None:
             found = kube.cluster.get("v1", "ConfigMap", upstream.ns, "podinfo-podinfo")

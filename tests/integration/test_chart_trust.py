@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -26,7 +24,7 @@ from tests.support.chartservers import (
     make_chart,
     package,
 )
-from tests.support.looping import Upstream, terminate, wait_for
+from tests.support.looping import Upstream, start_run, terminate, wait_for
 from tests.support.signing import NEEDED, Keys, push_signed
 
 pytestmark = [pytest.mark.integration, NEEDED]
@@ -123,12 +121,7 @@ def test_the_loop_refuses_a_chart_from_a_registry_an_untrusted_commit_allows(
             ".gitgate/allowed_signers": _signer(keys, "alice") + _signer(keys, "carol")},
             "base")
         port = free_port()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gitgate.cli", "run", "--repo", upstream.url,
-             "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id, "--interval", "1s",
-             "--cache-dir", str(tmp_path / "run-cache"), "--listen", f"127.0.0.1:{port}",
-             "--lease-duration", "4", "--log-format", "json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = start_run(upstream.url, kube, tmp_path / "run-cache", f"127.0.0.1:{port}")
 
         def status() -> dict:
             try:

@@ -17,7 +17,7 @@ import gitgate
 from gitgate.endpoints.routes import LoopEndpoints
 from gitgate.endpoints.server import EndpointServer
 from gitgate.output.statusviews import loop_document
-from tests.support.looping import T0, Clock, Upstream, reconciler, wait_for
+from tests.support.looping import T0, Clock, Upstream, reconciler, start_run, wait_for
 from tests.support.objects import shown
 
 pytestmark = pytest.mark.integration
@@ -240,18 +240,11 @@ def test_only_the_leader_writes_and_a_standby_takes_over(upstream, kube, tools, 
 
 def test_gitgate_run_applies_serves_and_exits_0_on_sigterm(upstream, kube, tools, tmp_path):
     import signal
-    import subprocess
-    import sys
 
     secret = tmp_path / "webhook-secret"
     secret.write_text("s3cret\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gitgate.cli", "run", "--repo", upstream.url,
-         "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id, "--interval", "1s",
-         "--cache-dir", str(tmp_path / "cache"), "--listen", "127.0.0.1:0",
-         "--webhook-secret-file", str(secret), "--lease-duration", "4",
-         "--log-format", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_run(upstream.url, kube, tmp_path / "cache", "127.0.0.1:0",
+                     "--webhook-secret-file", str(secret))
     try:
         wait_for(lambda: live_value(kube, upstream) == "one" or proc.poll() is not None)
         assert proc.poll() is None, proc.stderr.read()

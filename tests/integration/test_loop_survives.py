@@ -5,8 +5,6 @@ replica unready and says why."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
@@ -19,7 +17,7 @@ from gitgate.loop.reconciler import Reconciler
 from gitgate.loop.schedule import LoopSettings, backoff
 from gitgate.source.git import GitSource
 from tests.support.http import free_port
-from tests.support.looping import T0, Clock, Upstream, terminate, wait_for
+from tests.support.looping import T0, Clock, Upstream, start_run, terminate, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -117,12 +115,7 @@ def test_a_lease_rbac_refuses_makes_the_replica_unready_and_says_why(kube, tmp_p
     state = kube.emulator.state
     state.denied.add(("get", "leases"))
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gitgate.cli", "run", "--repo", upstream.url,
-         "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id, "--interval", "1s",
-         "--cache-dir", str(tmp_path / "run-cache"), "--listen", f"127.0.0.1:{port}",
-         "--lease-duration", "4", "--log-format", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_run(upstream.url, kube, tmp_path / "run-cache", f"127.0.0.1:{port}")
     try:
         wait_for(lambda: "leaseProblem" in _status(port) or proc.poll() is not None,
                  timeout=30)

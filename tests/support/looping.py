@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -92,6 +93,16 @@ def wait_for(condition, timeout: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.05)
+
+
+def start_run(url: str, kube, cache: Path, listen: str, *flags: str) -> subprocess.Popen:
+    """`gitgate run` following `url` into the test cluster as a pod runs it: a pass every
+    second, a 4 s Lease, JSON logs; its stdout and stderr piped (text)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "gitgate.cli", "run", "--repo", url, "--kubeconfig",
+         kube.kubeconfig, "--instance", kube.run_id, "--interval", "1s", "--cache-dir",
+         str(cache), "--listen", listen, "--lease-duration", "4", "--log-format", "json",
+         *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def terminate(proc: subprocess.Popen, timeout: float = 30) -> None:
