@@ -5,9 +5,11 @@ signed gets no request, and its chart is refused."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import git as gitpython
@@ -37,11 +39,10 @@ def keys(tmp_path):
     made.close()
 
 
-def _signer(keys: Keys, name: str) -> str:
-    return f"{name}@example.com {(keys.folder / f'{name}.pub').read_text()}"
-
-
-def test_a_registry_an_untrusted_commit_allows_gets_no_request(keys, tmp_path: Path):
+@contextlib.contextmanager
+def _served(tmp_path: Path) -> Iterator[tuple[ChartCA, ChartRepo, Registry, str, str]]:
+    """A chart repository and a registry under one test CA; chart web 1.0.0 pushed to the
+    registry: its oci:// path and its archive's digest."""
     ca = ChartCA(tmp_path)
     home = tmp_path / "helm-home"
     with ChartRepo(tmp_path / "served", ca, home) as repo, \
@@ -50,6 +51,15 @@ def test_a_registry_an_untrusted_commit_allows_gets_no_request(keys, tmp_path: P
                                     tmp_path / "packages", home))
         digest = "sha256:" + hashlib.sha256(
             (tmp_path / "packages" / "web-1.0.0.tgz").read_bytes()).hexdigest()
+        yield ca, repo, registry, oci, digest
+
+
+def _signer(keys: Keys, name: str) -> str:
+    return f"{name}@example.com {(keys.folder / f'{name}.pub').read_text()}"
+
+
+def test_a_registry_an_untrusted_commit_allows_gets_no_request(keys, tmp_path: Path):
+    with _served(tmp_path) as (ca, repo, registry, oci, digest):
         root = tmp_path / "repo"
         work = gitpython.Repo.init(root, initial_branch="main")
         set_identity(work, "Dev", "dev@example.com")
@@ -104,14 +114,7 @@ def test_a_registry_an_untrusted_commit_allows_gets_no_request(keys, tmp_path: P
 
 def test_the_loop_refuses_a_chart_from_a_registry_an_untrusted_commit_allows(
         keys, kube, tmp_path: Path):
-    ca = ChartCA(tmp_path)
-    home = tmp_path / "helm-home"
-    with ChartRepo(tmp_path / "served", ca, home) as repo, \
-            Registry(tmp_path / "registry", ca, home) as registry:
-        oci = registry.push(package(make_chart(tmp_path / "s", "web", "1.0.0"),
-                                    tmp_path / "packages", home))
-        digest = "sha256:" + hashlib.sha256(
-            (tmp_path / "packages" / "web-1.0.0.tgz").read_bytes()).hexdigest()
+    with _served(tmp_path) as (ca, repo, registry, oci, digest):
         upstream = Upstream(tmp_path, kube)
         trusted = ("verify:\n  allowedSigners: .gitgate/allowed_signers\n"
                    "gates:\n  signers: [alice@example.com]\n"
