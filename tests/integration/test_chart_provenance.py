@@ -6,6 +6,7 @@ and the repository."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -40,6 +41,19 @@ def signers(tmp_path: Path):
 
 BUNDLE = "namespace: web\nplacement: none\nhelm:\n  repo: {url}\n  chart: podinfo\n" \
          "  version: '{version}'\n"
+
+
+def _refused_unverified(root: Path, cache: Path, line: int, where: str) -> None:
+    """`render` fails the source for its provenance (ChartUnverified at bundle.yaml:line,
+    naming `where`) and renders nothing of it."""
+    done = gitgate_cli("render", str(root), "-o", "json", cache=cache)
+    assert done.returncode == 1
+    document = json.loads(done.stdout)
+    assert not any(b["objects"] for b in document["bundles"])  # nothing rendered
+    [problem] = document["errors"]
+    assert problem["reason"] == "ChartUnverified"
+    assert (problem["file"], problem["line"]) == ("apps/podinfo/bundle.yaml", line)
+    assert where in problem["message"]
 
 
 def test_a_signed_chart_verifies_and_one_that_does_not_fails_its_source(signers, tmp_path):
@@ -77,19 +91,11 @@ def test_a_signed_chart_verifies_and_one_that_does_not_fails_its_source(signers,
             refused.stderr
         # a lock written by hand (the archive's true digest) is no way around it
         archive = tmp_path / "mallory" / "podinfo-6.6.0.tgz"
-        import hashlib
         digest = "sha256:" + hashlib.sha256(archive.read_bytes()).hexdigest()
         write_files(root, {"apps/podinfo/chart.lock.yaml": (
             f"charts:\n- repo: {repo.url}\n  chart: podinfo\n  requested: 6.6.0\n"
             f"  version: 6.6.0\n  digest: '{digest}'\n")})
-        done = gitgate_cli("render", str(root), "-o", "json", cache=tmp_path / "other")
-        assert done.returncode == 1
-        document = json.loads(done.stdout)
-        assert not any(b["objects"] for b in document["bundles"])  # nothing rendered
-        [problem] = document["errors"]
-        assert problem["reason"] == "ChartUnverified"
-        assert (problem["file"], problem["line"]) == ("apps/podinfo/bundle.yaml", 6)
-        assert repo.url in problem["message"]
+        _refused_unverified(root, tmp_path / "other", 6, repo.url)
         checked = gitgate_cli("check", str(root), cache=tmp_path / "other")
         assert checked.returncode == 1 and "ChartUnverified" in checked.stdout
 
@@ -165,18 +171,10 @@ def test_an_oci_chart_verifies_by_the_provenance_layer_helm_push_uploads(signers
 
         # a lock written by hand (the archive's true digest) is no way around it
         archive = tmp_path / "mallory" / "podinfo-6.6.0.tgz"
-        import hashlib
         digest = "sha256:" + hashlib.sha256(archive.read_bytes()).hexdigest()
         write_files(root, {
             "apps/podinfo/bundle.yaml": OCI_BUNDLE.format(chart=chart, version="6.6.0"),
             "apps/podinfo/chart.lock.yaml": (
                 f"charts:\n- repo: oci://{registry.host}/charts\n  chart: podinfo\n"
                 f"  requested: 6.6.0\n  version: 6.6.0\n  digest: '{digest}'\n")})
-        done = gitgate_cli("render", str(root), "-o", "json", cache=tmp_path / "other")
-        assert done.returncode == 1
-        document = json.loads(done.stdout)
-        assert not any(b["objects"] for b in document["bundles"])  # nothing rendered
-        [problem] = document["errors"]
-        assert problem["reason"] == "ChartUnverified"
-        assert (problem["file"], problem["line"]) == ("apps/podinfo/bundle.yaml", 5)
-        assert registry.host in problem["message"]
+        _refused_unverified(root, tmp_path / "other", 5, registry.host)
