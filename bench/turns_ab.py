@@ -35,6 +35,7 @@ from bench.run import (  # noqa: E402
     T0,
     Turn,
     binding_count,
+    cold_pass,
     find_kubectl,
     fresh_harness,
     kubectl_apply,
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             options = ApplyOptions(now=T0, instance=uuid.uuid4().hex[:6], force_conflicts=True,
                                    resync=timedelta(hours=1), concurrency=concurrency)
-            if not engine.run_pass(plan, cluster, options).ok:
+            if not cold_pass(plan, cluster, options).ok:
                 raise SystemExit(f"{variant}: the cold apply failed")
         wall = time.perf_counter() - began
         done = turn.done()
