@@ -418,7 +418,7 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool,
     from gitgate.apiserver.transport import load_client
     from gitgate.apiserver.verbs import KubeCluster
     from gitgate.apply.work import ApplyOptions
-    from gitgate.passes.onepass import plan_rendered, reconcile
+    from gitgate.passes.onepass import plan_rendered, reconcile, with_origin
     from gitgate.render.cache import RenderCache
     from gitgate.render.pipeline import render_repo
     from gitgate.render.tools import find_tools
@@ -445,14 +445,14 @@ def measure(bundles: int, kubeconfig: str, kubectl: str | None, emulated: bool,
         problems = rendered.problems
         if problems:
             raise SystemExit(f"the generated repo does not render: {problems[:3]}")
-        plan = plan_rendered(rendered, T0)
+        plan = plan_rendered(rendered, T0, instance=run)  # its policies named as a pass names them
         out["objects"] = sum(len(b.desired) for b in plan.bundles)
         templates = sum(1 for b in plan.bundles for o in b.desired
                         if o["metadata"].get("namespace"))
         namespaces = sorted({o["metadata"]["namespace"] for b in plan.bundles
                              for o in b.desired if o["metadata"].get("namespace")})
-        options = ApplyOptions(now=T0, instance=run, force_conflicts=True,
-                               resync=timedelta(hours=1))
+        options = with_origin(ApplyOptions(now=T0, instance=run, force_conflicts=True,
+                                           resync=timedelta(hours=1)), root)  # as a pass's
         try:
             # kubectl first: on Karmada, gitgate's policies make its controllers bind every
             # object gitgate wrote, work that would otherwise run during kubectl's turn

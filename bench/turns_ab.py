@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     from gitgate.apply import engine, ledger, recordformat
     from gitgate.apply.ledger import Ledger
     from gitgate.apply.work import ApplyOptions
-    from gitgate.passes.onepass import plan_rendered
+    from gitgate.passes.onepass import plan_rendered, with_origin
     from gitgate.render.pipeline import render_repo
     from gitgate.render.tools import find_tools
 
@@ -90,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         if variant == "kubectl":
             kubectl_apply(kubectl, kubeconfig, plan, "gg", "kc", scratch, False)
         else:
-            options = ApplyOptions(now=T0, instance=uuid.uuid4().hex[:6], force_conflicts=True,
-                                   resync=timedelta(hours=1), concurrency=concurrency)
+            options = with_origin(ApplyOptions(
+                now=T0, instance=uuid.uuid4().hex[:6], force_conflicts=True,
+                resync=timedelta(hours=1), concurrency=concurrency), scratch / "repo")
             if not cold_pass(plan, cluster, options).ok:
                 raise SystemExit(f"{variant}: the cold apply failed")
         wall = time.perf_counter() - began
