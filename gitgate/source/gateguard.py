@@ -20,6 +20,7 @@ suspension written first, the plan) sees the same ones."""
 from __future__ import annotations
 
 import posixpath
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -223,21 +224,40 @@ class GateGuard:
 
     def _put_back(self, repo: git.Repo, revision: str, path: str) -> bool:
         """The file as `revision` has it; a file it lacks stays as the head has it (an
-        added gate holds more). Returns whether the checkout changed."""
+        added gate holds more). Whatever the head put in its way (a link, a folder, a file
+        where a folder was) is removed first, so the freeze file is a file again; nothing is
+        ever written through a link. Returns whether the checkout changed."""
         try:
             text = repo.git.show(f"{revision}:{path}", strip_newline_in_stdout=False)
         except git.GitCommandError:
             return False
-        top = Path(str(repo.working_tree_dir))
-        target = top / path
-        if any((top / Path(*Path(path).parts[:i])).is_symlink()
-               for i in range(1, len(Path(path).parts) + 1)):
-            return False  # never through a link; a linked gates folder holds every bundle
-        if target.is_file() and target.read_text(encoding="utf-8", errors="replace") == text:
+        target = _cleared_way(Path(str(repo.working_tree_dir)), path)
+        if target.is_file() and not target.is_symlink() and target.read_text(
+                encoding="utf-8", errors="replace") == text:
             return False
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove(target)
         target.write_text(text, encoding="utf-8")
         return True
+
+
+def _remove(path: Path) -> None:
+    """Remove a link (never what it points to), a file or a folder at `path`, if any."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+def _cleared_way(top: Path, path: str) -> Path:
+    """`top / path` with every folder above it a real folder of the checkout: a link or a
+    file standing where a folder belongs is replaced by an empty folder."""
+    here = top
+    for part in Path(path).parts[:-1]:
+        here = here / part
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            _remove(here)
+        here.mkdir(exist_ok=True)
+    return here / Path(path).name
 
 
 def _judged(signature: Signature, names: tuple[str, ...]) -> str:

@@ -1,0 +1,81 @@
+"""A freeze file holds whatever shape a commit gives it: a `PAUSE` that is a folder, a link
+to a folder or a link that leads nowhere pauses its folder, and with gate signers a `PAUSE`
+that someone else turned into a folder or a link is put back as the gate signer left it (the
+loop neither lifts the pause nor stops)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from gitgate.source.gateguard import GateGuard
+from gitgate.source.signatures import Trust
+from tests.support.looping import T0, Clock, Upstream, reconciler
+from tests.support.signing import NEEDED, Keys, allowed_signers
+from tests.support.signing import push_signed as push
+
+pytestmark = [pytest.mark.integration, NEEDED]
+
+SHAPES = ["folder", "folder-link", "dangling-link", "file-link", "linked-parent"]
+
+
+def reshape(path, shape: str) -> None:
+    """Replace the file at `path` by `shape`, in a work tree (`linked-parent`: its folder
+    by a link to another folder)."""
+    if shape == "linked-parent":
+        shutil.rmtree(path.parent)
+        os.symlink("ns", path.parent)
+        return
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    if shape == "folder":
+        path.mkdir()
+        (path / "note.txt").write_text("not a pause any more\n")
+    elif shape == "folder-link":
+        os.symlink("../ns", path)
+    elif shape == "dangling-link":
+        os.symlink("nothing-here", path)
+    else:
+        os.symlink("cm.yaml", path)
+
+
+@pytest.fixture
+def keys(tmp_path):
+    made = Keys(tmp_path, ("alice", "carol"))
+    yield made
+    made.close()
+
+
+def verdicts(loop) -> dict[str, str]:
+    return {b.bundle: b.verdict for b in loop.state.last_result.bundles}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_pause_file_carol_reshapes_keeps_pausing(tmp_path, kube, tools, keys, shape):
+    upstream = Upstream(tmp_path, kube)
+    push(upstream, keys, "alice", {}, "start")
+    clock = Clock(T0)
+    loop = reconciler(upstream, kube, tools, tmp_path, clock)
+    loop.source.guard = GateGuard(Trust(allowed_signers(tmp_path / "gate_signers",
+                                                        keys.folder, "alice"),
+                                        None, tmp_path / "g"))
+    loop.tick()
+    push(upstream, keys, "alice", {"app/PAUSE": "INC-7: hands off\n"}, "pause the app")
+    clock.advance(seconds=60)
+    loop.state.requested = True
+    loop.tick()
+    app = f"{upstream.run}-app"
+    assert verdicts(loop)[app] == "held"
+    reshape(upstream.root / "app/PAUSE", shape)
+    changed = {} if shape == "linked-parent" else {"app/cm.yaml": upstream.configmap("two")}
+    push(upstream, keys, "carol", changed, "unpause")
+    clock.advance(seconds=60)
+    loop.state.requested = True
+    loop.tick()
+    assert loop.state.last_result.revision == upstream.work.head.commit.hexsha
+    assert verdicts(loop).get(app, "held") == "held", loop.state.last_result
+    assert kube.cluster.get("v1", "ConfigMap", upstream.ns, "settings")["data"]["value"] == "one"
+    restored = loop.source.cache_dir / "app/PAUSE"
+    assert not restored.is_symlink() and restored.read_text() == "INC-7: hands off\n"
