@@ -62,6 +62,25 @@ def stopped_bundles(items: list[BundlePlan], records: Mapping[str, LiveRecord],
     return out
 
 
+def suspended_bundles(items: list[BundlePlan], records: Mapping[str, LiveRecord],
+                      holds: Mapping[str, list[HoldReason]]) -> dict[str, HoldReason]:
+    """The bundles suspended on some cluster, with the first reason that suspends: one whose
+    verdict is suspended, and one a suspension covers as it is live that failed or left Git.
+    What their workloads use must not change under them on the suspended clusters, and an
+    object's template goes to every cluster its bundle is placed on."""
+    out = {item.bundle.name: next((r for r in item.verdict.reasons
+                                   if r.action is Action.SUSPEND), item.verdict.reasons[0])
+           for item in items if item.verdict.verdict is Verdict.SUSPENDED
+           and item.verdict.reasons}
+    verdicts = {item.bundle.name: item.verdict.verdict for item in items}
+    for name, found in holds.items():
+        why = next((r for r in found if r.action is Action.SUSPEND), None)
+        if why is not None and name in records and verdicts.get(name, Verdict.FAILED) is (
+                Verdict.FAILED):
+            out.setdefault(name, why)
+    return out
+
+
 def frozen_live_objects(stopped: Mapping[str, HoldReason],
                  records: Mapping[str, LiveRecord]) -> tuple[FrozenLive, ...]:
     """Every object live in a stopped bundle, as its record knows it."""

@@ -46,6 +46,7 @@ from gitgate.progression.frozenreach import (
     acting_on_live,
     frozen_live_objects,
     stopped_bundles,
+    suspended_bundles,
     used_live,
 )
 from gitgate.source.discover import PAUSE_FILE
@@ -99,7 +100,9 @@ def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
     items = [_refused(item, records.get(item.bundle.name), frozen) for item in items]
     stopped = stopped_bundles(items + outside, records, holds)
     frozen_live = frozen_live_objects(stopped, records)
-    around, containers = _around(items + outside, records, frozen, stopped, frozen_live)
+    stilled = {**suspended_bundles(items + outside, records, holds), **stopped}
+    around, containers = _around(items + outside, records, frozen, stopped, frozen_live,
+                                 stilled)
     items = [_kept_around(item, records.get(item.bundle.name), around, containers)
              for item in items]
     current = {item.bundle.name for item in items + outside} | set(plan.elsewhere)
@@ -118,9 +121,11 @@ def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
 
 def _around(items: list[BundlePlan], records: Mapping[str, LiveRecord],
             frozen: Mapping[ObjectRef, list[Freeze]], stopped: Mapping[str, HoldReason],
-            frozen_live: tuple[FrozenLive, ...]) -> tuple[Around, Around]:
+            frozen_live: tuple[FrozenLive, ...], stilled: Mapping[str, HoldReason],
+            ) -> tuple[Around, Around]:
     """What must stay as it is around what is frozen, whichever bundle has it: what a held
-    workload uses (its ConfigMaps, Secrets, PVCs, ServiceAccounts), as the commit renders it
+    or suspended (`stilled`) workload uses (its ConfigMaps, Secrets, PVCs, ServiceAccounts;
+    their templates go to the suspended clusters too), as the commit renders it
     and as its record says it is live, and a Karmada policy acting on a frozen bundle, judged
     against its objects as rendered and as live; and, not deleted, the Namespaces and CRDs
     frozen objects live in (deleting one deletes them). Each with the bundle it stays for
@@ -129,11 +134,11 @@ def _around(items: list[BundlePlan], records: Mapping[str, LiveRecord],
     containers: Around = {}
     present = {ref for item in items for ref in item.bundle.object_refs}
     present.update(ref for record in records.values() for ref in record.by_ref())
-    used_live(stopped, records, present, out)
+    used_live(stilled, records, present, out)
     acting_on_live(items, frozen_live, out)
     acted_on(items, records, stopped, frozen_live, out)
     for item in items:
-        why = stopped.get(item.bundle.name)
+        why = stilled.get(item.bundle.name)
         if why is None:
             continue
         for workload in (o for o in item.bundle.objects if is_workload(o)):
