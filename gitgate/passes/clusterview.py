@@ -27,6 +27,7 @@ from gitgate.passes.karmadareads import (
 )
 from gitgate.plan import Plan
 from gitgate.progression.hookphases import syncing, watched
+from gitgate.progression.suspendtargets import names_clusters
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
     steps = syncing(plan)
     objects = watched(plan, steps) if steps else []
     if members is None:
-        members = read_members(cluster) if with_rollout else Members()
+        members = (read_members(cluster) if with_rollout or names_clusters(plan)
+                   else Members())
     view = ClusterView(inventories, members=members)
     if not rolling and not objects:
         return view

@@ -75,3 +75,40 @@ def test_what_a_suspended_workload_uses_waits_with_it(web_and_config, kube, caps
     assert writes(kube, "/configmaps/web-config") == [], bundles["apps-config"]
     assert kube.cluster.get("v1", "ConfigMap", ns, "web-config")["data"]["value"] == "v1"
     assert writes(kube, "/configmaps/other"), bundles["apps-config"]  # the rest goes out
+
+
+def suspension(kube, ns: str, bundle: str):
+    from gitgate.karmada.policy import policy_name
+    for kind, where in (("PropagationPolicy", ns), ("ClusterPropagationPolicy", "")):
+        policy = kube.cluster.get("policy.karmada.io/v1alpha1", kind, where,
+                                  policy_name(bundle, kube.run_id))
+        if policy is not None:
+            return policy["spec"].get("suspension")
+    return None
+
+
+@pytest.mark.parametrize("named", [["membr2"], ["member2", "member-3"]])
+def test_a_suspension_naming_no_member_cluster_suspends_every_cluster(
+        web_and_config, kube, capsys, named):
+    """A careless `clusters: [membr2]`: Karmada has no such cluster, so the suspension as
+    written stops nothing, while `status` would say suspended. It suspends the bundle on
+    every cluster instead, and says which name is no member."""
+    root, ns = web_and_config
+    for member in ("member1", "member2"):  # Karmada's members, as the harness has them
+        kube.cluster.apply({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                            "metadata": {"name": member}, "spec": {"syncMode": "Push"}})
+    write_files(root, {**gate("web", f"{{bundles: [apps-web], action: suspend, clusters: "
+                                     f"[{', '.join(named)}], reason: member2 maintenance}}"),
+                       "apps/web/app.yaml": deployment("web", ns, "web:2")})
+    code, doc = apply(capsys, kube, root)
+    web = {b["name"]: b for b in doc["bundles"]}["apps-web"]
+    assert web["verdict"] == "suspended", web
+    assert suspension(kube, ns, "apps-web") == {"dispatching": True}, web
+    capsys.readouterr()
+    assert main(["status", "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id,
+                 "-o", "json"]) == 0
+    said = json.dumps([b for b in json.loads(capsys.readouterr().out)["bundles"]
+                       if b["name"] == "apps-web"])
+    unknown = [n for n in named if n.startswith(("membr", "member-"))]
+    assert all(n in said for n in unknown), said
+    assert "not a member cluster" in said, said
