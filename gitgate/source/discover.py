@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from gitgate.errors import GitgateError
 from gitgate.model import Problem, Source, SourceKind, is_under, join, parent_dir
@@ -21,6 +22,29 @@ from gitgate.source.tree import RepoTree
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 PAUSE_FILE = "PAUSE"
+_PAUSE_ENDINGS = ("", ".txt", ".md")
+
+
+def is_pause_name(name: str) -> bool:
+    """`PAUSE`, or a careless spelling of it an on-call person may type in an incident
+    (`pause`, `Pause`, `PAUSE.txt`, `pause.md`, blanks around it): each pauses its folder,
+    since a pause meant and not honoured lets a change out. A `pause.yaml` is a manifest."""
+    lower = name.strip().lower()
+    return any(lower == "pause" + ending for ending in _PAUSE_ENDINGS)
+
+
+def pause_text(name: str, text: str) -> str:
+    """A pause file's reason: its text, or the default; a careless spelling says its name."""
+    reason = text.strip() or DEFAULT_PAUSE_REASON
+    return reason if name == PAUSE_FILE else f"{reason} (file {name!r}, read as {PAUSE_FILE})"
+
+
+def has_pause_file(folder: Path) -> bool:
+    """Whether a folder on disk holds a pause file of any spelling."""
+    try:
+        return any(is_pause_name(entry.name) for entry in folder.iterdir())
+    except OSError:
+        return False
 DEFAULT_PAUSE_REASON = "paused by a PAUSE file"
 
 
@@ -127,12 +151,12 @@ def discover(tree: RepoTree) -> Discovery:
                 problems.append(Problem(folder, exc.message, lock_file, exc.line, exc.reason))
         raw_files = tuple(sorted(join(folder, n) for n in names if _is_raw_yaml(folder, n)))
         pause = None
-        if PAUSE_FILE in names:
+        pause_name = next((n for n in sorted(names) if is_pause_name(n)), None)
+        if pause_name is not None:
             try:
-                pause = ((tree.read(join(folder, PAUSE_FILE)) or "").strip()
-                         or DEFAULT_PAUSE_REASON)
+                pause = pause_text(pause_name, tree.read(join(folder, pause_name)) or "")
             except GitgateError:
-                pause = DEFAULT_PAUSE_REASON  # unreadable still pauses
+                pause = pause_text(pause_name, "")  # unreadable still pauses
         sources.append(Source(
             path=folder, kind=kind, options=options,
             bundle_name=options.name or bundle_name_for(folder),
@@ -162,12 +186,13 @@ def pause_files(tree: RepoTree) -> dict[str, str]:
     found: dict[str, str] = {}
     for file in (*tree.files, *tree.escaping_links):
         folder, _, name = file.rpartition("/")
-        if name != PAUSE_FILE:
+        if not is_pause_name(name):
             continue
         folder = folder or "."
         try:
-            text = (tree.read(file) or "").strip() if file in tree.files else ""
+            text = (tree.read(file) or "") if file in tree.files else ""
         except GitgateError:
             text = ""
-        found[folder] = text or DEFAULT_PAUSE_REASON
+        if folder not in found or name == PAUSE_FILE:
+            found[folder] = pause_text(name, text)
     return found

@@ -30,7 +30,7 @@ import git
 from gitgate.errors import GitgateError, SourceError
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
 from gitgate.source.deciders import changed_paths, deciders, touched
-from gitgate.source.discover import PAUSE_FILE
+from gitgate.source.discover import is_pause_name
 from gitgate.source.provenance import RepoTrust
 from gitgate.source.signatures import Signature, Trust
 
@@ -130,7 +130,7 @@ class GateGuard:
                 if p} if spec is not None else set()
 
     def _freeze_file(self, path: str, gate_dirs: set[str], keys: set[str]) -> bool:
-        return (path == self._rel(REPO_CONFIG) or posixpath.basename(path) == PAUSE_FILE
+        return (path == self._rel(REPO_CONFIG) or is_pause_name(posixpath.basename(path))
                 or path in keys or any(path.startswith(d + "/") for d in gate_dirs))
 
     def enforce(self, repo: git.Repo, head: str,

@@ -79,3 +79,31 @@ def test_a_pause_file_carol_reshapes_keeps_pausing(tmp_path, kube, tools, keys, 
     assert kube.cluster.get("v1", "ConfigMap", upstream.ns, "settings")["data"]["value"] == "one"
     restored = loop.source.cache_dir / "app/PAUSE"
     assert not restored.is_symlink() and restored.read_text() == "INC-7: hands off\n"
+
+
+@pytest.mark.parametrize("name", ["pause", "Pause", "PAUSE.txt", "pause.md", "PAUSE "])
+def test_a_pause_file_spelled_carelessly_still_pauses(tmp_path, kube, capsys, name):
+    """An on-call person's `touch apps/web/pause` in an incident: the folder is paused as by
+    `PAUSE`, and the reason names the file as written."""
+    import json
+
+    from gitgate.cli import main
+    from tests.conftest import write_files
+    from tests.support.manifests import cm
+
+    ns = kube.ns("spell")
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": "defaults: {placement: {clusterAffinity: {clusterNames: [member1]}}}\n",
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "apps/web/app.yaml": cm("web", ns, "v1"),
+        "apps/web/pause.yaml": cm("pause", ns, "v1"),  # a manifest named pause: no pause
+    })
+    flags = ["--kubeconfig", kube.kubeconfig, "--instance", kube.run_id, "-o", "json"]
+    assert main(["apply", str(root), *flags]) == 0
+    write_files(root, {f"apps/web/{name}": "INC-9: hands off\n",
+                       "apps/web/app.yaml": cm("web", ns, "v2")})
+    capsys.readouterr()
+    main(["apply", str(root), *flags])
+    web = {b["name"]: b for b in json.loads(capsys.readouterr().out)["bundles"]}["apps-web"]
+    assert web["verdict"] == "held", web
+    assert kube.cluster.get("v1", "ConfigMap", ns, "web")["data"]["value"] == "v1"
