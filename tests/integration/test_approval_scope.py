@@ -1,6 +1,7 @@
 """An approval covers exactly what goes out: a digest approved under a hold lets that content
 through and nothing else, whichever file outside the bundle's folder (a values file in a
-shared folder, reached through a link) changes it after. Through the real CLI against the API emulator."""
+shared folder, reached through a link) changes it after. Through the real CLI against the
+API emulator."""
 
 from __future__ import annotations
 
