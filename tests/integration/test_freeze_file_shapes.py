@@ -81,6 +81,41 @@ def test_a_pause_file_carol_reshapes_keeps_pausing(tmp_path, kube, tools, keys, 
     assert not restored.is_symlink() and restored.read_text() == "INC-7: hands off\n"
 
 
+@pytest.mark.parametrize("shape", ["folder", "folder-link"])
+def test_a_gate_file_carol_reshapes_keeps_holding(tmp_path, kube, tools, keys, shape):
+    """The same for a gate file: carol turns `gates/incident.yaml` into a folder holding a
+    gate that holds nothing (or a link to one): alice's gate is put back and holds."""
+    upstream = Upstream(tmp_path, kube)
+    app = f"{upstream.run}-app"
+    push(upstream, keys, "alice", upstream.gate("incident", f"{{bundles: [{app}], reason: INC}}"),
+         "freeze")
+    clock = Clock(T0)
+    loop = reconciler(upstream, kube, tools, tmp_path, clock)
+    loop.source.guard = GateGuard(Trust(allowed_signers(tmp_path / "gate_signers",
+                                                        keys.folder, "alice"),
+                                        None, tmp_path / "g"))
+    loop.tick()
+    assert verdicts(loop)[app] == "held"
+    gate = upstream.root / "gates/incident.yaml"
+    gate.unlink()
+    nothing = upstream.gate("nothing", "{bundles: [none], reason: x}")["gates/nothing.yaml"]
+    if shape == "folder":
+        gate.mkdir()
+        (gate / "nothing.yaml").write_text(nothing)
+    else:
+        (upstream.root / "other").mkdir()
+        (upstream.root / "other/nothing.txt").write_text(nothing)
+        os.symlink("../other", gate)
+    push(upstream, keys, "carol", {"app/cm.yaml": upstream.configmap("two")}, "lift")
+    clock.advance(seconds=60)
+    loop.state.requested = True
+    loop.tick()
+    assert loop.state.last_result.revision == upstream.work.head.commit.hexsha
+    assert verdicts(loop)[app] == "held", loop.state.last_result
+    restored = loop.source.cache_dir / "gates/incident.yaml"
+    assert restored.is_file() and not restored.is_symlink()
+
+
 @pytest.mark.parametrize("name", ["pause", "Pause", "PAUSE.txt", "pause.md", "PAUSE "])
 def test_a_pause_file_spelled_carelessly_still_pauses(tmp_path, kube, capsys, name):
     """An on-call person's `touch apps/web/pause` in an incident: the folder is paused as by
