@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from tests.support.hostile import chart, render, repo, rendered_names
+from tests.support.hostile import chart, render, rendered_names, repo
 
 TEMPLATE = """\
 apiVersion: v1
