@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 from datetime import timedelta
 
 import git
@@ -62,6 +61,23 @@ def clusters_of(capsys, flags, bundle="web") -> dict[str, dict]:
 
 def healthy(emulator, cluster: str) -> None:
     emulator.state.report(NS, "Deployment", "web", cluster, health="Healthy")
+
+
+def _healthy_once_reported(emulator, cluster: str):
+    """A fault that changes nothing but, at the second read of the bindings after the pass
+    wrote the Deployment (the wait has reported the first), makes `cluster` report it
+    Healthy: the wait sees Unhealthy, then Healthy, whatever the machine's speed."""
+    reads: list[str] = []
+
+    def on(request) -> None:
+        if request.method in ("POST", "PATCH", "PUT") and "/deployments" in request.path:
+            reads.clear()
+        elif request.method == "GET" and "resourcebindings" in request.path:
+            reads.append(request.path)
+            if len(reads) == 2:
+                healthy(emulator, cluster)
+
+    return on
 
 
 def test_status_shows_each_cluster_from_the_bindings(setup, emulator, capsys):
@@ -139,13 +155,9 @@ def test_status_reads_lists_only_whatever_the_number_of_objects(tmp_path, emulat
 def test_apply_wait_exits_0_once_every_open_cluster_is_healthy(setup, emulator, capsys):
     root, flags = setup
     write_files(root, {"gates/move.yaml": SUSPEND_M2})
-    timer = threading.Timer(1.0, healthy, (emulator, "member1"))
-    timer.start()
-    try:
-        code, out, err = run(capsys, "apply", str(root), *flags, "--wait", "--timeout", "30s",
-                             "-o", "json")
-    finally:
-        timer.cancel()
+    emulator.state.faults.append(_healthy_once_reported(emulator, "member1"))
+    code, out, err = run(capsys, "apply", str(root), *flags, "--wait", "--timeout", "30s",
+                         "-o", "json")
     assert code == 0, err
     doc = json.loads(out)
     validate(doc, "ApplyResult")
