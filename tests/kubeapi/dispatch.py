@@ -30,6 +30,7 @@ class Member:
     runs: int | None = None  # the template generation the member runs
     message: str = ""
     status: dict | None = None  # the member object's status (a Job's conditions, say)
+    data: Any = None  # what the member runs of a ConfigMap's `data` (its overrides applied)
 
 
 def placement_clusters(policy: dict, known_clusters: Callable[[], list[str]]) -> list[str]:
@@ -128,6 +129,33 @@ def _selects(policy: dict, template: dict) -> bool:
         if all(labels.get(k) == v for k, v in wanted.items()):
             return True
     return False
+
+
+def runs_on(template: dict, policies: list[dict], cluster: str) -> Any:
+    """A template's `data` as `cluster` runs it: the `plaintext` overriders (`replace`,
+    `add`, `remove` under `/data/`) of the override policies selecting it for that cluster,
+    ClusterOverridePolicies first, each kind by name (Karmada's order)."""
+    data = json.loads(json.dumps(template.get("data")))
+    ordered = sorted(policies, key=lambda p: (p.get("kind") != "ClusterOverridePolicy",
+                                              p["metadata"]["name"]))
+    for policy in ordered:
+        if not _selects(policy, template):
+            continue
+        for rule in (policy.get("spec") or {}).get("overrideRules") or []:
+            names = (rule.get("targetCluster") or {}).get("clusterNames") or []
+            if names and cluster not in names:
+                continue
+            for op in (rule.get("overriders") or {}).get("plaintext") or []:
+                path = str(op.get("path", ""))
+                if not path.startswith("/data/"):
+                    continue
+                key = path.removeprefix("/data/").replace("~1", "/").replace("~0", "~")
+                data = dict(data or {})
+                if op.get("operator") == "remove":
+                    data.pop(key, None)
+                else:
+                    data[key] = op.get("value")
+    return data
 
 
 def applied_overrides(template: dict, policies: list[dict], cluster: str) -> dict[str, str]:

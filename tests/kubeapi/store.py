@@ -905,6 +905,7 @@ class ApiState:
         self._notify("DELETED", key, gone)
         if key in self.selected_by:  # Karmada's garbage collection of the template's binding
             self.objects.pop(self._binding_key(key, kind), None)
+            self.members.pop(self._binding_key(key, kind), None)  # and of its Works
 
     def _finalize_due_namespaces(self) -> None:
         """The namespace controller: delete what a Terminating namespace holds; the namespace
@@ -1063,6 +1064,12 @@ class ApiState:
         clusters = [c["name"] for c in binding["spec"].get("clusters") or []]
         members = D.dispatch(self.members.get(key, {}), template, clusters,
                              binding["spec"].get("suspension"))
+        if template.get("kind") == "ConfigMap":
+            held = D.suspended_on(binding["spec"].get("suspension"), clusters)
+            policies = self._override_policies() if self.overrides_seen else []
+            for cluster, member in members.items():
+                if cluster not in held:
+                    member.data = D.runs_on(template, policies, cluster)
         self.members[key] = members
         self._write_works(key, template, clusters, binding["spec"].get("suspension"))
         status = D.binding_status(members, clusters)
@@ -1081,9 +1088,7 @@ class ApiState:
         binding_id = binding_meta.setdefault("labels", {}).setdefault(
             D.BINDING_ID_LABEL, str(uuid.uuid4()))
         held = D.suspended_on(suspension, clusters)
-        policies = [stored.obj for k, stored in self.objects.items()
-                    if k[:2] in (("policy.karmada.io", "overridepolicies"),
-                                 ("policy.karmada.io", "clusteroverridepolicies"))]
+        policies = self._override_policies()
         for cluster in clusters:
             work_key = ("work.karmada.io", "works", f"karmada-es-{cluster}",
                         f"{binding_meta['name']}-{binding_id[:8]}")
@@ -1104,6 +1109,28 @@ class ApiState:
                  "spec": {"suspendDispatching": False}},
                 {"karmada-controller-manager": Manager("Update", "work.karmada.io/v1alpha1",
                                                        _now(), set())})
+
+    def _override_policies(self) -> list[dict]:
+        return [stored.obj for k, stored in self.objects.items()
+                if k[:2] in (("policy.karmada.io", "overridepolicies"),
+                             ("policy.karmada.io", "clusteroverridepolicies"))]
+
+    def member_configmaps(self, cluster: str, namespace: str) -> list[dict]:
+        """The ConfigMaps of `namespace` a member cluster runs, as Karmada dispatched them
+        (for tests): each bound template's `data` as the member last received it."""
+        with self.lock:
+            out = []
+            for key, members in self.members.items():
+                binding = self.objects.get(key)
+                member = members.get(cluster)
+                if binding is None or member is None or key[2] != namespace:
+                    continue
+                resource = binding.obj["spec"]["resource"]
+                if resource.get("kind") == "ConfigMap":
+                    out.append({"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": resource["name"], "namespace": namespace},
+                                "data": member.data})
+            return out
 
     def _redispatch_all(self) -> None:
         """An override policy changed: Karmada's binding controller renders every Work
