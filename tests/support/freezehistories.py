@@ -63,6 +63,7 @@ from tests.support.freezemodel import (
     Model,
     Record,
     Repo,
+    Rollout,
     Standing,
     bundles_of,
     content_of,
@@ -82,6 +83,18 @@ FOLDERS = ("apps/a{i}", "apps/a{i}/v2", "other/a{i}")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 POLICIES = "/apis/policy.karmada.io/v1alpha1/namespaces/{ns}/"
 CLUSTER_OVERRIDES = "/apis/policy.karmada.io/v1alpha1/clusteroverridepolicies/"
+
+
+class EmulatedMember:
+    """A member cluster as the emulator's dispatch model has it: what Karmada last sent it
+    of each ConfigMap (read like a cluster: `list_objects`)."""
+
+    def __init__(self, state, name: str) -> None:
+        self.state, self.name = state, name
+
+    def list_objects(self, api: str, kind: str, namespace: str) -> list[dict]:
+        assert (api, kind) == ("v1", "ConfigMap")
+        return self.state.member_configmaps(self.name, namespace)
 
 
 class FreezeHistories(RuleBasedStateMachine):
@@ -348,8 +361,8 @@ class FreezeHistories(RuleBasedStateMachine):
         self.model.after_pass(judged, stopped)
         for name in sorted(stopped):
             self.adopt(name, judged, had.get(name, set()), name in suspended, before, after)
-        if self.members:
-            self.members_run_what_the_model_says()
+        self.rollouts_are_where_the_model_says(judged, stopped)
+        self.members_run_what_the_model_says()
 
     def records_and_status_agree(self, wanted: dict[str, Standing], stopped: set[str]) -> None:
         """Each bundle's record on the API server and `gitgate status -o json` (the real CLI)
@@ -457,18 +470,70 @@ class FreezeHistories(RuleBasedStateMachine):
             elif key not in claimed:
                 values[key] = None
         self.model.adopt(name, record, values)
+        rolling = next((b for b in judged.open if b.identity.name == name and b.rollout), None)
+        if rolling is not None and record is not None:
+            policy = self.cluster.get("policy.karmada.io/v1alpha1", "PropagationPolicy",
+                                      self.ns, policy_name(name, self.instance))
+            suspension = ((policy or {}).get("spec") or {}).get("suspension") or {}
+            record.waiting_on = frozenset(
+                (suspension.get("dispatchingOnClusters") or {}).get("clusterNames") or ())
+            record.suspended = bool(suspension.get("dispatching"))
+            self.model.rollouts[name] = Rollout(judged.contents[name], 0, self.repo.now,
+                                                unknown=True)
+            self.model.dispatch()
+
+    def member_clusters(self) -> dict:
+        """Each member cluster, to read what it runs: Karmada's, or the emulator's dispatch
+        model of it."""
+        if self.members:
+            return self.members
+        if self.emulator is None:
+            return {}
+        return {name: EmulatedMember(self.emulator.state, name) for name in MEMBERS}
 
     def members_run_what_the_model_says(self) -> None:
         """Each member comes to run what the model says (Karmada propagates in seconds; a
-        suspended bundle's member keeps what it had; the customizations and the platform's
-        overrides applied on their member)."""
+        suspended bundle's member, and one its rollout has not released, keeps what it had;
+        the customizations and the platform's overrides applied on their member). A rolling
+        bundle a freeze stopped mid-pass runs as far as it got: the model takes that over."""
         deadline = time.monotonic() + self.member_timeout
-        for name, member in (self.members or {}).items():
+        unknown = {o for name, r in self.model.rollouts.items() if r.unknown
+                   for o in (self.model.records[name].objects
+                             if name in self.model.records else ())}
+        for name, member in self.member_clusters().items():
             wanted = self.model.member.get(name, {})  # a member not placed runs none
-            while (seen := self.live(member)) != wanted:
+            while True:
+                seen = self.live(member)
+                for obj in unknown:
+                    if obj in seen:
+                        wanted[obj] = seen[obj]
+                    else:
+                        wanted.pop(obj, None)
+                if seen == wanted:
+                    break
                 assert time.monotonic() < deadline, (
-                    f"{name} runs {seen}, the model says {wanted}")
+                    f"{name} runs {seen}, the model says {wanted}; rollouts "
+                    f"{self.model.rollouts}; repo {self.repo}")
                 time.sleep(0.5)
+
+    def rollouts_are_where_the_model_says(self, judged: Judgement, stopped: set[str]) -> None:
+        """Each rolling bundle's record keeps its rollout where the model says: the wave
+        being released (2: complete) and whether, and why, it halted."""
+        for name, rollout in judged.rollouts.items():
+            if name in stopped or rollout.unknown or name not in self.model.records:
+                continue
+            obj = self.cluster.get("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                                   record_name(name, self.instance))
+            text = ((obj or {}).get("status") or {}).get("rollout")
+            assert text, f"{name} rolls out, but its record keeps no rollout; model {rollout}"
+            state = json.loads(text)
+            halted = str(state.get("halted") or "")
+            why = ("unhealthy" if "Unhealthy while baking" in halted else
+                   "deadline" if "progressDeadline" in halted else halted)
+            assert (state.get("wave"), why) == (rollout.wave, rollout.halted), (
+                f"{name}'s rollout is at wave {state.get('wave')} halted {halted!r}; the model "
+                f"says wave {rollout.wave} halted {rollout.halted!r} ({rollout}); repo "
+                f"{self.repo}")
 
     def teardown(self) -> None:
         """The history's namespace, records and cluster-wide policy go (a real server is
@@ -608,6 +673,10 @@ class FreezeHistories(RuleBasedStateMachine):
             self.emulator.state.report(self.ns, "ConfigMap", name, MEMBERS[0], health=health)
         except KeyError:  # no binding (yet) for it on that member
             return
+        if health == "Unhealthy":
+            self.model.unhealthy.add((name, MEMBERS[0]))
+        else:
+            self.model.unhealthy.discard((name, MEMBERS[0]))
         self.step()
 
     @rule(how=st.sampled_from([None, "namespace", "cluster-override"]))

@@ -19,13 +19,18 @@ as `op/<its name>`, a platform OverridePolicy as `pop/<its name>`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 
 MEMBERS = ("member1", "member2")  # the member clusters every bundle is placed on
 CUSTOMIZED = "member2"  # the member a bundle's `clusters:` entry changes
 OVERRIDDEN = "member1"  # the member the platform's OverridePolicies change
 PLATFORM = "platform"  # the folder (and bundle) of the platform's OverridePolicies
+# an app's `rollout:` (README "Progressive rollouts"): these waves, this bake, and
+# progressDeadline's default (10m)
+WAVES = ((MEMBERS[0],), (MEMBERS[1],))
+BAKE = timedelta(hours=4)
+DEADLINE = timedelta(minutes=10)
 
 
 def override_key(bundle: str, obj: str) -> str:
@@ -72,6 +77,7 @@ class Record:
     objects: set[str]
     suspended: bool = False  # its live policy carries a suspension
     applied: bool = True  # it went out once (a write-ahead record alone: not yet)
+    waiting_on: frozenset[str] = frozenset()  # members its rollout has not released
 
 
 # What an approval lets through: the bundle's name, objects (its own overrides too), label,
@@ -101,6 +107,35 @@ class GateSpec:
     def approves(self, name: str, content: Content | None) -> bool:
         return content is not None and any(b == name and c == content
                                            for b, _, c in self.approvals)
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """Where a bundle's rollout is (README "Progressive rollouts"): the content it rolls
+    out, the wave being released (len(WAVES): complete), when that wave was released or a
+    gate over it lifted, since when every released member is ready, and why it halted
+    ("unhealthy": turned Unhealthy while baking; "deadline": not ready by progressDeadline).
+    `unknown`: a freeze stopped the bundle mid-pass, so the model does not know how far its
+    rollout got until its content changes again."""
+
+    content: Content
+    wave: int
+    started: datetime
+    ready_since: datetime | None = None
+    halted: str = ""
+    unknown: bool = False
+
+    def complete(self) -> bool:
+        return self.wave >= len(WAVES)
+
+    def released(self) -> set[str]:
+        if self.complete():
+            return set(MEMBERS)
+        return {m for wave in WAVES[:self.wave + 1] for m in wave}
+
+    def waiting_on(self) -> frozenset[str]:
+        """The members kept on the last released version (dispatch suspended)."""
+        return frozenset(m for m in MEMBERS if m not in self.released())
 
 
 @dataclass
@@ -212,6 +247,7 @@ class Judgement:
     # bundles that fail whatever the freezes (a tenant reaching out of its tenancy): nothing
     # of them is written or pruned, their records stay as they were
     refused: set[str] = field(default_factory=set)
+    rollouts: dict[str, Rollout] = field(default_factory=dict)  # after this pass, by bundle
 
 
 # the kinds of reason a record gives first, as README "Status" names them
@@ -241,9 +277,18 @@ def standings(repo: Repo, judgement: Judgement, records: dict[str, Record]) -> d
     suspended = judgement.suspended
     for b in judgement.open:
         name = b.identity.name
-        if b.rollout:  # README "Progressive rollouts": between waves, or halted, or done
+        rollout = judgement.rollouts.get(name)
+        if b.rollout and (rollout is None or rollout.unknown):  # as far as it got
             out[name] = Standing("apply", frozenset({"rollout", "gate", "approved"}),
                                  frozenset({"suspended", "halted"}))
+        elif b.rollout and name in suspended:  # a gate takes over the rollout and its halt
+            out[name] = Standing("suspended", frozenset({"gate"}))
+        elif rollout is not None and rollout.halted:
+            out[name] = Standing("halted", frozenset({"rollout"}))
+        elif rollout is not None and rollout.waiting_on():  # later waves keep the old version
+            out[name] = Standing("suspended", frozenset({"rollout", "approved"}))
+        elif rollout is not None:  # the last wave released, or done: nothing suspended
+            out[name] = Standing("apply", frozenset({"rollout", "approved"}))
         else:
             out[name] = Standing("suspended", frozenset({"gate"})) if name in suspended else (
                 Standing("apply"))
@@ -278,6 +323,10 @@ class Model:
         self.live: dict[str, str] = {}  # the templates and overrides on the control plane
         # what each member cluster runs: a ConfigMap's value there
         self.member: dict[str, dict[str, str]] = {m: {} for m in MEMBERS}
+        self.rollouts: dict[str, Rollout] = {}  # kept in each rolling bundle's record
+        # what member clusters report of a ConfigMap: (ConfigMap, member) -> Unhealthy; a
+        # ConfigMap is Healthy once applied (a kind Karmada interprets no health for)
+        self.unhealthy: set[tuple[str, str]] = set()
 
     def judge(self, repo: Repo) -> Judgement:
         bundles = bundles_of(repo)
@@ -344,9 +393,47 @@ class Model:
         claimed = {o for b in bundles for o in b.objects}
         if repo.trespass:  # a failed bundle's objects are still in Git: never pruned
             claimed |= set(tenant_bundle(repo).objects)
+        rollouts = {}
+        for b in open_ + blocked:
+            name = b.identity.name
+            gated = name in held_now or name in suspended
+            if b.rollout and (b in open_ or (gated and name in self.rollouts)):
+                rollouts[name] = self.rolled(b, contents[name], gated, repo.now)
         return Judgement(open_, suspended, blocked, frozen_now, gone, claimed, by_record,
                          held_now, waiting, kept, contents,
-                         refused={TENANT} if repo.trespass else set())
+                         refused={TENANT} if repo.trespass else set(), rollouts=rollouts)
+
+    def rolled(self, bundle: Bundle, content: Content, gated: bool, now: datetime) -> Rollout:
+        """One pass of a bundle's rollout (README "Progressive rollouts"). New content starts
+        again from wave 1, released in this pass; a hold or suspend gate (or `PAUSE`) stops it
+        where it is and takes over a halt, and the wave goes on with fresh timers once it
+        lifts; a wave released (or whose gate lifted) in this pass is judged from the next
+        pass on; then, every released member ready (a ConfigMap: applied and not reported
+        Unhealthy, ready from the wave's release), the bake counts from then and the next
+        wave is released once it is over; a wave that turns Unhealthy while baking, or is not
+        ready by progressDeadline, halts (onFailure: hold): the later waves keep the last
+        released version until a new commit."""
+        state = self.rollouts.get(bundle.identity.name)
+        if state is None or state.content != content:
+            state = Rollout(content, 0, now)
+        if state.complete() or state.unknown:
+            return state
+        if gated:
+            return replace(state, started=now, ready_since=None, halted="")
+        if state.halted or state.started == now:
+            return state
+        objects = [o for o in bundle.objects if is_configmap(o)]
+        sick = any((o, m) in self.unhealthy for o in objects for m in state.released())
+        if not sick:
+            since = state.ready_since or state.started
+            if now - since >= BAKE:
+                return Rollout(content, state.wave + 1, now)
+            return replace(state, ready_since=since)
+        if state.ready_since is not None:
+            return replace(state, halted="unhealthy")
+        if now >= state.started + DEADLINE:
+            return replace(state, halted="deadline")
+        return state
 
     def _waiting(self, bundles: list[Bundle], open_: list[Bundle], blocked: set[str],
                  held: set[str]) -> dict[str, str]:
@@ -438,10 +525,23 @@ class Model:
                 else:
                     for obj in previous.objects - judgement.claimed - kept:
                         self.live.pop(obj, None)
-            self.records[name] = Record(identity, objects, suspended)
+            rollout = judgement.rollouts.get(name)
+            if rollout is not None and rollout.unknown:  # as far as it got (`adopt`)
+                waiting_on = previous.waiting_on if previous is not None else frozenset()
+            else:
+                waiting_on = rollout.waiting_on() if rollout is not None else frozenset()
+            self.records[name] = Record(identity, objects, suspended, waiting_on=waiting_on)
             self.live.update(written)
+        for name, rollout in judgement.rollouts.items():
+            if name not in stopped:
+                self.rollouts[name] = rollout
+        for b in judgement.open:
+            if not b.rollout and b.identity.name not in stopped:
+                self.rollouts.pop(b.identity.name, None)
         for name in [n for n, r in self.records.items() if not r.objects]:
             del self.records[name]
+        for name in [n for n in self.rollouts if n not in self.records]:
+            del self.rollouts[name]
         self.dispatch()
 
     def adopt(self, name: str, record: Record | None, live: dict[str, str | None]) -> None:
@@ -464,16 +564,18 @@ class Model:
 
     def dispatch(self) -> None:
         """What Karmada sends each member: every live ConfigMap with the overrides for that
-        member; a member whose dispatch a bundle's policy suspends keeps what it had (a
-        deleted template is deleted everywhere)."""
+        member; a member whose dispatch a bundle's policy suspends (a gate, or a rollout that
+        has not released it) keeps what it had (a deleted template is deleted everywhere,
+        and what was reported of it goes)."""
         owner = {o: r for r in self.records.values() for o in r.objects if is_configmap(o)}
+        self.unhealthy = {(o, m) for o, m in self.unhealthy if o in self.live}
         for member in MEMBERS:
             runs = {}
             for obj, value in self.live.items():
                 if not is_configmap(obj):
                     continue
                 record = owner.get(obj)
-                if record is not None and record.suspended:
+                if record is not None and (record.suspended or member in record.waiting_on):
                     if obj in self.member[member]:
                         runs[obj] = self.member[member][obj]
                     continue
