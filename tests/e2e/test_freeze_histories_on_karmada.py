@@ -1,9 +1,12 @@
 """The property suite's histories (`tests/support/freezehistories.py`) against a real
 Karmada, with every step of the emulator's run (customizations, platform overrides,
-`dependsOn`, `gitgate approve`, freezes pushed mid-pass): the same checks after every pass,
-and after every step each member cluster is read until it runs what the reference model says
-(member2 with the bundles' `clusters:` values, member1 with the platform's overrides; a
-suspended bundle's members keep what they had). A smaller run than `make test`'s:
+`dependsOn`, `gitgate approve`, freezes pushed mid-pass, rollouts in waves with health flips):
+the same checks after every pass, and after every step each member cluster is read until it
+runs what the reference model says (member2 with the bundles' `clusters:` values, member1 with
+the platform's overrides; a suspended bundle's members, and those a rollout has not released,
+keep what they had). The members run no controllers: a rolling app carries a Deployment whose
+status the history writes on each member (Available, or Unhealthy when a health flip says so),
+and waits until Karmada reflects it. A smaller run than `make test`'s:
 `GITGATE_E2E_HISTORIES` and `GITGATE_E2E_HISTORY_STEPS` run more."""
 
 from __future__ import annotations

@@ -72,6 +72,7 @@ from tests.support.freezemodel import (
     target_of,
     tenant_bundle,
     tenant_key,
+    workload_key,
 )
 
 SEED = os.environ.get("GITGATE_PROPERTY_SEED")  # unset: the same histories every run
@@ -83,6 +84,10 @@ FOLDERS = ("apps/a{i}", "apps/a{i}/v2", "other/a{i}")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 POLICIES = "/apis/policy.karmada.io/v1alpha1/namespaces/{ns}/"
 CLUSTER_OVERRIDES = "/apis/policy.karmada.io/v1alpha1/clusteroverridepolicies/"
+
+
+def workload_name(folder: str) -> str:
+    return "w-" + folder.replace("/", "-")
 
 
 class EmulatedMember:
@@ -121,6 +126,7 @@ class FreezeHistories(RuleBasedStateMachine):
         self.repo = Repo(apps={i: App(f"apps/a{i}", {f"a{i}-c0": "v0", f"a{i}-c1": "v0"})
                                for i in range(APPS)})
         self.model = Model()
+        self.model.workloads = bool(self.members)
         self.version = 0
         self.counts["histories"] += 1
         self.root.mkdir(parents=True)
@@ -172,6 +178,9 @@ class FreezeHistories(RuleBasedStateMachine):
                 said += [f"dependsOn: ['{app.depends_on}']"] if app.depends_on else []
                 said += [f"rollout: {{waves: [{{clusters: [{MEMBERS[0]}]}}, {{clusters: "
                          f"[{MEMBERS[1]}]}}], bake: 4h}}"] if app.rollout else []
+                if app.rollout and self.members and not (
+                        repo.swallowed and app.folder.startswith("apps/")):
+                    files[f"{app.folder}/w.yaml"] = self.workload(app.folder)
                 if app.custom is not None:
                     said.append(f"clusters:\n  - clusters: [{MEMBERS[1]}]\n    patches:\n"
                                 "      - target: {kind: ConfigMap}\n        patch: [{op: "
@@ -218,6 +227,15 @@ class FreezeHistories(RuleBasedStateMachine):
         if root == self.root:
             self.git("add", "-A")
             self.git("commit", "-q", "--allow-empty", "-m", f"step {self.counts['steps']}")
+
+    def workload(self, folder: str) -> str:
+        """A rolling app's Deployment on a real Karmada (its spec never changes): what its
+        member clusters report health for."""
+        name = workload_name(folder)
+        return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: "
+                f"{self.ns}}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: {name}}}}}"
+                f"\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec: "
+                "{containers: [{name: app, image: 'registry.k8s.io/pause:3.9'}]}\n")
 
     @staticmethod
     def gate(name: str, selector: str) -> str:
@@ -363,6 +381,8 @@ class FreezeHistories(RuleBasedStateMachine):
             self.adopt(name, judged, had.get(name, set()), name in suspended, before, after)
         self.rollouts_are_where_the_model_says(judged, stopped)
         self.members_run_what_the_model_says()
+        if self.members:
+            self.members_report_health()
 
     def records_and_status_agree(self, wanted: dict[str, Standing], stopped: set[str]) -> None:
         """Each bundle's record on the API server and `gitgate status -o json` (the real CLI)
@@ -490,6 +510,52 @@ class FreezeHistories(RuleBasedStateMachine):
         if self.emulator is None:
             return {}
         return {name: EmulatedMember(self.emulator.state, name) for name in MEMBERS}
+
+    def members_report_health(self) -> None:
+        """On a real Karmada, whose members run no controllers: each rolling app's Deployment
+        on each member reports what the history says (Available since the history's clock
+        now, or Unhealthy: fewer updated and available replicas than its spec), and the step
+        waits until Karmada reflects it in the Deployment's binding."""
+        folders = {a.folder for a in self.repo.apps.values() if a.rollout and a.present
+                   and not (self.repo.swallowed and a.folder.startswith("apps/"))}
+        self.model.unhealthy = {(o, m) for o, m in self.model.unhealthy
+                                if not o.startswith("w:") or o.removeprefix("w:") in folders}
+        for folder in sorted(folders):
+            name = workload_name(folder)
+            for member, cluster in (self.members or {}).items():
+                live = cluster.get("apps/v1", "Deployment", self.ns, name)
+                if live is None:
+                    continue
+                sick = (workload_key(folder), member) in self.model.unhealthy
+                generation = live["metadata"]["generation"]
+                status = live.get("status") or {}
+                if status.get("observedGeneration") == generation and bool(
+                        status.get("availableReplicas")) != sick:
+                    continue
+                ready = 0 if sick else 1
+                when = self.repo.now.strftime("%Y-%m-%dT%H:%M:%SZ")
+                path = cluster.path_for("apps/v1", "Deployment", self.ns, name) + "/status"
+                code, body = cluster.request("PATCH", path, body={"status": {
+                    "observedGeneration": generation, "replicas": 1, "updatedReplicas": ready,
+                    "readyReplicas": ready, "availableReplicas": ready,
+                    "conditions": [{"type": "Available", "status": "False" if sick else "True",
+                                    "reason": "History", "lastTransitionTime": when,
+                                    "lastUpdateTime": when}]}},
+                    content_type="application/merge-patch+json")
+                assert code == 200, body
+                self.reflected(name, member, "Unhealthy" if sick else "Healthy")
+
+    def reflected(self, name: str, member: str, health: str) -> None:
+        deadline = time.monotonic() + self.member_timeout
+        while True:
+            binding = self.cluster.get("work.karmada.io/v1alpha2", "ResourceBinding", self.ns,
+                                       f"{name}-deployment")
+            items = ((binding or {}).get("status") or {}).get("aggregatedStatus") or []
+            if any(i.get("clusterName") == member and i.get("health") == health
+                   for i in items):
+                return
+            assert time.monotonic() < deadline, f"{name} on {member} is not {health}: {items}"
+            time.sleep(0.5)
 
     def members_run_what_the_model_says(self) -> None:
         """Each member comes to run what the model says (Karmada propagates in seconds; a
@@ -652,10 +718,8 @@ class FreezeHistories(RuleBasedStateMachine):
         """App `i` gains (or loses) `rollout:` waves, member1 then member2, with a 4h bake on
         the history's clock (`time_passes` moves it 3h), and changes its content: the bundle
         rolls out wave by wave (README "Progressive rollouts"), its customizations and the
-        overrides acting on it staying live throughout. Not on a real Karmada, whose members the
-        model reads as dispatched whole."""
-        if self.members:
-            return
+        overrides acting on it staying live throughout. On a real Karmada the app carries a
+        Deployment too, whose health its members report."""
         self.version += 1
         app = self.repo.apps[i]
         app.rollout = not app.rollout
@@ -665,9 +729,23 @@ class FreezeHistories(RuleBasedStateMachine):
     @rule(i=st.integers(0, APPS - 1), health=st.sampled_from(["Unhealthy", "Healthy"]))
     def health_flips(self, i: int, health: str) -> None:
         """Member1 reports app `i`'s first ConfigMap `health` (the emulator acting as its
-        controllers): a rollout baking there halts; nothing else changes."""
-        name = sorted(self.repo.apps[i].objects)[0]
-        if self.emulator is None or self.members or name not in self.live():
+        controllers; on a real Karmada, the rolling app's Deployment status there): a rollout
+        baking there halts; nothing else changes."""
+        app = self.repo.apps[i]
+        if self.members:
+            if not app.rollout or not app.present or (
+                    self.repo.swallowed and app.folder.startswith("apps/")):
+                return
+            key = (workload_key(app.folder), MEMBERS[0])
+            if health == "Unhealthy":
+                self.model.unhealthy.add(key)
+            else:
+                self.model.unhealthy.discard(key)
+            self.members_report_health()
+            self.step()
+            return
+        name = sorted(app.objects)[0]
+        if self.emulator is None or name not in self.live():
             return
         try:
             self.emulator.state.report(self.ns, "ConfigMap", name, MEMBERS[0], health=health)

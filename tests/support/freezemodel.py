@@ -48,6 +48,12 @@ def target_of(key: str) -> str | None:
     return key.removeprefix("pop/p-") if key.startswith("pop/p-") else None
 
 
+def workload_key(folder: str) -> str:
+    """The Deployment a rolling app carries on a real Karmada (the health its member reports:
+    Karmada interprets none for a ConfigMap)."""
+    return f"w:{folder}"
+
+
 def is_configmap(key: str) -> bool:
     return "/" not in key
 
@@ -327,6 +333,7 @@ class Model:
         # what member clusters report of a ConfigMap: (ConfigMap, member) -> Unhealthy; a
         # ConfigMap is Healthy once applied (a kind Karmada interprets no health for)
         self.unhealthy: set[tuple[str, str]] = set()
+        self.workloads = False  # rolling apps carry a Deployment (on a real Karmada)
 
     def judge(self, repo: Repo) -> Judgement:
         bundles = bundles_of(repo)
@@ -422,10 +429,12 @@ class Model:
             return replace(state, started=now, ready_since=None, halted="")
         if state.halted or state.started == now:
             return state
-        objects = [o for o in bundle.objects if is_configmap(o)]
+        objects = [o for o in bundle.objects if is_configmap(o)] + [
+            workload_key(bundle.identity.folder)]
         sick = any((o, m) in self.unhealthy for o in objects for m in state.released())
-        if not sick:
-            since = state.ready_since or state.started
+        if not sick:  # ready since the wave's release, as Karmada says for a ConfigMap; a
+            # Deployment's reflected status says no time: since the first pass that saw it
+            since = state.ready_since or (now if self.workloads else state.started)
             if now - since >= BAKE:
                 return Rollout(content, state.wave + 1, now)
             return replace(state, ready_since=since)
@@ -568,7 +577,8 @@ class Model:
         has not released it) keeps what it had (a deleted template is deleted everywhere,
         and what was reported of it goes)."""
         owner = {o: r for r in self.records.values() for o in r.objects if is_configmap(o)}
-        self.unhealthy = {(o, m) for o, m in self.unhealthy if o in self.live}
+        self.unhealthy = {(o, m) for o, m in self.unhealthy
+                          if o in self.live or o.startswith("w:")}
         for member in MEMBERS:
             runs = {}
             for obj, value in self.live.items():
