@@ -171,7 +171,7 @@ def to_bundle_status(inventory: Inventory, generation: int, now: str) -> Manifes
         "revision": inventory.applied_revision[:12],  # the short form the printer shows
         "clustersBehind": dict(inventory.clusters_behind),
         "overridesBehind": list(inventory.overrides_behind),
-        "objects": [e.as_dict() for e in inventory.entries],
+        **objects_status(inventory.entries),
         "history": list(inventory.history[-HISTORY_LIMIT:]),
     }
     if inventory.progression.rollout:
@@ -229,6 +229,20 @@ def retry_request(inventory: Inventory, moment: str) -> Manifest:
                          "namespace": NAMESPACE, "annotations": {RETRY_ANNOTATION: moment}}}
 
 
+def objects_status(entries: tuple[Entry, ...]) -> dict[str, Any]:
+    """`status.objects`, each entry's labels written once per distinct set: the set's index
+    in `status.labelSets` (a bundle's objects mostly share their labels, the keys long)."""
+    sets: dict[tuple[tuple[str, str], ...], int] = {}
+    objects = []
+    for entry in entries:
+        out = entry.as_dict()
+        if entry.labels:
+            out["labels"] = sets.setdefault(entry.labels, len(sets))
+        objects.append(out)
+    return {"objects": objects, **({"labelSets": [dict(labels) for labels in sets]}
+                                    if sets else {})}
+
+
 def from_bundle(obj: Manifest) -> Inventory:
     """The inventory a Bundle records. A field of a shape gitgate does not write reads as
     unknown, and unknown reads as what holds most (every cluster behind)."""
@@ -237,10 +251,11 @@ def from_bundle(obj: Manifest) -> Inventory:
     status = _dict(obj.get("status"))
     if "objects" not in status and isinstance(spec.get("intent"), dict):
         status = {**status, **_pending_status(spec)}  # a pass that did not record its end
+    sets = [_entry_labels(s) for s in _list(status.get("labelSets"))]
     entries = tuple(  # what recurs across 50,000 entries is held once (`model.shared`)
         Entry(shared(str(e["apiVersion"])), shared(str(e["kind"])),
               shared(str(e.get("namespace") or "")), str(e["name"]), str(e.get("hash") or ""),
-              _entry_labels(e.get("labels")), _entry_uses(e.get("uses")),
+              _entry_labels(e.get("labels"), sets), _entry_uses(e.get("uses")),
               _entry_uses(e.get("acts")))
         for e in _list(status.get("objects")) if isinstance(e, dict)
         and all(isinstance(e.get(k), str) for k in ("apiVersion", "kind", "name")))
@@ -292,8 +307,12 @@ def _pending_status(spec: dict[str, Any]) -> dict[str, Any]:
             "message": PENDING_MESSAGE}
 
 
-def _entry_labels(value: Any) -> tuple[tuple[str, str], ...] | None:
-    """An entry's recorded labels; None (unknown) when absent or of another shape."""
+def _entry_labels(value: Any, sets: list[tuple[tuple[str, str], ...] | None] | None = None
+                  ) -> tuple[tuple[str, str], ...] | None:
+    """An entry's recorded labels (a map, or the index of one in `sets`); None (unknown) when
+    absent or of another shape."""
+    if isinstance(value, int) and not isinstance(value, bool) and sets is not None:
+        return sets[value] if 0 <= value < len(sets) else None
     if not isinstance(value, dict):
         return None
     return tuple(sorted((shared(str(k)), shared(str(v))) for k, v in value.items()))

@@ -55,6 +55,33 @@ def test_everything_the_inventory_knows_survives_its_bundle():
     assert status["observedGeneration"] == 4 and status["revision"] == "r2"
 
 
+WEB = (("app.kubernetes.io/name", "web"), ("app.kubernetes.io/part-of", "shop"))
+FACTS = Inventory("shop/web", (
+    Entry("apps/v1", "Deployment", "shop", "web", "h1", WEB, ("ConfigMap/web-config",)),
+    Entry("v1", "ConfigMap", "shop", "web-config", "h2", WEB),
+    Entry("v1", "Service", "shop", "web", "h3", (("app.kubernetes.io/name", "api"),)),
+    Entry("v1", "Secret", "shop", "web-tls", "h4", ()),
+    Entry("policy.karmada.io/v1alpha1", "OverridePolicy", "shop", "web", "h5", None, None,
+          ("shop/db",))), revision="r3", digest="d3", verdict="apply", source="apps/web")
+
+
+def test_each_distinct_label_set_is_written_once_and_every_entry_reads_its_own_back():
+    status = stored(FACTS)["status"]
+    assert status["labelSets"] == [dict(WEB), {"app.kubernetes.io/name": "api"}]
+    assert [o.get("labels") for o in status["objects"]] == [0, 0, 1, {}, None]
+    assert from_bundle(stored(FACTS)).entries == FACTS.entries
+    assert "labelSets" not in stored(KEPT)["status"]  # nothing labelled: no sets
+
+
+def test_an_entry_with_its_labels_as_a_map_or_an_index_out_of_range_reads_as_written():
+    record = stored(FACTS)
+    record["status"]["objects"][0]["labels"] = dict(WEB)  # as an earlier release wrote it
+    record["status"]["objects"][1]["labels"] = 7  # no such set: unknown
+    record["status"]["objects"][2]["labels"] = True  # another shape: unknown
+    entries = from_bundle(record).entries
+    assert [e.labels for e in entries[:3]] == [WEB, None, None]
+
+
 PENDING = Inventory("shop/web", (Entry("apps/v1", "Deployment", "shop", "web", ""),
                                   Entry("v1", "ConfigMap", "shop", "web-config", "")),
                     revision="r4", digest="d4", verdict="pending", instance="blue",
