@@ -17,7 +17,8 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
             f"histories of {STEPS} steps (GITGATE_PROPERTY_EXAMPLES, _STEPS): ran "
             f"{counts['histories']} histories, {counts['steps']} steps, {counts['passes']} "
             f"passes ({counts['approvals']} approvals, {counts['mid-pass']} freezes pushed "
-            "mid-pass)")
+            f"mid-pass, {counts['waves']} rollout waves released, {counts['halts']} rollouts "
+            "halted)")
 
 
 @pytest.fixture

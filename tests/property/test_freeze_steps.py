@@ -113,3 +113,19 @@ def test_a_rollout_halts_when_its_wave_turns_unhealthy_while_baking(history):
     assert verdict_of(history, "apps-a1") == "halted"
     history.change(i=1)  # a new commit starts again from wave 1
     assert verdict_of(history, "apps-a1") in ("suspended", "halted")
+
+
+def test_a_hold_stops_a_rollout_where_it_is_and_its_wave_bakes_afresh_once_lifted(history):
+    history.roll_out(i=0)
+    new = history.repo.apps[0].objects["a0-c0"]
+    history.time_passes()  # wave 1 baking since the roll-out: 3h of 4h
+    history.pause_folder(i=0)
+    history.time_passes()
+    history.time_passes()
+    history.pause_folder(i=0)  # lifted 9h after the roll-out: the bake starts again
+    history.time_passes()
+    assert verdict_of(history, "apps-a0") == "suspended"
+    assert history.model.member["member2"]["a0-c0"] != new
+    history.time_passes()  # 6h after the lift: wave 2 released
+    assert verdict_of(history, "apps-a0") == "apply"
+    assert history.model.member["member2"]["a0-c0"] == new

@@ -114,7 +114,8 @@ class FreezeHistories(RuleBasedStateMachine):
     kubeconfig: str | None = None  # for `gitgate status`, as a user runs it
     emulator = None  # the API emulator, whose members a step may report on (health)
     member_timeout = 60.0
-    counts = {"histories": 0, "steps": 0, "passes": 0, "approvals": 0, "mid-pass": 0}
+    counts = {"histories": 0, "steps": 0, "passes": 0, "approvals": 0, "mid-pass": 0,
+              "waves": 0, "halts": 0}
 
     def __init__(self) -> None:
         super().__init__()
@@ -376,6 +377,11 @@ class FreezeHistories(RuleBasedStateMachine):
         self.records_and_status_agree(standings(self.repo, judged, self.model.records), stopped)
         had = {name: r.objects.copy() for name, r in self.model.records.items()}
         suspended = {name for name, r in self.model.records.items() if r.suspended}
+        for name, rollout in judged.rollouts.items():  # for the suite's summary
+            was = self.model.rollouts.get(name)
+            if was is not None and was.content == rollout.content and name not in stopped:
+                self.counts["waves"] += rollout.wave > was.wave
+                self.counts["halts"] += bool(rollout.halted) and not was.halted
         self.model.after_pass(judged, stopped)
         for name in sorted(stopped):
             self.adopt(name, judged, had.get(name, set()), name in suspended, before, after)
