@@ -526,10 +526,16 @@ class FreezeHistories(RuleBasedStateMachine):
                    and not (self.repo.swallowed and a.folder.startswith("apps/"))}
         self.model.unhealthy = {(o, m) for o, m in self.model.unhealthy
                                 if not o.startswith("w:") or o.removeprefix("w:") in folders}
+        owners = {b.identity.folder: b.identity.name for b in bundles_of(self.repo)}
         for folder in sorted(folders):
             name = workload_name(folder)
             for member, cluster in (self.members or {}).items():
                 live = cluster.get("apps/v1", "Deployment", self.ns, name)
+                if live is None and self.dispatched(owners.get(folder), name, member):
+                    deadline = time.monotonic() + self.member_timeout
+                    while (live := cluster.get("apps/v1", "Deployment", self.ns, name)) is None:
+                        assert time.monotonic() < deadline, f"{name} never reached {member}"
+                        time.sleep(0.5)
                 if live is None:
                     continue
                 sick = (workload_key(folder), member) in self.model.unhealthy
@@ -550,6 +556,17 @@ class FreezeHistories(RuleBasedStateMachine):
                     content_type="application/merge-patch+json")
                 assert code == 200, body
                 self.reflected(name, member, "Unhealthy" if sick else "Healthy")
+
+    def dispatched(self, bundle: str | None, name: str, member: str) -> bool:
+        """Whether Karmada sends `member` the Deployment `name`: its bundle's record (on the
+        API server) has it live, and the model says the bundle's dispatch there goes on."""
+        record = self.model.records.get(bundle or "")
+        if record is None or record.suspended or member in record.waiting_on:
+            return False
+        obj = self.cluster.get("gitgate.io/v1alpha1", "Bundle", "gitgate-system",
+                               record_name(bundle or "", self.instance))
+        return obj is not None and any(e.kind == "Deployment" and e.name == name
+                                       for e in from_bundle(obj).entries)
 
     def reflected(self, name: str, member: str, health: str) -> None:
         deadline = time.monotonic() + self.member_timeout
