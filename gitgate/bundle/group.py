@@ -214,8 +214,14 @@ def _grouped(rendered: tuple[RenderedSource, ...], memo: Memo | None, tenancy: T
     bundles = [b for r in rendered
                for b in derive(memo, "bundles", r, (), partial(group_source, r))]
     named, lost = _one_source_per_name(bundles, tenancy, scopes, holders)
-    linked = link_policies(named)
-    return tuple(sorted(police(linked, tenancy, members, scopes), key=lambda b: b.name)), lost
+    policed = police(link_policies(named), tenancy, members, scopes)
+    refused = {b.name: b for b in policed if b.failed} if len(policed) == len(named) else {}
+    if any(not b.failed and b.name in refused for b in named):
+        # a bundle failed for its tenant writes nothing: what its policies would do to the
+        # others (their digests, what acts on them) is worked out again without it
+        policed = police(link_policies([refused.get(b.name, b) for b in named]), tenancy,
+                         members, scopes)
+    return tuple(sorted(policed, key=lambda b: b.name)), lost
 
 
 def _one_source_per_name(bundles: list[Bundle], tenancy: Tenancy | None = None,

@@ -167,3 +167,16 @@ def test_a_waiting_bundle_is_not_refused_for_an_object_another_bundle_took(histo
     history.lift_every_freeze()
     history.gate_the_bundle(action="hold", expires=False, i=1)
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_tenants_refused_override_leaves_the_approved_bundle_it_would_act_on_alone(history):
+    """A tenant's ClusterOverridePolicy reaching out of its tenancy fails its bundle and is
+    never written, yet it went into the digest of the app bundle it selects: the approved
+    content no longer matched its approval, and the bundle was held again (a refused
+    override would restart a rollout the same way)."""
+    history.swallow_or_release()
+    history.swallow_or_release()
+    history.swallow_or_release()
+    history.hold_and_approve(i=0)
+    history.tenant_reaches_out(how="cluster-override")
+    history.the_cluster_holds_what_the_model_says_is_live()
