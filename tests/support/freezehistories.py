@@ -749,6 +749,17 @@ class FreezeHistories(RuleBasedStateMachine):
         app.objects = {k: f"v{self.version}" for k in app.objects}
         self.step()
 
+    @rule(i=st.integers(0, APPS - 1), bakes=st.integers(1, 4), sick=st.booleans())
+    def roll_out_and_bake(self, i: int, bakes: int, sick: bool) -> None:
+        """`roll_out`, then `bakes` times `time_passes` (with `sick`: member1 reports the app
+        Unhealthy after the first): the rollout gets as far as its waves, bake and health
+        let it."""
+        self.roll_out(i)
+        for n in range(bakes):
+            self.time_passes()
+            if sick and n == 0:
+                self.health_flips(i, "Unhealthy")
+
     @rule(i=st.integers(0, APPS - 1), health=st.sampled_from(["Unhealthy", "Healthy"]))
     def health_flips(self, i: int, health: str) -> None:
         """Member1 reports app `i`'s first ConfigMap `health` (the emulator acting as its
