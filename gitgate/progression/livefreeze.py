@@ -89,8 +89,14 @@ def _identity(gate: Gate, name: str, labels: dict[str, str]) -> str:
 def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
                       pauses: Mapping[str, str]) -> Plan:
     """The plan with every freeze bound to what is live (see the module's doc)."""
-    holds = {name: found for name, record in records.items()
-             if (found := record_holds(record, plan.gates, plan.invalid_gates, pauses))}
+    # a gate's approval of a bundle's current content lets it through as it is live too:
+    # what it has live is not frozen against the bundles that take it over
+    approved = {item.bundle.name: {r.gate for r in item.verdict.reasons
+                                   if r.kind is ReasonKind.APPROVED} for item in plan.bundles}
+    holds = {name: kept for name, record in records.items()
+             if (kept := [r for r in record_holds(record, plan.gates, plan.invalid_gates,
+                                                  pauses)
+                          if r.gate not in approved.get(name, ())])}
     outside = list(plan.outside)  # out of this pass's scope, but in Git and frozen
     if not holds and not outside and not any(
             b.verdict.verdict in FROZEN_VERDICTS for b in plan.bundles):

@@ -180,3 +180,18 @@ def test_a_tenants_refused_override_leaves_the_approved_bundle_it_would_act_on_a
     history.hold_and_approve(i=0)
     history.tenant_reaches_out(how="cluster-override")
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_an_approved_bundle_leaves_what_it_no_longer_has_to_the_bundle_that_took_it(history):
+    """Found on Karmada: the parent kustomization's bundle `apps`, held by name and approved
+    with its new content (app 0 moved out of it), applied as approved, yet what it still had
+    live stayed frozen against the bundle app 0 became (`Frozen`: live in bundle apps, held
+    by gates/n-apps.yaml): the approval let the content through but not the record."""
+    history.hold_and_approve(i=0)
+    history.swallow_or_release()
+    history.depend(i=0, j=None)
+    history.lift_every_freeze()
+    history.hold_and_approve(i=0)
+    history.move(i=0, pause_moves=False, where="other/a{i}")
+    history.hold_and_approve(i=2)
+    history.the_cluster_holds_what_the_model_says_is_live()
