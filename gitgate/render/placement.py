@@ -69,9 +69,10 @@ def finish_with_scopes(rendered: list[RenderedSource], memo: Memo | None = None,
     which one is meant. So do sources rendering one name of a kind of unknown scope in
     different namespaces (cluster-scoped, they would be one object). With a `memo`, a
     source the render cache handed back is finished as it was in the last pass (unless the
-    scopes changed). A summarized source (`SourceSummary`) was placed when it was
-    summarized: it is kept as it is, with the warnings placing it gave; the scopes returned
-    say whether it was placed under the same ones, and the table how each kind was judged.
+    scope of a kind it renders changed). A summarized source (`SourceSummary`) was placed
+    when it was summarized: it is kept as it is, with the warnings placing it gave; the
+    scopes returned say whether it was placed under the same ones, and the table how each
+    kind was judged.
     `consulted`: filled with each object the records were asked about, and their answer.
     """
     crds: dict[tuple[str, str], bool] = {}
@@ -91,7 +92,8 @@ def finish_with_scopes(rendered: list[RenderedSource], memo: Memo | None = None,
             warnings += result.summary.warnings if result.summary is not None else ()
             placed.append(result)
             continue
-        done, notes = derive(memo, "placed", result, scopes, partial(_placed, result, crds))
+        done, notes = derive(memo, "placed", result, _placing_scopes(result, crds, memo),
+                             partial(_placed, result, crds))
         warnings += notes
         placed.append(done)
     owners: dict[ObjectRef, list[str]] = {}
@@ -226,6 +228,23 @@ Summarize = Callable[[RenderedSource, Scopes, tuple[Problem, ...]], RenderedSour
 
 Crds = dict[tuple[str, str], bool]
 
+
+
+def _rendered_kinds(result: RenderedSource) -> frozenset[tuple[str, str]]:
+    """The (group, kind) of every object `result` renders, its variants' included."""
+    kinds = {(post.group_of(o), str(o.get("kind", ""))) for o in result.objects}
+    return frozenset(kinds | {(post.group_of(o), str(o.get("kind", "")))
+                              for v in result.variants for o in v})
+
+
+def _placing_scopes(result: RenderedSource, crds: Crds, memo: Memo | None
+                    ) -> tuple[tuple[tuple[str, str], bool | None], ...]:
+    """What placing `result` reads of the scopes: for each kind it renders, whether it is
+    namespaced as `post.default_namespace` decides it (the repo's CRDs or the API server,
+    else the built-in table). Placement is done again only when one of these changes, not
+    when a kind the source does not render is learned (the API server's discovery)."""
+    kinds = derive(memo, "rendered-kinds", result, (), partial(_rendered_kinds, result))
+    return tuple(sorted((kind, post.is_namespaced(*kind, crds)) for kind in kinds))
 
 
 def used_scopes(result: RenderedSource, crds: Crds) -> Scopes:

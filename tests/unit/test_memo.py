@@ -83,3 +83,23 @@ def test_a_second_pass_reuses_the_plans_of_unchanged_bundles_only(tmp_path):
     assert third["b"].desired[0]["data"] == {"v": "two"}
     assert third["c"] is not first["c"] and third["c"].verdict.verdict == "held"  # a new gate
     assert third["c"].bundle is first["c"].bundle  # same objects: only the verdict is new
+
+
+def test_placement_is_reused_while_the_scopes_of_the_kinds_a_source_renders_stay(tmp_path):
+    root = write_files(tmp_path / "repo", {"a/cm.yaml": configmap("a", "one")})
+    cache = RenderCache()
+
+    def plans(scope_of=None):
+        rendered = render_repo(root, None, cache=cache, scope_of=scope_of)
+        return {b.bundle.name: b for b in plan_rendered(rendered, NOW, "r1").bundles}
+
+    first = plans()  # scopes from the built-in table alone
+    # the API server's discovery: ConfigMaps namespaced, as the table says, and a kind the
+    # repo does not render
+    served = {("v1", "ConfigMap"): True, ("example.io/v1", "Widget"): False}
+    second = plans(lambda api_version, kind: served.get((api_version, kind)))
+    assert second["a"] is first["a"]  # neither placed nor planned again
+    third = plans(lambda api_version, kind: False)  # a ConfigMap now cluster-scoped
+    assert third["a"] is not first["a"]
+    assert "namespace" not in third["a"].desired[0]["metadata"]
+    assert first["a"].desired[0]["metadata"]["namespace"] == "default"
