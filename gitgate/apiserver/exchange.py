@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http.client
 import io
+import re
 import ssl
 import threading
 from collections.abc import Generator, Iterator
@@ -48,6 +49,9 @@ _UNANSWERED = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetE
 
 
 _NO_RETRY = urllib3.Retry(total=False, redirect=False)
+# a request target urllib3 sends as it is (`parse_url` would encode nothing and normalize
+# nothing in it): RFC 3986's characters, upper-case percent escapes, no dot segment
+_PLAIN_TARGET = re.compile(r"/(?:[A-Za-z0-9\-_~!$&'()*+,;=:@/?]|\.(?![./?]|$)|%[0-9A-F]{2})*")
 
 
 class _OneWrite:
@@ -115,6 +119,26 @@ class BoundedPool:
         self.resent = 0  # requests sent again at once (see the module)
         self._lock = threading.Lock()
         self._timeouts: dict[tuple[float, float], urllib3.Timeout] = {}
+        self._pools: dict[str, Any] = {}  # urllib3's connection pool, by scheme://host:port
+
+    def _pool_and_target(self, url: str) -> tuple[Any, str] | None:
+        """The connection pool of `url`'s server, taken from the manager once per server (not
+        looked up again by the parsed URL on every request), and the request's target. None
+        where the manager's own path must send it: a proxy's manager, a target urllib3
+        would rewrite."""
+        if type(self.inner) is not urllib3.PoolManager:
+            return None
+        start = url.find("://")
+        cut = url.find("/", start + 3) if start > 0 else -1
+        if cut < 0 or not _PLAIN_TARGET.fullmatch(url, cut):
+            return None
+        server = url[:cut]
+        pool = self._pools.get(server)
+        if pool is None:
+            pool = self.inner.connection_from_url(server)
+            with self._lock:
+                self._pools[server] = pool
+        return pool, url[cut:]
 
     # ------------------------------------------------------------------ the transport's
     def exchange(self, method: str, url: str, body: bytes | None, headers: dict[str, str],
@@ -173,10 +197,17 @@ class BoundedPool:
         timeout = self._timeouts.get(key)
         if timeout is None:
             timeout = self._timeouts[key] = urllib3.Timeout(connect=key[0], read=key[1])
+        direct = self._pool_and_target(url)
         with deadline.during():
-            response = self.inner.urlopen(
-                method, url, body=body, headers=sent, redirect=False, retries=_NO_RETRY,
-                preload_content=False, decode_content=False, timeout=timeout)
+            if direct is None:
+                response = self.inner.urlopen(
+                    method, url, body=body, headers=sent, redirect=False, retries=_NO_RETRY,
+                    preload_content=False, decode_content=False, timeout=timeout)
+            else:  # as the manager sends it (`PoolManager.urlopen`), without its look-up
+                response = direct[0].urlopen(
+                    method, direct[1], body=body, headers=sent, redirect=False,
+                    assert_same_host=False, retries=_NO_RETRY, preload_content=False,
+                    decode_content=False, timeout=timeout)
         if 300 <= response.status < 400:
             response.close()
             raise RedirectRefused(what_of(method, url), self.server, response.status,
