@@ -37,6 +37,7 @@ class RolloutState:
     healthy_since: datetime | None = None  # every released cluster ready since
     halted: str = ""  # why it stopped (empty while it goes on)
     analysis: str = ""  # the wave's analysis so far (`Judged.record`; empty: none yet)
+    gated: bool = False  # a gate stopped it at the last pass: the wave goes out once it lifts
 
     def complete(self, spec: RolloutSpec) -> bool:
         return self.wave >= len(spec.waves)
@@ -51,7 +52,8 @@ class RolloutState:
                            "started": rfc3339(self.started),
                            "healthySince": rfc3339(self.healthy_since)
                            if self.healthy_since else None,
-                           "halted": self.halted, "analysis": self.analysis},
+                           "halted": self.halted, "analysis": self.analysis,
+                           **({"gated": True} if self.gated else {})},
                           sort_keys=True)
 
     @classmethod
@@ -63,7 +65,7 @@ class RolloutState:
             healthy = data.get("healthySince")
             return cls(str(data["digest"]), int(data["wave"]), _time(data["started"]),
                        _time(healthy) if healthy else None, str(data.get("halted") or ""),
-                       str(data.get("analysis") or ""))
+                       str(data.get("analysis") or ""), data.get("gated") is True)
         except (ValueError, KeyError, TypeError):
             return None  # unreadable: the rollout starts again from wave 1 (the safe side)
 
@@ -160,8 +162,15 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
     if state.retry_due(retry):
         state = replace(state, started=now, healthy_since=None, halted="", analysis="")
     if gated:  # a gate takes over a halt too: lifting it continues this wave afresh
-        state = replace(state, started=now, healthy_since=None, halted="", analysis="")
+        state = replace(state, started=now, healthy_since=None, halted="", analysis="",
+                        gated=True)
         return Step(state, suspend, f"{label}: stopped by a gate", None)
+    if state.gated:
+        # the gate lifted: the wave goes out in this pass (a suspend gate kept it from every
+        # cluster), and the time it waited counts against no deadline or bake
+        state = replace(state, started=now, gated=False)
+        return Step(state, suspend, f"{label}: released, waiting for it to be ready",
+                    now + POLL)
     if state.halted:
         return Step(state, suspend, f"halted at {label}: {state.halted}", None)
     if fresh or state.started == now:

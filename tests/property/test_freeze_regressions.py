@@ -195,3 +195,15 @@ def test_an_approved_bundle_leaves_what_it_no_longer_has_to_the_bundle_that_took
     history.move(i=0, pause_moves=False, where="other/a{i}")
     history.hold_and_approve(i=2)
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_rollout_started_under_a_suspend_gate_is_not_halted_by_the_time_it_waited(history):
+    """A bundle that gains rollout waves while a suspend gate stops it, and the gate expires
+    hours later: its first wave goes out then, and the hours it waited under the gate count
+    against no deadline (the record said halted)."""
+    history.time_passes()
+    history.time_passes()
+    history.gate_the_bundle(action="suspend", expires=True, i=2)
+    history.roll_out(i=2)
+    history.time_passes()
+    history.the_cluster_holds_what_the_model_says_is_live()

@@ -113,10 +113,21 @@ def test_a_gate_mid_wave_stops_the_rollout_and_its_timers_restart_when_it_lifts(
     gated = step(SPEC, s, "d1", "d1", clusters(sick("member1")), at(15), gated=True)
     assert gated.suspend == ("member2",) and "stopped by a gate" in gated.waiting_for
     assert gated.next_check is None and gated.state.started == at(15)
-    # lifted at 30 s: the deadline counts from the gate's last pass (15 s), not from 0
+    # lifted at 30 s: the wave goes out then, its deadline (20 s) counting from the lift
     lifted = step(SPEC, gated.state, "d1", "d1", clusters(sick("member1")), at(30))
     assert not lifted.halted and lifted.next_check == at(35)
-    assert step(SPEC, lifted.state, "d1", "d1", clusters(sick("member1")), at(35)).halted
+    assert "released" in lifted.waiting_for and lifted.state.started == at(30)
+    assert not step(SPEC, lifted.state, "d1", "d1", clusters(sick("member1")), at(49)).halted
+    assert step(SPEC, lifted.state, "d1", "d1", clusters(sick("member1")), at(50)).halted
+
+
+def test_the_hours_a_suspend_gate_held_a_new_wave_count_against_no_deadline():
+    s = step(SPEC, None, "d0", "d1", {}, T0, gated=True).state
+    held = step(SPEC, s, "d1", "d1", clusters(sick("member1")), at(3600), gated=True)
+    assert held.state.gated
+    lifted = step(SPEC, held.state, "d1", "d1", clusters(sick("member1")), at(7200))
+    assert not lifted.halted and not lifted.state.gated
+    assert RolloutState.from_json(held.state.to_json()) == held.state  # kept across passes
 
 
 def test_clusters_outside_every_wave_wait_for_the_last():
@@ -138,7 +149,9 @@ def test_a_gate_takes_over_a_halt_and_lifting_it_continues_the_wave():
     gated = step(SPEC, halted.state, "d1", "d1", clusters(sick("member1")), at(30), gated=True)
     assert not gated.halted and gated.suspend == ("member2",)
     lifted = step(SPEC, gated.state, "d1", "d1", clusters(ready("member1")), at(40))
-    assert not lifted.halted and lifted.state.healthy_since == at(40)
+    assert not lifted.halted and lifted.state.healthy_since is None  # released at the lift
+    baking = step(SPEC, lifted.state, "d1", "d1", clusters(ready("member1")), at(45))
+    assert not baking.halted and baking.state.healthy_since == at(45)
 
 
 CANARY = ClusterSelector((("stage", "canary"),))
