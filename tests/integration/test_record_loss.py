@@ -5,17 +5,15 @@ API emulator's request log."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from gitgate.cli import main
 from tests.conftest import write_files
+from tests.support.applyrepo import PLACEMENT
+from tests.support.applyrepo import apply_cli as apply
 from tests.support.manifests import cm
 
 pytestmark = pytest.mark.integration
 
-PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
 
 
 @pytest.fixture(autouse=True)
@@ -23,13 +21,6 @@ def emulated(kube):
     if kube.emulator is None:
         pytest.skip("reads the API emulator's request log (GITGATE_TEST_KUBECONFIG is set)")
 
-
-def apply(capsys, kube, root) -> tuple[int, dict]:
-    capsys.readouterr()
-    kube.emulator.state.requests.clear()
-    code = main(["apply", str(root), "--kubeconfig", kube.kubeconfig, "--instance",
-                 kube.run_id, "-o", "json"])
-    return code, json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.xfail(strict=True, reason=(

@@ -11,11 +11,12 @@ import pytest
 
 from gitgate.cli import main
 from tests.conftest import write_files
+from tests.support.applyrepo import PLACEMENT
+from tests.support.applyrepo import apply_cli as apply
 from tests.support.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
 
-PLACEMENT = "defaults: {placement: {clusterAffinity: {clusterNames: [member1, member2]}}}\n"
 
 
 @pytest.fixture(autouse=True)
@@ -23,14 +24,6 @@ def emulated(kube):
     if kube.emulator is None:
         pytest.skip("reads the API emulator's request log (GITGATE_TEST_KUBECONFIG is set)")
 
-
-def apply(capsys, kube, root) -> tuple[int, dict]:
-    capsys.readouterr()
-    kube.emulator.state.requests.clear()
-    code = main(["apply", str(root), "--kubeconfig", kube.kubeconfig, "--instance",
-                 kube.run_id, "-o", "json"])
-    out = capsys.readouterr().out
-    return code, json.loads(out)
 
 
 def gate(name: str, spec: str) -> dict[str, str]:

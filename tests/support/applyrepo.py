@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gitgate.apply.work import ApplyOptions
+from gitgate.cli import main
 from gitgate.passes.onepass import reconcile
 from tests.conftest import write_files
 from tests.support.manifests import cm, deployment
@@ -53,3 +55,13 @@ class Repo:
 
 def result_of(result, suffix: str):
     return next(b for b in result.bundles if b.bundle.endswith(suffix))
+
+
+def apply_cli(capsys, kube, root: Path) -> tuple[int, dict]:
+    """`gitgate apply ROOT -o json` (the real CLI, in this process) into the test cluster,
+    the API emulator's request log cleared first: its exit code and its document."""
+    capsys.readouterr()
+    kube.emulator.state.requests.clear()
+    code = main(["apply", str(root), "--kubeconfig", kube.kubeconfig, "--instance",
+                 kube.run_id, "-o", "json"])
+    return code, json.loads(capsys.readouterr().out)
