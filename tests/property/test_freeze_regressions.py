@@ -135,10 +135,15 @@ def test_a_suspend_gate_on_a_paused_bundle_stopped_mid_pass_writes_nothing_of_it
     history.the_cluster_holds_what_the_model_says_is_live()
 
 
-def test_a_bundle_waiting_for_a_dependency_gives_up_what_another_bundle_wrote(history):
-    """apps-a1 waits (it depends on itself) while a1-c0 moves to apps-a2, which writes it;
-    apps-a1's record, not written while it waited, went on listing a1-c0, so a hold on
-    apps-a1 froze it against apps-a2 (`Frozen`: would write ... live in bundle apps-a1)."""
+@pytest.mark.parametrize("dst", [
+    pytest.param(2, id="moved-to-an-open-bundle"),
+    pytest.param(0, id="moved-into-a-paused-bundle")])
+def test_a_waiting_bundle_gives_up_what_another_bundle_took(history, dst):
+    """apps-a1 waits (it depends on itself) while a1-c0 moves to another bundle, which writes
+    it (apps-a2 at once; paused apps-a0 once the pause lifts). apps-a1's record, not written
+    while it waited, went on listing a1-c0: a hold on apps-a1 then froze it against apps-a2
+    (`Frozen`: would write ... live in bundle apps-a1), and a hold on apps-a0 made waiting
+    apps-a1 fail `Frozen` (would delete a1-c0) instead of waiting for its dependency."""
     history.depend(i=0, j=None)
     history.depend(i=1, j=1)
     history.move(i=0, pause_moves=False, where="apps/a{i}")
@@ -146,24 +151,7 @@ def test_a_bundle_waiting_for_a_dependency_gives_up_what_another_bundle_wrote(hi
     history.lift_every_freeze()
     history.pause_folder(i=0)
     history.move(i=0, pause_moves=True, where="apps/a{i}")
-    history.move_object(dst=2, src=1)
-    history.lift_every_freeze()
-    history.gate_the_bundle(action="hold", expires=False, i=1)
-    history.the_cluster_holds_what_the_model_says_is_live()
-
-
-def test_a_waiting_bundle_is_not_refused_for_an_object_another_bundle_took(history):
-    """The same with a1-c0 moved into paused apps-a0, written once the pause lifts: a hold on
-    apps-a0 then made waiting apps-a1 fail `Frozen` (would delete a1-c0) instead of waiting
-    for its dependency."""
-    history.depend(i=0, j=None)
-    history.depend(i=1, j=1)
-    history.move(i=0, pause_moves=False, where="apps/a{i}")
-    history.push_mid_pass(action="hold", at=0, how="name", i=0)
-    history.lift_every_freeze()
-    history.pause_folder(i=0)
-    history.move(i=0, pause_moves=True, where="apps/a{i}")
-    history.move_object(dst=0, src=1)
+    history.move_object(dst=dst, src=1)
     history.lift_every_freeze()
     history.gate_the_bundle(action="hold", expires=False, i=1)
     history.the_cluster_holds_what_the_model_says_is_live()
