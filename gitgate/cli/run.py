@@ -267,6 +267,14 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
     cluster.transport.observer = reconciler.metrics.api_request
     queries.observer = reconciler.metrics.analysis_query
     elector = None
+
+    def stop(*_: object) -> None:
+        reconciler.shutdown()
+        stop_all()  # a hung helm or kustomize must not hold the shutdown
+
+    # before the endpoints answer: a SIGTERM once /healthz says 200 is a graceful stop
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     server = EndpointServer(listen, LoopEndpoints(
         ready=lambda: reconciler.state.ready, status=lambda: loop_document(reconciler.published),
         metrics=reconciler.metrics.exposition,
@@ -277,12 +285,6 @@ def _run(args: argparse.Namespace, keyrings: Path) -> int:
         pages=WebUi(page_source(reconciler, ui_refresh), ui_token,
                     secure_cookies=args.ui_secure_cookies).routes())).start()
 
-    def stop(*_: object) -> None:
-        reconciler.shutdown()
-        stop_all()  # a hung helm or kustomize must not hold the shutdown
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     lease_held = shards is not None or elect  # gitgate-system holds the Leases
     if lease_held and not _ensure_system_namespace(cluster, reconciler.stop):
         server.stop()
