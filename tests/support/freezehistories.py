@@ -905,10 +905,12 @@ class FreezeHistories(RuleBasedStateMachine):
         self.settles()
 
     def settles(self) -> None:
-        """With nothing frozen, two passes bring the cluster to what the commit says."""
+        """With nothing frozen and no rollout under way (its unreleased members keep what
+        left Git), two passes bring the cluster to what the commit says."""
         judged = self.model.judge(self.repo)
         if judged.frozen or judged.blocked or judged.suspended or judged.waiting or \
-                judged.kept or judged.refused:
+                judged.kept or judged.refused or any(
+                    not r.complete() for r in judged.rollouts.values()):
             return
         self.write_repo()
         self.run_pass()

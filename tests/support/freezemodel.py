@@ -527,18 +527,21 @@ class Model:
                         else b.identity)
             written = {k: v for k, v in b.objects.items() if k not in kept}
             objects = set(written)
-            if previous is not None:
-                objects |= previous.objects & kept
-                if suspended:  # a suspended bundle deletes no template until it lifts, and
-                    objects |= previous.objects  # keeps what no open bundle took over
-                else:
-                    for obj in previous.objects - judgement.claimed - kept:
-                        self.live.pop(obj, None)
             rollout = judgement.rollouts.get(name)
             if rollout is not None and rollout.unknown:  # as far as it got (`adopt`)
                 waiting_on = previous.waiting_on if previous is not None else frozenset()
             else:
                 waiting_on = rollout.waiting_on() if rollout is not None else frozenset()
+            if previous is not None:
+                objects |= previous.objects & kept
+                # a suspended bundle (by a gate, or on the members its rollout has not
+                # released: README "Progressive rollouts") deletes no template until that
+                # lifts, and keeps what no open bundle took over
+                if suspended or waiting_on:
+                    objects |= previous.objects
+                else:
+                    for obj in previous.objects - judgement.claimed - kept:
+                        self.live.pop(obj, None)
             self.records[name] = Record(identity, objects, suspended, waiting_on=waiting_on)
             self.live.update(written)
         for name, rollout in judgement.rollouts.items():
@@ -597,6 +600,9 @@ class Model:
         bundle's `clusters:` override on CUSTOMIZED."""
         if member == OVERRIDDEN:
             return self.live.get(platform_key(obj), value)
-        if record is not None:
-            return self.live.get(override_key(record.identity.name, obj), value)
-        return value
+        # an OverridePolicy acts on the object it names whichever bundle has it now (one a
+        # bundle keeps while its rollout holds its deletes back too); several: applied in
+        # name order, the last one's value stays
+        acting = sorted(k for k in self.live
+                        if k.startswith("op/") and k.endswith(f".configmap.{obj}"))
+        return self.live[acting[-1]] if acting else value
