@@ -13,6 +13,7 @@ from croniter import CroniterBadDateError, CroniterError, croniter
 from gitgate.errors import ConfigError, GateSpecError
 from gitgate.gate.cron import cron_problem
 from gitgate.model import Action, Approval, Gate, GateText, InvalidGate, Unreadable, Window
+from gitgate.model.gaterule import SPEC_FIELDS, SpecKey, ValueKind
 from gitgate.timespec import parse_duration, parse_time
 from gitgate.yamlio import YamlSyntaxError, load_documents
 
@@ -24,8 +25,7 @@ PAUSED_AT = "gitgate.io/paused-at"  # annotation: when
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _TOP_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 _META_KEYS = {"name", "labels", "annotations"}
-_SPEC_KEYS = {"bundles", "selector", "action", "clusters", "reason", "reasons", "until",
-              "windows", "approve", "owner"}
+_SPEC_KEYS = {f.metadata["spec"]["key"] for f in SPEC_FIELDS}
 _REASON_KEYS = {"reason", "by", "at"}
 _WINDOW_KEYS = {"cron", "duration", "timeZone"}
 _APPROVE_KEYS = {"bundle", "digest"}
@@ -53,6 +53,19 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise GateSpecError(f"{where} must be a list of non-empty strings")
     return tuple(value)
+
+
+def _value(key: SpecKey, value: Any) -> Any:
+    """A `spec` key of a known kind, read and checked (None when absent)."""
+    where = f"spec.{key['key']}"
+    if value is None:
+        return None
+    if key["kind"] is ValueKind.TIME:
+        return parse_time(value, where)
+    if not isinstance(value, str) or not value.strip():
+        raise GateSpecError(f"{where} must be a non-empty string: "
+                            f"{key['schema'].get('description', '')}")
+    return value.strip()
 
 
 def _window(value: Any, index: int) -> Window:
@@ -165,10 +178,9 @@ def gate_from_data(data: Any, file: str) -> Gate:
     if clusters and action is not Action.SUSPEND:
         raise GateSpecError(
             "spec.clusters only works with action: suspend (hold is all or nothing)")
-    owner = spec.get("owner")
-    if owner is not None and (not isinstance(owner, str) or not owner.strip()):
-        raise GateSpecError("spec.owner must be a non-empty string: whom to ask about the gate "
-                            "(a team, a person, a channel)")
+    read = {f.name: _value(f.metadata["spec"], spec.get(f.metadata["spec"]["key"]))
+            for f in SPEC_FIELDS if f.metadata["spec"]["kind"] is not None}
+    read["owner"] = read.get("owner") or _annotation(meta, PAUSED_BY)
     windows = spec.get("windows")
     if windows is not None and not isinstance(windows, list):
         raise GateSpecError("spec.windows must be a list")
@@ -177,13 +189,10 @@ def gate_from_data(data: Any, file: str) -> Gate:
         reason="; ".join([first, *(shown for _, shown in more)]) if more else reason.strip(),
         reasons=(reason.strip(), *(said for said, _ in more)),
         match_labels=match_labels, clusters=clusters,
-        until=parse_time(spec["until"], "spec.until") if spec.get("until") is not None else None,
         windows=tuple(_window(w, i) for i, w in enumerate(windows or [])),
         approvals=_approvals(spec.get("approve")),
-        paused_for=_annotation(meta, PAUSED_FOR),
-        owner=owner.strip() if isinstance(owner, str) else _annotation(meta, PAUSED_BY),
-        paused_at=_moment(_annotation(meta, PAUSED_AT)),
-    )
+        paused_for=_annotation(meta, PAUSED_FOR), paused_at=_moment(_annotation(meta, PAUSED_AT)),
+        **read)
 
 
 def _moment(text: str | None) -> datetime | None:

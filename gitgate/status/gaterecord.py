@@ -1,35 +1,40 @@
 """A gate as gitgate shows it: one record that `gates` (table, JSON, YAML), the page's
-overview document and the web page's gates all render, and one JSON document for it (a
-`GateList` item in docs/schema/gitgate.io_v1alpha1.json; the page's overview records the
-same). Pure."""
+overview document and the web page's gates all render, and one JSON document for it (the
+`gate` of docs/schema/gitgate.io_v1alpha1.json, `GateList`'s items; the page's overview
+records the same). The gate's part is `model.gaterule.ShownGate`, copied from the `Gate` field
+by field; the record adds what a plan evaluated. Pure."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from enum import Enum
 from typing import Any
 
 from gitgate.gate.evaluate import GateState
+from gitgate.model.gaterule import SHOWN_FIELDS, ShownGate, ShownKey, Window, shown_key
 from gitgate.timespec import duration_text, rfc3339
 
 
 @dataclass(frozen=True)
-class GateRecord:
+class GateRecord(ShownGate):
     """Times are RFC 3339 text (None when not known), as the document has them."""
 
-    name: str
-    file: str
-    action: str  # hold or suspend
-    reason: str
-    owner: str | None = None
-    active: bool = True
-    covers: tuple[str, ...] = ()  # the bundles it covers now (listed up to a limit)
-    covers_more: int = 0  # how many more it covers than `covers` lists
-    clusters: tuple[str, ...] = ()  # the member clusters it is about (none: every one)
-    until: str | None = None
-    next_change: str | None = None
-    since: str | None = None  # an active gate: when it began to hold
-    windows: tuple[str, ...] = ()  # `cron for 8h (UTC)`
+    active: bool = field(default=True, metadata=shown_key("active", {"type": "boolean"},
+                                                      required=True))
+    covers: tuple[str, ...] = field(default=(), metadata=shown_key(
+        "covers", {"type": "array", "items": {"type": "string"}},
+        "the bundles it covers now", required=True))
+    covers_more: int = field(default=0, metadata=shown_key(
+        "coversMore", {"type": "integer", "minimum": 0},
+        "how many more bundles it covers than `covers` lists (the page's overview lists a few; "
+        "`gates` lists all: 0)"))
+    next_change: str | None = field(default=None, metadata=shown_key(
+        "nextChange", {"$ref": "#/$defs/time"}, required=True))
+    since: str | None = field(default=None, metadata=shown_key(
+        "since", {"$ref": "#/$defs/time"}, "an active gate: when it began to hold (its "
+        "window's start, or when `gitgate pause` wrote it); null when not known"))
 
     @classmethod
     def of(cls, state: GateState, max_covers: int | None = None) -> GateRecord:
@@ -37,36 +42,65 @@ class GateRecord:
         (the rest are counted)."""
         gate, covers = state.gate, tuple(state.covers)
         listed = covers if max_covers is None else covers[:max_covers]
-        return cls(gate.name, gate.file, str(gate.action), gate.reason, gate.owner,
-                   state.active, listed, len(covers) - len(listed), tuple(gate.clusters),
-                   _time(gate.until), _time(state.next_change), _time(state.since),
-                   tuple(f"{w.cron} for {duration_text(w.duration)} ({w.time_zone})"
-                         for w in gate.windows))
+        shown = {f.name: _as_shown(getattr(gate, f.name)) for f in SHOWN_FIELDS}
+        return cls(**shown, active=state.active, covers=listed,
+                   covers_more=len(covers) - len(listed),
+                   next_change=_time(state.next_change), since=_time(state.since))
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> GateRecord:
         """A gate as a recorded overview has it (`document`'s shape)."""
-        return cls(str(doc.get("name") or ""), str(doc.get("file") or ""),
-                   str(doc.get("action") or "hold"), str(doc.get("reason") or ""),
-                   _text(doc.get("owner")), bool(doc.get("active")),
-                   tuple(str(c) for c in doc.get("covers") or ()),
-                   int(doc.get("coversMore") or 0),
-                   tuple(str(c) for c in doc.get("clusters") or ()),
-                   _text(doc.get("until")), _text(doc.get("nextChange")),
-                   _text(doc.get("since")), tuple(str(w) for w in doc.get("windows") or ()))
+        return cls(**{f.name: _read(f.metadata["shown"], doc.get(f.metadata["shown"]["key"]))
+                      for f in _FIELDS})
 
     def document(self) -> dict[str, Any]:
-        return {"name": self.name, "file": self.file, "action": self.action,
-                "reason": self.reason, "owner": self.owner, "active": self.active,
-                "covers": list(self.covers), "coversMore": self.covers_more,
-                "clusters": list(self.clusters), "until": self.until,
-                "nextChange": self.next_change, "since": self.since,
-                "windows": list(self.windows)}
+        return {f.metadata["shown"]["key"]: _written(getattr(self, f.name)) for f in _FIELDS}
+
+    @staticmethod
+    def schema() -> dict[str, Any]:
+        """The JSON Schema of its document (`gate` in docs/schema/gitgate.io_v1alpha1.json;
+        `tools/write_schemas.py` writes it there)."""
+        return {"type": "object",
+                "required": [f.metadata["shown"]["key"] for f in _FIELDS
+                             if f.metadata["shown"]["required"]],
+                "properties": {f.metadata["shown"]["key"]: f.metadata["shown"]["schema"]
+                               for f in _FIELDS}}
+
+
+_FIELDS = tuple(f for f in fields(GateRecord) if "shown" in f.metadata)
+
+
+def _as_shown(value: Any) -> Any:
+    """A gate's value as the record has it: times and windows as text, names as tuples."""
+    if isinstance(value, datetime):
+        return rfc3339(value)
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, tuple):
+        return tuple(_as_shown(v) for v in value)
+    if isinstance(value, Window):
+        return f"{value.cron} for {duration_text(value.duration)} ({value.time_zone})"
+    return value
+
+
+def _read(key: ShownKey, value: Any) -> Any:
+    """A document's value as the record has it, by the type its schema gives."""
+    kind = key["schema"].get("type")
+    if kind == "array":
+        return tuple(str(v) for v in value or ())
+    if kind == "boolean":
+        return bool(value)
+    if kind == "integer":
+        return int(value or 0)
+    if kind == "string" or "enum" in key["schema"]:
+        first = key["schema"].get("enum", [""])
+        return str(value or (first[0] if isinstance(first, list) else ""))
+    return str(value) if value else None
+
+
+def _written(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _time(value: Any) -> str | None:
     return rfc3339(value) if value else None
-
-
-def _text(value: Any) -> str | None:
-    return str(value) if value else None

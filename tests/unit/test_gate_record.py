@@ -3,11 +3,13 @@ it gives the same document, and the web page and `gates` render that record."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 from gitgate.gate.evaluate import GateState
-from gitgate.model.gaterule import Action, Gate, Window
+from gitgate.model.gaterule import Action, Gate, Window, spec_schema
 from gitgate.status.gaterecord import GateRecord
+from tests.support.schemas import REPO_ROOT, SCHEMA
 
 NOW = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)
 
@@ -32,3 +34,20 @@ def test_without_a_limit_every_bundle_it_covers_is_listed():
     record = GateRecord.of(GateState(gate, False, None, tuple(f"b{i}" for i in range(300))))
     assert len(record.covers) == 300 and record.covers_more == 0
     assert record.document()["nextChange"] is None and record.owner is None
+
+
+def test_the_gate_schemas_are_written_from_the_fields():
+    """docs/schema's `gate` (GateList's items) and gate.json's `spec` keys are written from the
+    fields of `GateRecord` and `Gate` (`python tools/write_schemas.py`): a field added there
+    and not written fails here."""
+    gate_file = json.loads((REPO_ROOT / "docs/schema/gate.json").read_text())
+    assert SCHEMA["$defs"]["gate"] == GateRecord.schema(), "run `python tools/write_schemas.py`"
+    assert gate_file["properties"]["spec"]["properties"] == spec_schema(), (
+        "run `python tools/write_schemas.py`")
+
+
+def test_every_key_the_record_writes_is_in_its_schema_and_reads_back():
+    gate = Gate("g", "gates/g.yaml", "INC-2", bundles=("a",), owner="ops")
+    doc = GateRecord.of(GateState(gate, True, None, ("a",))).document()
+    assert set(doc) == set(GateRecord.schema()["properties"])
+    assert GateRecord.from_document(doc).document() == doc
