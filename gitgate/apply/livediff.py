@@ -96,12 +96,9 @@ def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunedecision.Pr
         except GitgateError as exc:
             out.append(Change(entry.ref, ChangeKind.FAILED, message=exc.message, bundle=bundle))
             continue
-        if check.outcome is prunedecision.Outcome.DELETE:
-            out.append(Change(entry.ref, ChangeKind.DELETED, bundle=bundle))
-        elif check.outcome is prunedecision.Outcome.WAITS:
-            out.append(Change(entry.ref, ChangeKind.HELD, message=check.why, bundle=bundle))
-        elif check.outcome is not prunedecision.Outcome.GONE:
-            out.append(Change(entry.ref, ChangeKind.SKIPPED, message=check.why, bundle=bundle))
+        shown = check.outcome.handling.shown
+        if shown is not None:
+            out.append(Change(entry.ref, shown, message=check.why, bundle=bundle))
     return out
 
 

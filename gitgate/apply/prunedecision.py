@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gitgate.apiserver.changeset import ChangeKind
 from gitgate.apply import overrides
 from gitgate.apply.inventory import Entry, Inventory, mass_prune
 from gitgate.gate.evaluate import gone_bundle_holds
@@ -133,12 +134,50 @@ def claimers(plan: Plan) -> Callable[[ObjectRef], str | None]:
     return claimer
 
 
+class Listed(StrEnum):
+    """Where a pass's result lists an object its prune did not delete."""
+
+    NOWHERE = "nowhere"
+    HELD = "held"  # `held`, with why: it stays in the record, a later pass retries
+    NOT_OWNED = "notOwned"  # `not_owned`
+    KEPT = "kept"  # `kept`
+
+
+@dataclass(frozen=True)
+class Handling:
+    """What an outcome does: the engine deletes the object (`deletes`) or leaves it; its entry
+    leaves the bundle's record unless `stays`; the pass's result lists it (`listed`), and
+    `plan --kubeconfig` shows it as `shown` (None: not at all), with the check's why."""
+
+    deletes: bool = False
+    stays: bool = False
+    listed: Listed = Listed.NOWHERE
+    shown: ChangeKind | None = ChangeKind.SKIPPED
+
+
 class Outcome(StrEnum):
+    """What happens to a live object that left Git; each says what it does (`handling`), so
+    the engine (`apply.pruning`), `plan --kubeconfig` (`apply.livediff`) and `gitgate remove`
+    carry out a new one without a change."""
+
     DELETE = "delete"
     GONE = "gone"  # nothing live any more: the entry goes
     NOT_OWNED = "notOwned"  # someone else's now (or gitgate's own state): left, untracked
     DISABLED = "disabled"  # `gitgate.io/prune: disabled`: left, untracked
     WAITS = "waits"  # acts on a held bundle (or one not confirmed suspended): left, recorded
+
+    @property
+    def handling(self) -> Handling:
+        return _HANDLING[self]
+
+
+_HANDLING = {
+    Outcome.DELETE: Handling(deletes=True, shown=ChangeKind.DELETED),
+    Outcome.GONE: Handling(shown=None),
+    Outcome.NOT_OWNED: Handling(listed=Listed.NOT_OWNED),
+    Outcome.DISABLED: Handling(listed=Listed.KEPT),
+    Outcome.WAITS: Handling(stays=True, listed=Listed.HELD, shown=ChangeKind.HELD),
+}
 
 
 @dataclass(frozen=True)

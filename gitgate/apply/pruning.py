@@ -42,16 +42,13 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
                 cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name),
                 unit.result.bundle, guard,
                 options.instance if options is not None else DEFAULT_INSTANCE)
-            if check.outcome is prunedecision.Outcome.WAITS:
-                unit.result.held.append(f"{ref}: {check.why}")
-                continue  # still recorded: deleted by the pass after the bundle opens
-            if check.outcome is prunedecision.Outcome.NOT_OWNED:
-                unit.result.not_owned.append(ref)
-            elif check.outcome is prunedecision.Outcome.DISABLED:
-                unit.result.kept.append(ref)
-            elif check.outcome is prunedecision.Outcome.DELETE:
+            handling = check.outcome.handling
+            if handling.deletes:
                 cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
                 unit.result.changes.add(ref, ChangeKind.DELETED)
+            _list(unit.result, handling.listed, ref, check.why)
+            if handling.stays:
+                continue  # still recorded: the pass after the bundle opens retries it
             unit.entries.pop(ref, None)
             unit.wrote = True
         except GitgateError as exc:
@@ -59,6 +56,15 @@ def prune_entries(unit: BundleWork, entries: Iterable[Entry], cluster: ClusterPo
             unit.result.fail(Reason.PRUNE_FAILED, exc.message)
     if unit.result.held and not unit.result.message:
         unit.result.message = "; ".join(unit.result.held)
+
+
+def _list(result: BundleResult, listed: prunedecision.Listed, ref: ObjectRef, why: str) -> None:
+    if listed is prunedecision.Listed.HELD:
+        result.held.append(f"{ref}: {why}")
+    elif listed is prunedecision.Listed.NOT_OWNED:
+        result.not_owned.append(ref)
+    elif listed is prunedecision.Listed.KEPT:
+        result.kept.append(ref)
 
 
 def prune_gone_bundle(name: str, inventory: Inventory, cluster: ClusterPort,

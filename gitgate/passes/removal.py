@@ -77,9 +77,10 @@ def _dry(cluster: ClusterPort, inventory: Inventory, done: Removal) -> None:
         check = prunedecision.precheck(entry) or prunedecision.check_live(
             cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name), bundle,
             lambda live: None, inventory.instance)
-        if check.outcome is prunedecision.Outcome.DELETE:
+        handling = check.outcome.handling
+        if handling.deletes:
             done.lines.append(f"would delete {entry.ref} ({bundle})")
-        elif check.outcome is not prunedecision.Outcome.GONE:
+        elif handling.shown is not None:
             done.lines.append(f"would leave {entry.ref} ({bundle}): {check.why}")
     done.lines.append(f"would delete the record of {bundle}")
 
