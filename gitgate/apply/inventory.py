@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.bundle.reach import recorded_facts
 from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.claims import Holders
@@ -74,7 +75,7 @@ class Inventory:
     revision: str = ""
     digest: str = ""
     verdict: str = ""
-    reasons: tuple[dict[str, Any], ...] = ()
+    reasons: tuple[RecordedReason, ...] = ()
     message: str = ""
     since: str = ""
     last_applied: str = ""
@@ -118,7 +119,7 @@ class Inventory:
     def status_key(self) -> tuple[object, ...]:
         """What a status write would change (times excluded)."""
         return (self.entries, self.revision, self.digest, self.verdict,
-                json.dumps(self.reasons, sort_keys=True), self.message, self.labels,
+                self.reasons, self.message, self.labels,
                 self.progression.rollout, self.progression.hooks, self.overrides_behind,
                 self.applied_revision, self.applied_digest, self.clusters_behind,
                 json.dumps(self.history, sort_keys=True))

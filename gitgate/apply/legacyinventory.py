@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Entry, Inventory
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.model import Manifest
 from gitgate.model.ownership import INSTANCE_LABEL, INVENTORY_LABEL
 from gitgate.progression.record import Progression
@@ -24,7 +25,8 @@ def configmap_name(bundle: str, instance: str = DEFAULT_INSTANCE) -> str:
 def to_configmap(inventory: Inventory) -> Manifest:
     data = {
         "bundle": inventory.bundle, "revision": inventory.revision, "digest": inventory.digest,
-        "verdict": inventory.verdict, "reasons": json.dumps(list(inventory.reasons)),
+        "verdict": inventory.verdict,
+        "reasons": json.dumps([r.document() for r in inventory.reasons]),
         "message": inventory.message, "since": inventory.since,
         "lastApplied": inventory.last_applied, "lastFullApply": inventory.last_full_apply,
         "objects": json.dumps([e.as_dict() for e in inventory.entries], sort_keys=True),
@@ -56,7 +58,8 @@ def from_configmap(configmap: Manifest) -> Inventory:
     return Inventory(
         bundle=data.get("bundle", configmap["metadata"]["name"].removeprefix("gitgate-")),
         entries=entries, revision=data.get("revision", ""), digest=data.get("digest", ""),
-        verdict=data.get("verdict", ""), reasons=tuple(json.loads(data.get("reasons") or "[]")),
+        verdict=data.get("verdict", ""), reasons=tuple(
+            RecordedReason.of(r) for r in json.loads(data.get("reasons") or "[]")),
         message=data.get("message", ""), since=data.get("since", ""),
         last_applied=data.get("lastApplied", ""),
         last_full_apply=data.get("lastFullApply", ""), source=data.get("source", ""),

@@ -12,7 +12,7 @@ from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides
 from gitgate.apply.inventory import HISTORY_LIMIT, Entry, Inventory, entry_for, history_entry
 from gitgate.apply.liverevision import Live, after_write
-from gitgate.apply.standing import recorded_reason
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.apply.transitions import Transition, transitions
 from gitgate.apply.work import ApplyOptions, BundleWork, RecordStore
 from gitgate.bundle.reach import acting_ref
@@ -96,7 +96,7 @@ def write_inventories(work: dict[str, BundleWork], plan: Plan, cluster: ClusterP
             bundle=name,
             entries=_entries(unit, taken),
             revision=plan.revision, digest=verdict.digest, verdict=state,
-            reasons=tuple(recorded_reason(r) for r in verdict.reasons),
+            reasons=tuple(RecordedReason.of_hold(r) for r in verdict.reasons),
             message=(f"{unit.result.reason}: {unit.result.message}" if unit.result.message
                      else unit.result.reason or Reason.APPLIED),
             since=previous.since if previous and previous.verdict == state else now,

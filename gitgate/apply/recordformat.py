@@ -23,6 +23,7 @@ from gitgate.apply.inventory import (
     Entry,
     Inventory,
 )
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.apply.standing import reasons_of, standing_of
 from gitgate.apply.transitions import Transition
 from gitgate.karmada.dispatch import Dispatch
@@ -162,7 +163,7 @@ def to_bundle_status(inventory: Inventory, generation: int, now: str) -> Manifes
         "conditions": list(conditions_for(inventory, inventory.conditions, now,
                                           rolling=rolling(inventory), said=meaning.message,
                                           approved=any(g.approved for g in meaning.gates))),
-        "reasons": list(inventory.reasons), "message": inventory.message,
+        "reasons": [r.document() for r in inventory.reasons], "message": inventory.message,
         "since": inventory.since, "lastApplied": inventory.last_applied,
         "lastFullApply": inventory.last_full_apply,
         "lastAttemptedRevision": inventory.revision, "digest": inventory.digest,
@@ -266,7 +267,7 @@ def from_bundle(obj: Manifest) -> Inventory:
         entries=entries,
         revision=shared(str(status.get("lastAttemptedRevision") or spec.get("revision") or "")),
         digest=str(status.get("digest") or ""), verdict=shared(str(status.get("verdict") or "")),
-        reasons=tuple(shared_tree(r) for r in _list(status.get("reasons"))
+        reasons=tuple(RecordedReason.of(shared_tree(r)) for r in _list(status.get("reasons"))
                       if isinstance(r, dict)),
         message=str(status.get("message") or ""), since=shared(str(status.get("since") or "")),
         last_applied=shared(str(status.get("lastApplied") or "")),

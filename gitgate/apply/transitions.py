@@ -12,7 +12,8 @@ import json
 from dataclasses import dataclass
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.standing import RecordedReason, reasons_of, standing_of
+from gitgate.apply.recordedreason import RecordedReason
+from gitgate.apply.standing import reasons_of, standing_of
 from gitgate.errors import Reason
 from gitgate.model import ReasonKind, Verdict
 

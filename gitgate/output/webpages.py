@@ -8,7 +8,7 @@ import shlex
 from urllib.parse import urlencode
 
 from gitgate.apply.inventory import Inventory
-from gitgate.apply.standing import RecordedReason
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.model import ReasonKind
 from gitgate.output.recordviews import clusters_ready

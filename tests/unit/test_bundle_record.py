@@ -9,6 +9,7 @@ import pytest
 
 from gitgate.apply.conditions import conditions_for, states
 from gitgate.apply.inventory import HISTORY_LIMIT, Entry, Inventory, history_entry
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.apply.recordformat import (
     bundle_name,
     entry_of_id,
@@ -25,7 +26,8 @@ KEPT = Inventory(
     "shop/web", (Entry("apps/v1", "Deployment", "shop", "web", "h1"),
                  Entry("v1", "Namespace", "", "shop", "h2")),
     revision="r3", digest="d3", verdict="held",
-    reasons=({"kind": "gate", "gate": "freeze", "reason": "INC-1"},), message="Held: INC-1",
+    reasons=(RecordedReason.of({"kind": "gate", "gate": "freeze", "reason": "INC-1"}),),
+    message="Held: INC-1",
     since=T1, last_applied=T1, last_full_apply=T1, instance="blue", source="apps/web",
     labels=(("tier", "web"),), progression=Progression('{"wave": 1}', '{"step": 2}', ""),
     overrides_behind=("member2",), applied_revision="r2", applied_digest="d2",

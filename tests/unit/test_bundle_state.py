@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime
 
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.apply.recordformat import clusters_status
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
 from gitgate.model.shardmap import ShardMap
@@ -29,7 +30,8 @@ def member(name: str) -> ClusterState:
 
 
 def test_the_document_says_each_cluster_with_the_revision_it_runs():
-    record = Inventory("shop", revision="c2", digest="d2", verdict="held", reasons=(HELD,),
+    record = Inventory("shop", revision="c2", digest="d2", verdict="held",
+                       reasons=(RecordedReason.of(HELD),),
                        applied_revision="c1", applied_digest="d1",
                        clusters_behind=(("member2", "c0"),))
     state = BundleState.of(record, Dispatch((member("member1"), member("member2"))))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gitgate.apply.standing import RecordedReason, recorded_reason, standing
+from gitgate.apply.recordedreason import RecordedReason
+from gitgate.apply.standing import standing
 from gitgate.model import HoldReason, ObjectRef, ReasonKind, Verdict
 from gitgate.model.gaterule import Action
 
@@ -15,7 +16,7 @@ UNTIL = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 def test_a_recorded_reason_reads_back_as_the_record_it_was_written_from():
     hold = HoldReason(ReasonKind.GATE, "freeze", "gates/f.yaml", "INC-7", Action.SUSPEND,
                       UNTIL, ("member1",), ObjectRef("apps", "Deployment", "shop", "web"), 4)
-    kept = recorded_reason(hold)
+    kept = RecordedReason.of_hold(hold).document()
     assert kept["until"] == "2026-12-01T08:00:00Z" and kept["line"] == 4
     record = RecordedReason.of(kept)
     assert record == RecordedReason.of_hold(hold)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from gitgate.apply.inventory import Entry, Inventory
+from gitgate.apply.recordedreason import RecordedReason
 from gitgate.bundle.group import bundle_digest
 from gitgate.gate.evaluate import GateState
 from gitgate.karmada.dispatch import ClusterState, Dispatch, Health, Version
@@ -59,8 +60,8 @@ def rows(page: str) -> dict[str, str]:
 def test_the_overview_shows_each_bundle_with_its_verdict_and_each_member():
     snap = snapshot(
         inventory("shop/web", labels=(("team", "pay"),)),
-        inventory("shop/api", "held", reasons=({"kind": "gate", "gate": "freeze",
-                                                 "file": "gates/f.yaml", "reason": "INC-7"},)),
+        inventory("shop/api", "held", reasons=(RecordedReason.of(
+            {"kind": "gate", "gate": "freeze", "file": "gates/f.yaml", "reason": "INC-7"}),)),
         dispatch={"shop/web": Dispatch((member("member1"), member("member2", ready=False))),
                   "shop/api": Dispatch((member("member1", suspended=True),))})
     page = overview_page(snap, Filters())
@@ -98,8 +99,8 @@ def test_a_failed_pass_shows_failed_over_the_recorded_verdict():
 
 def test_everything_from_the_repo_is_escaped():
     hostile = '<script>alert("x")</script>'
-    inv = inventory("shop/web", verdict="held", message=hostile, reasons=(
-        {"kind": "gate", "gate": "g", "file": "gates/g.yaml", "reason": hostile},))
+    inv = inventory("shop/web", verdict="held", message=hostile, reasons=(RecordedReason.of(
+        {"kind": "gate", "gate": "g", "file": "gates/g.yaml", "reason": hostile}),))
     gate = {"name": "g", "file": "gates/g.yaml", "action": "hold", "reason": hostile,
             "owner": hostile, "active": True, "covers": ["shop/web"], "until": None,
             "nextChange": None, "windows": [], "clusters": []}
@@ -132,9 +133,8 @@ def test_gates_active_upcoming_and_unusable_with_owner_and_what_they_cover():
 
 def test_without_an_overview_the_gates_are_those_the_records_name():
     inv = inventory("shop/web", "held", reasons=(
-        {"kind": "gate", "gate": "freeze", "file": "gates/f.yaml", "reason": "INC-7",
-         "action": "hold"},
-        {"kind": "rollout", "gate": "rollout", "file": "shop/bundle.yaml", "reason": "wave"}))
+        RecordedReason("gate", "freeze", "gates/f.yaml", "INC-7"),
+        RecordedReason("rollout", "rollout", "shop/bundle.yaml", "wave")))
     page = gates_page(snapshot(inv, inventory("shop/api", "held", reasons=inv.reasons[:1])))
     assert "recorded no overview" in page
     assert page.count('data-gate="freeze"') == 1 and 'data-gate="rollout"' not in page
