@@ -17,7 +17,7 @@ from gitgate.output.console import invalid_gate_line, problem_line
 from gitgate.output.documents import document, object_ref
 from gitgate.output.tables import one_line, rfc3339, table
 from gitgate.plan import BundlePlan, Plan, destination
-from gitgate.status.gaterecord import GateRecord
+from gitgate.status.gaterecord import GateRecord, InvalidGateRecord
 from gitgate.timespec import age
 
 ChartsBefore = Mapping[str, tuple[LockedChart, ...]]  # bundle name -> its locked charts then
@@ -217,8 +217,7 @@ def plan_text(plan: Plan, changes: list[Change] | None = None, view: MemberView 
 def gates_document(plan: Plan) -> dict[str, Any]:
     return document("GateList", {
         "at": rfc3339(plan.at), "gates": [GateRecord.of(s).document() for s in plan.gates],
-        "invalid": [{"file": g.file, "line": g.line, "message": g.message}
-                    for g in plan.invalid_gates]})
+        "invalid": [InvalidGateRecord.of(g).document() for g in plan.invalid_gates]})
 
 
 def gates_table(plan: Plan) -> str:

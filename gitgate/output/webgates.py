@@ -9,14 +9,15 @@ from datetime import datetime
 from gitgate.apply.standing import reasons_of
 from gitgate.model import ReasonKind
 from gitgate.output.weblayout import Snapshot, bundle_href, e, layout, lift_gate, time_tag
-from gitgate.status.gaterecord import GateRecord
+from gitgate.status.gaterecord import GateRecord, InvalidGateRecord, recorded_gates
 
 
-def gates_of(snap: Snapshot) -> tuple[list[GateRecord], bool]:
-    """The loop's gates; without an overview, those the bundles' records name (and False)."""
-    gates = snap.overview.get("gates")
-    if isinstance(gates, list):
-        return [GateRecord.from_document(g) for g in gates if isinstance(g, dict)], True
+def gates_of(snap: Snapshot) -> tuple[list[GateRecord], list[InvalidGateRecord], bool]:
+    """The loop's gates and invalid gate files; without an overview, the gates the bundles'
+    records name (and False)."""
+    recorded = recorded_gates(snap.overview)
+    if recorded is not None:
+        return *recorded, True
     found: dict[tuple[str, str], GateRecord] = {}
     for inv in snap.inventories:
         for r in reasons_of(inv):
@@ -25,21 +26,19 @@ def gates_of(snap: Snapshot) -> tuple[list[GateRecord], bool]:
             gate = found.get((r.gate, r.file)) or GateRecord(
                 r.gate, r.file, r.action, r.reason, until=r.until, clusters=r.clusters)
             found[(r.gate, r.file)] = replace(gate, covers=(*gate.covers, inv.bundle))
-    return list(found.values()), False
+    return list(found.values()), [], False
 
 
 def gates_page(snap: Snapshot) -> str:
-    gates, complete = gates_of(snap)
+    gates, invalid, complete = gates_of(snap)
     active = [g for g in gates if g.active]
     upcoming = [g for g in gates if not g.active and g.next_change]
     idle = [g for g in gates if not g.active and not g.next_change]
     parts = []
-    for bad in snap.overview.get("invalidGates") or []:
-        where = f"{bad.get('file')}:{bad.get('line')}" if bad.get("line") else bad.get("file")
-        scope = (f"every bundle under {', '.join(bad.get('within') or [])}"
-                 if bad.get("within") else "every bundle")
-        parts.append(f'<p class="alert invalid-gate" role="alert"><code>{e(where)}</code>: '
-                     f"{e(bad.get('message'))}. It holds {e(scope)} until fixed.</p>")
+    for bad in invalid:
+        scope = f"every bundle under {', '.join(bad.within)}" if bad.within else "every bundle"
+        parts.append(f'<p class="alert invalid-gate" role="alert"><code>{e(bad.where())}</code>: '
+                     f"{e(bad.message)}. It holds {e(scope)} until fixed.</p>")
     if not complete:
         parts.append('<p class="note">The loop has recorded no overview yet: these are the '
                      "gates the bundles' records name (upcoming windows are not known).</p>")

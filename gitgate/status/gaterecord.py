@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any
 
 from gitgate.gate.evaluate import GateState
-from gitgate.model.gaterule import SHOWN_FIELDS, ShownGate, ShownKey, Window, shown_key
+from gitgate.model.gaterule import SHOWN_FIELDS, InvalidGate, ShownGate, ShownKey, Window, shown_key
 from gitgate.timespec import duration_text, rfc3339
 
 
@@ -68,6 +68,48 @@ class GateRecord(ShownGate):
 
 
 _FIELDS = tuple(f for f in fields(GateRecord) if "shown" in f.metadata)
+
+
+@dataclass(frozen=True)
+class InvalidGateRecord:
+    """A gate file gitgate cannot use, as `gates -o json/yaml`, the page's overview and the
+    web page show it: it holds every bundle, or those under `within` (a tenant's folders)."""
+
+    file: str
+    message: str
+    line: int | None = None
+    within: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, gate: InvalidGate) -> InvalidGateRecord:
+        return cls(gate.file, gate.message, gate.line, tuple(gate.within))
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> InvalidGateRecord:
+        line = doc.get("line")
+        return cls(str(doc.get("file") or ""), str(doc.get("message") or ""),
+                   line if isinstance(line, int) and line else None,
+                   tuple(str(w) for w in doc.get("within") or ()))
+
+    def where(self) -> str:
+        """`file:line`, the file alone when no line is known."""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def document(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "message": self.message,
+                "within": list(self.within)}
+
+
+def recorded_gates(overview: Mapping[str, Any]
+                   ) -> tuple[list[GateRecord], list[InvalidGateRecord]] | None:
+    """The gates and invalid gate files an overview document records (None: it records
+    none)."""
+    gates = overview.get("gates")
+    if not isinstance(gates, list):
+        return None
+    return ([GateRecord.from_document(g) for g in gates if isinstance(g, Mapping)],
+            [InvalidGateRecord.from_document(g) for g in overview.get("invalidGates") or ()
+             if isinstance(g, Mapping)])
 
 
 def _as_shown(value: Any) -> Any:

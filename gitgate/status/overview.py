@@ -16,7 +16,7 @@ from gitgate.apply.livediff import changed_paths
 from gitgate.gate.evaluate import GateState
 from gitgate.model import Manifest, ObjectRef
 from gitgate.plan import Plan
-from gitgate.status.gaterecord import GateRecord
+from gitgate.status.gaterecord import GateRecord, InvalidGateRecord
 from gitgate.timespec import rfc3339
 
 MAX_CHANGED_OBJECTS = 30  # per bundle; the rest are counted
@@ -182,8 +182,7 @@ def overview_document(plan: Plan, previous: Plan | None,
     `blame`: which commit changed a bundle's folder (`last_changes`)."""
     doc = {"revision": plan.revision,
            "gates": [gate_view(s) for s in plan.gates],
-           "invalidGates": [{"file": g.file, "line": g.line, "message": g.message,
-                             "within": list(g.within)} for g in plan.invalid_gates],
+           "invalidGates": [InvalidGateRecord.of(g).document() for g in plan.invalid_gates],
            "rollouts": {name: view.document() for name, view in rollout_views(plan).items()},
            "changes": last_changes(previous, plan, kept_changes, blame)}
     return bounded(doc)

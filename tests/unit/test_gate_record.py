@@ -7,8 +7,8 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from gitgate.gate.evaluate import GateState
-from gitgate.model.gaterule import Action, Gate, Window, spec_schema
-from gitgate.status.gaterecord import GateRecord
+from gitgate.model.gaterule import Action, Gate, InvalidGate, Window, spec_schema
+from gitgate.status.gaterecord import GateRecord, InvalidGateRecord, recorded_gates
 from tests.support.schemas import REPO_ROOT, SCHEMA
 
 NOW = datetime(2026, 11, 24, 3, 0, tzinfo=UTC)
@@ -51,3 +51,14 @@ def test_every_key_the_record_writes_is_in_its_schema_and_reads_back():
     doc = GateRecord.of(GateState(gate, True, None, ("a",))).document()
     assert set(doc) == set(GateRecord.schema()["properties"])
     assert GateRecord.from_document(doc).document() == doc
+
+
+def test_an_invalid_gate_file_reads_back_as_the_same_record():
+    bad = InvalidGateRecord.of(InvalidGate("gates/t.yaml", "spec.reason is required", 3,
+                                           ("teams/a/**",)))
+    doc = bad.document()
+    assert doc == {"file": "gates/t.yaml", "line": 3, "message": "spec.reason is required",
+                   "within": ["teams/a/**"]}
+    assert InvalidGateRecord.from_document(doc) == bad and bad.where() == "gates/t.yaml:3"
+    assert recorded_gates({"gates": [], "invalidGates": [doc]}) == ([], [bad])
+    assert recorded_gates({}) is None
