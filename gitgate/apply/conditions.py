@@ -20,11 +20,29 @@ status stays the same."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, TypedDict
 
 from gitgate.errors import Condition, Reason
 from gitgate.model import Verdict
+
+
+class BundleCondition(TypedDict):
+    """One condition of a Bundle, as its status has it."""
+
+    type: str
+    status: str  # True, False or Unknown
+    reason: str
+    message: str
+    lastTransitionTime: str  # RFC 3339 ("" when not known)
+
+
+def read_condition(recorded: Mapping[str, Any]) -> BundleCondition:
+    """A condition as a Bundle's status has it (a value it lacks: "")."""
+    return BundleCondition(
+        type=str(recorded.get("type") or ""), status=str(recorded.get("status") or ""),
+        reason=str(recorded.get("reason") or ""), message=str(recorded.get("message") or ""),
+        lastTransitionTime=str(recorded.get("lastTransitionTime") or ""))
 
 
 class Record(Protocol):
@@ -76,21 +94,21 @@ def states(record: Record, rolling: bool = False, approved: bool = False
     }
 
 
-def conditions_for(record: Record, previous: Iterable[dict[str, Any]], now: str,
+def conditions_for(record: Record, previous: Iterable[BundleCondition], now: str,
                    rolling: bool = False, said: str | None = None, approved: bool = False
-                   ) -> tuple[dict[str, str], ...]:
+                   ) -> tuple[BundleCondition, ...]:
     """The conditions, each with `said` (the bundle's standing; the record's message when
     not given), keeping the previous transition time of a condition whose status did not
     change."""
-    before = {str(c.get("type")): c for c in previous if isinstance(c, dict)}
+    before = {c["type"]: c for c in previous}
     message = record.message if said is None else said
     out = []
     for kind, (status, reason) in states(record, rolling, approved).items():
         old = before.get(kind)
-        since = str(old.get("lastTransitionTime") or now) if old and old.get(
-            "status") == status else now
-        out.append({"type": str(kind), "status": status, "reason": reason,
-                    "message": message if status == "True" or kind == Condition.READY
-                    or reason == Reason.APPROVED else "",
-                    "lastTransitionTime": since})
+        since = old["lastTransitionTime"] or now if old and old["status"] == status else now
+        out.append(BundleCondition(
+            type=str(kind), status=status, reason=reason,
+            message=message if status == "True" or kind == Condition.READY
+            or reason == Reason.APPROVED else "",
+            lastTransitionTime=since))
     return tuple(out)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gitgate.apply.conditions import BundleCondition
 from gitgate.apply.recordedreason import RecordedReason
 from gitgate.bundle.reach import recorded_facts
 from gitgate.model import Hashed, Manifest, ObjectRef
@@ -100,7 +101,7 @@ class Inventory:
     uid: str = ""  # the Bundle's, for the events about it
     claimed: bool = True  # the Bundle has Karmada's claimed-by label (`recordformat`)
     healthy_revision: str = ""  # the last revision a loop saw ready on every cluster
-    conditions: tuple[dict[str, Any], ...] = ()
+    conditions: tuple[BundleCondition, ...] = ()
     history: tuple[dict[str, str], ...] = ()
 
     def cluster_revision(self, cluster: str) -> str:

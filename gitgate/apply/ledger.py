@@ -20,6 +20,7 @@ from gitgate.apiserver.ports import (
     list_metadata_since,
     list_pages,
 )
+from gitgate.apply.conditions import BundleCondition
 from gitgate.apply.inventory import DEFAULT_INSTANCE, NAMESPACE, Inventory, system_namespace
 from gitgate.apply.legacyinventory import configmap_name, from_configmap
 from gitgate.apply.recordcache import RecordCache
@@ -143,7 +144,7 @@ class Stored:
 
     spec: dict[str, object]
     generation: int
-    conditions: tuple[dict[str, object], ...] = ()
+    conditions: tuple[BundleCondition, ...] = ()
     uid: str = ""
     claimed: bool = True  # it has the label that keeps Karmada's detector off it
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from gitgate.apply.conditions import conditions_for
+from gitgate.apply.conditions import BundleCondition, conditions_for, read_condition
 from gitgate.apply.inventory import (
     DEFAULT_INSTANCE,
     HISTORY_LIMIT,
@@ -204,14 +204,14 @@ def clusters_status(inventory: Inventory, dispatch: Dispatch) -> Manifest:
                              for c in dispatch.clusters]}}
 
 
-def conditions_of(inventory: Inventory) -> dict[str, dict[str, Any]]:
+def conditions_of(inventory: Inventory) -> dict[str, BundleCondition]:
     """The record's conditions by type; worked out from its verdict when it has none (a
     record an earlier release kept)."""
     meaning = standing_of(inventory)
     found = inventory.conditions or conditions_for(
         inventory, (), inventory.since, rolling=rolling(inventory), said=meaning.message,
         approved=any(g.approved for g in meaning.gates))
-    return {str(c.get("type")): dict(c) for c in found}
+    return {c["type"]: c for c in found}
 
 
 def rolling(inventory: Inventory) -> bool:
@@ -290,7 +290,7 @@ def from_bundle(obj: Manifest) -> Inventory:
         generation=int(meta.get("generation") or 0), uid=str(meta.get("uid") or ""),
         claimed=(meta.get("labels") or {}).get(CLAIMED_LABEL) == CLAIMED_BY,
         healthy_revision=shared(str(status.get("lastHealthyRevision") or "")),
-        conditions=tuple(shared_tree(c) for c in _list(status.get("conditions"))
+        conditions=tuple(read_condition(shared_tree(c)) for c in _list(status.get("conditions"))
                          if isinstance(c, dict)),
         history=tuple(shared_tree(h) for h in _list(status.get("history"))
                       if isinstance(h, dict)))

@@ -20,8 +20,8 @@ from gitgate.timespec import age
 
 
 def _ready(inv: Inventory) -> tuple[str, str]:
-    ready = conditions_of(inv).get("Ready") or {}
-    return str(ready.get("status") or "Unknown"), str(ready.get("reason") or "")
+    ready = conditions_of(inv).get("Ready")
+    return (ready["status"] or "Unknown", ready["reason"]) if ready else ("Unknown", "")
 
 
 def clusters_ready(dispatch: Dispatch | None) -> str:
@@ -116,8 +116,8 @@ def describe_text(state: BundleState, events: list[BundleEvent], now: datetime) 
                      + (f"  {one_line(c.message)}" if c.message else ""))
     lines.append("Conditions:")
     rows = [["  TYPE", "STATUS", "REASON", "SINCE"]] + [
-        [f"  {c.get('type')}", str(c.get("status")), str(c.get("reason") or "-"),
-         age(parse_stamp(str(c.get("lastTransitionTime") or "")), now)]
+        [f"  {c['type']}", c["status"], c["reason"] or "-",
+         age(parse_stamp(c["lastTransitionTime"]), now)]
         for c in inv.conditions]
     lines += table(rows).rstrip("\n").splitlines() if inv.conditions else ["  none yet"]
     lines.append(f"Objects ({len(inv.entries)}):")
