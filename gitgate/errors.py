@@ -127,6 +127,12 @@ class OtherInstance(GitgateError):
     reason: Reason = Reason.OTHER_INSTANCE
 
 
+class FrozenObject(GitgateError):
+    """An object to write is live in another bundle a freeze holds, by its live label."""
+
+    reason: Reason = Reason.FROZEN
+
+
 class ToolMissing(GitgateError):
     reason: Reason = Reason.TOOL_MISSING
 

@@ -12,6 +12,7 @@ from gitgate.apply import overrides, prunedecision
 from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.intent import record_intent
 from gitgate.apply.inventory import Inventory
+from gitgate.apply.owners import read_owners
 from gitgate.apply.passrecords import overrides_written, report_hooks, write_inventories
 from gitgate.apply.preparation import held_gone_bundle, prepare
 from gitgate.apply.pruning import prune_entries, prune_gone_bundle, release_taken
@@ -19,7 +20,6 @@ from gitgate.apply.work import ApplyOptions, PassResult, RecordStore
 from gitgate.apply.writes import (
     apply_stages,
     read_live,
-    read_owners,
     report_blocked,
     report_unchecked,
     staged_writes,
@@ -27,6 +27,7 @@ from gitgate.apply.writes import (
 from gitgate.errors import Reason
 from gitgate.model import Verdict
 from gitgate.plan import Plan
+from gitgate.progression.liveowners import owner_freezes
 
 SUSPENDING = (Verdict.SUSPENDED, Verdict.HALTED)  # a bundle whose templates stay where they are
 
@@ -50,7 +51,7 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: Re
                              options.allow_mass_prune)
     mass = decision.blocked
     staged = {name: staged_writes(w, cluster) for name, w in work.items() if w.diff}
-    read_owners(work, staged, cluster, options)
+    read_owners(work, staged, cluster, options, owner_freezes(plan, inventories))
     if not options.dry_run:
         record_intent(work, staged, cluster, options, ledger, plan.revision)
     read_live(work, cluster, options)

@@ -18,6 +18,7 @@ from gitgate.model import Hashed, Manifest, ObjectRef
 from gitgate.model.ownership import Origin
 from gitgate.plan import BundlePlan
 from gitgate.progression.analysis import Measure
+from gitgate.progression.liveowners import Holder, OwnerFreezes
 
 
 class RecordStore(Protocol):
@@ -164,6 +165,10 @@ class BundleWork:
     # and those whose owner could not be listed (read one by one before their write)
     foreign: dict[ObjectRef, str] = field(default_factory=dict)
     owner_unread: set[ObjectRef] = field(default_factory=set)
+    # the pass's freezes by live bundle label, when one could hold what this bundle writes
+    # (`apply.owners`), and the objects to write that are live in a frozen bundle
+    freezes: OwnerFreezes | None = None
+    frozen: dict[ObjectRef, Holder] = field(default_factory=dict)
 
     def hashed(self, obj: Manifest) -> Hashed:
         return self.plan.hashed(obj) if self.plan is not None else Hashed.of(obj)

@@ -9,19 +9,16 @@ from dataclasses import dataclass
 
 from gitgate.apiserver.changeset import ChangeKind, in_place
 from gitgate.apiserver.fanout import fan_out
-from gitgate.apiserver.ports import ClusterPort, list_metadata
+from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import recreate, stages, suspension
 from gitgate.apply.confirmation import confirm_suspensions
 from gitgate.apply.inventory import entry_for
+from gitgate.apply.owners import read_owner, refuse_owner
 from gitgate.apply.work import ApplyOptions, BundleWork
-from gitgate.errors import GitgateError, KubeError, OtherInstance, Reason
+from gitgate.errors import GitgateError, KubeError, Reason
 from gitgate.karmada.policy import is_policy, suspension_for
 from gitgate.model import Manifest, ObjectRef
 from gitgate.model.ownership import (
-    INSTANCE_LABEL,
-    foreign_selector,
-    instance_of,
-    other_instance,
     with_instance,
 )
 
@@ -278,75 +275,23 @@ def read_live(work: dict[str, BundleWork], cluster: ClusterPort, options: ApplyO
             unit.live[ref] = by_name.get(ref.name)
 
 
-def read_owners(work: dict[str, BundleWork], staged: dict[str, dict[int, list[Manifest]]],
-                cluster: ClusterPort, options: ApplyOptions) -> None:
-    """Which of the objects the pass writes another gitgate instance labels as its own: one
-    list per apiVersion, kind and namespace, of only such objects (`foreign_selector`), before
-    anything is written (a list that fails leaves its objects to be read one by one before
-    their write). A bundle with such an object fails here, unless `--force-conflicts`: it
-    takes no object over from another instance, as it takes no field over from another
-    field manager. What a resync reads anyway is judged when it is read."""
-    if options.force_conflicts:
-        return
-    wanted: dict[tuple[str, str, str], list[tuple[BundleWork, ObjectRef]]] = {}
-    for name, stages_ in staged.items():
-        unit = work[name]
-        for obj in (o for batch in stages_.values() for o in batch):
-            ref = ObjectRef.of(obj)
-            if ref not in unit.resync_only:
-                wanted.setdefault((obj["apiVersion"], ref.kind, ref.namespace), []).append(
-                    (unit, ref))
-    keys = sorted(wanted)
-    answers = fan_out(lambda key: list_metadata(cluster, *key, foreign_selector(
-        options.instance)), keys, options.concurrency)
-    for key, answer in zip(keys, answers, strict=True):
-        if isinstance(answer, GitgateError):
-            for unit, ref in wanted[key]:
-                unit.owner_unread.add(ref)
-            continue
-        owners = {str(o["metadata"]["name"]): instance_of(o) for o in answer}
-        for unit, ref in wanted[key]:
-            owner = owners.get(ref.name)
-            if owner is not None and owner != options.instance:
-                unit.foreign[ref] = owner
-    for unit in work.values():
-        if unit.foreign and not unit.result.failed:
-            ref, owner = min(unit.foreign.items())
-            unit.result.fail(Reason.OTHER_INSTANCE, _foreign_message(
-                ref, owner, options.instance, len(unit.foreign)))
-
-
-def _foreign_message(ref: ObjectRef, owner: str, instance: str, count: int = 1) -> str:
-    more = f" (and {count - 1} more of this bundle's objects)" if count > 1 else ""
-    return (f"{ref}{more} is labelled {INSTANCE_LABEL}: {owner}, another gitgate instance's "
-            f"on this API server; instance {instance!r} does not take it over, and nothing of "
-            "this bundle was written. Remove it from this repo, apply it with that instance, "
-            "or take it over with --force-conflicts")
-
-
-def _refuse_foreign(ref: ObjectRef, live: Manifest | None, options: ApplyOptions) -> None:
-    owner = None if options.force_conflicts else other_instance(live, options.instance)
-    if owner is not None:
-        raise OtherInstance(_foreign_message(ref, owner, options.instance))
-
-
 def _apply_one(unit: BundleWork, obj: Manifest, cluster: ClusterPort,
                options: ApplyOptions, created: _Created) -> ChangeKind:
     """Server-side apply, labelled with the instance, and what the server made of it. A
     resync reads the object first and writes only when a field Git sets has drifted. An
-    object another instance labels as its own is not taken over (`read_owners`). An immutable
+    object another instance labels as its own, or that is live in another bundle a freeze
+    holds, is not taken over (`apply.owners`). An immutable
     field is recreated where the object allows it."""
     ref = ObjectRef.of(obj)
     obj = with_instance(obj, options.instance)
     if ref in unit.resync_only:
-        live = unit.live[ref] if ref in unit.live else cluster.get(
-            obj["apiVersion"], ref.kind, ref.namespace, ref.name)
-        _refuse_foreign(ref, live, options)
+        live = unit.live[ref] if ref in unit.live else read_owner(
+            unit, ref, obj["apiVersion"], cluster)
+        refuse_owner(unit, ref, live, options)
         if live is not None and in_place(obj, live):
             return ChangeKind.UNCHANGED
     elif ref in unit.owner_unread:
-        _refuse_foreign(ref, cluster.get(obj["apiVersion"], ref.kind, ref.namespace, ref.name),
-                        options)
+        refuse_owner(unit, ref, read_owner(unit, ref, obj["apiVersion"], cluster), options)
     try:
         answer = cluster.apply(obj, dry_run=options.dry_run, force=options.force_conflicts)
     except KubeError as exc:

@@ -40,6 +40,14 @@ Around = dict[ObjectRef, list[Freeze]]
 
 
 
+def frozen_write_text(verb: str, ref: ObjectRef, holder: str, why: HoldReason) -> str:
+    """Why a bundle may not `verb` (write, delete) `ref`: it is live in `holder`, which
+    `why` freezes."""
+    return (f"would {verb} {ref}, which is live in bundle {holder}, held by {why.where()} "
+            f"({why.reason}): a freeze covers what is live whichever bundle claims it now; "
+            "lift the freeze, or leave the object where it is until then")
+
+
 def holding(reasons: Iterable[HoldReason] | None) -> HoldReason | None:
     """The first of `reasons` that holds (not one that only suspends)."""
     return next((r for r in reasons or () if r.action is Action.HOLD), None)

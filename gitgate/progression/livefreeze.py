@@ -45,6 +45,7 @@ from gitgate.progression.frozenreach import (
     acted_on,
     acting_on_live,
     frozen_live_objects,
+    frozen_write_text,
     stopped_bundles,
     suspended_bundles,
     used_live,
@@ -279,9 +280,7 @@ def _refused(item: BundlePlan, record: LiveRecord | None,
         return item
     reasons = tuple(HoldReason(
         ReasonKind.FROZEN, str(Reason.FROZEN), freeze.why.file,
-        f"would {verb} {ref}, which is live in bundle {freeze.holder}, held by "
-        f"{freeze.why.where()} ({freeze.why.reason}): a freeze covers what is live whichever "
-        f"bundle claims it now; lift the freeze, or leave the object where it is until then",
+        frozen_write_text(verb, ref, freeze.holder, freeze.why),
         freeze.why.action, freeze.why.until, target=ref, line=freeze.why.line)
         for ref, verb, freeze in clashes[:5])
     verdict = BundleVerdict(name, Verdict.FAILED, item.verdict.digest,
