@@ -1,9 +1,12 @@
-"""What a freeze holds when a Bundle record is lost: someone deletes the record of a held
-bundle on the API server (`kubectl delete bundles ...`, taking it for a status object), then a
-commit moves one of its live objects into an open bundle. Through the real CLI against the
-API emulator's request log."""
+"""What a freeze holds when a Bundle record is lost or edited: someone with access to the API
+server deletes the record of a frozen bundle (`kubectl delete bundles ...`, taking it for a
+status object) or removes entries from it, then a commit moves one of its live objects into
+another bundle. The object's live `gitgate.io/bundle` label still names the frozen bundle,
+and the write is refused. Through the real CLI against the API emulator's request log."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +17,7 @@ from tests.support.manifests import cm
 
 pytestmark = pytest.mark.integration
 
+HELD = "apps-h"
 
 
 @pytest.fixture(autouse=True)
@@ -22,8 +26,18 @@ def emulated(kube):
         pytest.skip("reads the API emulator's request log (GITGATE_TEST_KUBECONFIG is set)")
 
 
+def gate(spec: str) -> dict[str, str]:
+    return {"gates/h.yaml": "apiVersion: gitgate.io/v1alpha1\nkind: Gate\n"
+                            f"metadata: {{name: h}}\nspec: {spec}\n"}
 
-def test_a_held_bundles_object_stays_when_its_record_is_deleted(tmp_path, kube, capsys):
+
+PAUSED = {"apps/h/PAUSE": "incident\n"}
+SUSPENDED = gate(f"{{bundles: [{HELD}], action: suspend, clusters: [member2], "
+                 "reason: member2 maintenance}")
+
+
+def held_repo(tmp_path: Path, kube, capsys, freeze: dict[str, str]) -> tuple[Path, str]:
+    """apps/a (ConfigMap a) and apps/h (h, moving) applied, then apps/h frozen by `freeze`."""
     ns = kube.ns("rec")
     root = write_files(tmp_path / "repo", {
         "gitgate.yaml": PLACEMENT,
@@ -32,16 +46,182 @@ def test_a_held_bundles_object_stays_when_its_record_is_deleted(tmp_path, kube, 
         "apps/h/app.yaml": cm("h", ns, "v1") + cm("moving", ns, "v1"),
     })
     assert apply(capsys, kube, root)[0] == 0
-    write_files(root, {"apps/h/PAUSE": "incident\n"})
-    assert apply(capsys, kube, root)[0] == 0
-    records = [key for key in kube.emulator.state.objects
-               if key[1] == "bundles" and key[3].endswith("apps-h")]
-    assert records
-    for key in records:
+    write_files(root, freeze)
+    code, doc = apply(capsys, kube, root)
+    assert code == 0, doc
+    return root, ns
+
+
+def record_keys(kube, bundle: str) -> list:
+    return [key for key in kube.emulator.state.objects
+            if key[1] == "bundles" and key[3].endswith(f".{bundle}")]
+
+
+def delete_record(kube, bundle: str) -> None:
+    keys = record_keys(kube, bundle)
+    assert keys
+    for key in keys:
         kube.cluster.delete("gitgate.io/v1alpha1", "Bundle", key[2], key[3])
+
+
+def writes_of(kube, name: str) -> list[tuple[str, str]]:
+    return [(r.method, r.path) for r in kube.emulator.state.requests
+            if r.is_write and r.path.endswith(f"/configmaps/{name}")]
+
+
+def value(kube, ns: str, name: str) -> str | None:
+    live = kube.cluster.get("v1", "ConfigMap", ns, name)
+    return None if live is None else live["data"]["value"]
+
+
+def assert_refused(doc: dict, bundle: str, kube, ns: str) -> dict:
+    """`bundle` failed (Frozen) naming the object and the frozen bundle; nothing wrote it."""
+    result = {b["name"]: b for b in doc["bundles"]}[bundle]
+    assert result["failed"] and result["reason"] == "Frozen", result
+    assert f"ConfigMap {ns}/moving" in result["message"], result
+    assert f"live in bundle {HELD}" in result["message"], result
+    assert writes_of(kube, "moving") == []
+    assert value(kube, ns, "moving") == "v1"
+    return result
+
+
+@pytest.mark.parametrize("freeze", [PAUSED, SUSPENDED], ids=["held", "suspended"])
+def test_a_frozen_bundles_object_stays_when_its_record_is_deleted(tmp_path, kube, capsys,
+                                                                  freeze):
+    root, ns = held_repo(tmp_path, kube, capsys, freeze)
+    delete_record(kube, HELD)
     write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
                        "apps/h/app.yaml": cm("h", ns, "v1")})
     code, doc = apply(capsys, kube, root)
-    assert {b["name"]: b["verdict"] for b in doc["bundles"]}["apps-h"] == "held"
-    import json; print(json.dumps(doc, indent=1)); print(kube.emulator.state.requests)
-    assert kube.cluster.get("v1", "ConfigMap", ns, "moving")["data"]["value"] == "v1"
+    assert code != 0
+    verdict = "held" if freeze is PAUSED else "suspended"
+    assert {b["name"]: b["verdict"] for b in doc["bundles"]}[HELD] == verdict
+    result = assert_refused(doc, "apps-a", kube, ns)
+    assert result["applied"] == []  # nothing of the bundle went out
+    # the next pass still refuses it: the held bundle's record is back, but without it
+    code, doc = apply(capsys, kube, root)
+    assert_refused(doc, "apps-a", kube, ns)
+    # once the freeze lifts, the move goes through
+    for rel in freeze:
+        (root / rel).unlink()
+    code, doc = apply(capsys, kube, root)
+    assert code == 0, doc
+    assert value(kube, ns, "moving") == "v2"
+
+
+@pytest.mark.parametrize("into", ["new", "renamed"])
+def test_nor_when_it_moves_into_a_bundle_without_a_record(tmp_path, kube, capsys, into):
+    root, ns = held_repo(tmp_path, kube, capsys, PAUSED)
+    delete_record(kube, HELD)
+    write_files(root, {"apps/h/app.yaml": cm("h", ns, "v1")})
+    if into == "new":
+        write_files(root, {"apps/n/app.yaml": cm("moving", ns, "v2")})
+        taker = "apps-n"
+    else:  # apps/a renamed to apps/b, taking the object along
+        (root / "apps/a/app.yaml").unlink()
+        (root / "apps/a").rmdir()
+        write_files(root, {"apps/b/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2")})
+        taker = "apps-b"
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    assert_refused(doc, taker, kube, ns)
+
+
+def test_nor_when_its_record_is_edited(tmp_path, kube, capsys):
+    """The record kept, the object's entry removed from it (`kubectl edit`)."""
+    root, ns = held_repo(tmp_path, kube, capsys, PAUSED)
+    state = kube.emulator.state
+    with state.lock:
+        for key in record_keys(kube, HELD):
+            status = state.objects[key].obj["status"]
+            status["objects"] = [o for o in status["objects"] if o["name"] != "moving"]
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
+                       "apps/h/app.yaml": cm("h", ns, "v1")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    assert_refused(doc, "apps-a", kube, ns)
+
+
+def test_nor_when_its_record_is_deleted_and_its_folder_emptied(tmp_path, kube, capsys):
+    """Only the `PAUSE` file is left of the held bundle, nothing is on record: its objects
+    are neither pruned nor taken over while the pause stands."""
+    root, ns = held_repo(tmp_path, kube, capsys, PAUSED)
+    delete_record(kube, HELD)
+    (root / "apps/h/app.yaml").unlink()
+    code, doc = apply(capsys, kube, root)
+    assert value(kube, ns, "h") == "v1" and value(kube, ns, "moving") == "v1", doc
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    result = assert_refused(doc, "apps-a", kube, ns)
+    assert "apps/h/PAUSE" in result["message"], result
+    assert value(kube, ns, "h") == "v1"
+
+
+@pytest.mark.parametrize("failing", ["list", "list and read"])
+def test_a_takeover_whose_owner_cannot_be_listed_is_read_or_does_not_happen(
+        tmp_path, kube, capsys, failing):
+    """The API server fails the owner list: the object is read alone before its write, and
+    refused; when that read fails too, it is not written (fail closed), naming it."""
+    root, ns = held_repo(tmp_path, kube, capsys, PAUSED)
+    delete_record(kube, HELD)
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
+                       "apps/h/app.yaml": cm("h", ns, "v1")})
+    collection = f"/api/v1/namespaces/{ns}/configmaps"
+
+    def fault(request):
+        if request.method == "GET" and (request.path == collection or (
+                failing == "list and read" and request.path.startswith(collection))):
+            return 500, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                         "message": "etcdserver: request timed out", "code": 500}
+        return None
+
+    kube.emulator.state.faults.append(fault)
+    try:
+        code, doc = apply(capsys, kube, root)
+    finally:
+        kube.emulator.state.faults.clear()
+    assert code != 0
+    if failing == "list":
+        assert_refused(doc, "apps-a", kube, ns)
+        return
+    result = {b["name"]: b for b in doc["bundles"]}["apps-a"]
+    assert result["failed"] and result["reason"] == "ReadFailed", result
+    assert f"could not read ConfigMap {ns}/moving to check" in result["message"], result
+    assert writes_of(kube, "moving") == []
+    assert value(kube, ns, "moving") == "v1"
+
+
+def object_reads(kube, ns: str) -> list[tuple[str, str, str]]:
+    """The reads of the test namespace's objects: (path, label selector)."""
+    return [(r.method, r.path, r.query.get("labelSelector", ""))
+            for r in kube.emulator.state.requests
+            if r.method == "GET" and f"/namespaces/{ns}/" in r.path]
+
+
+def test_the_check_costs_no_request(tmp_path, kube, capsys):
+    """With a bundle held, a cold apply and a pass that changes an object read each
+    collection they write to once (the lists they make anyway), and a no-op pass reads
+    none of the objects."""
+    ns = kube.ns("rec")
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "apps/a/app.yaml": cm("a", ns, "v1") + cm("b", ns, "v1"),
+        "apps/h/app.yaml": cm("h", ns, "v1"),
+        **PAUSED,
+    })
+
+    def lists_once() -> None:
+        reads = object_reads(kube, ns)
+        assert len(reads) == len({path for _, path, _ in reads}), reads
+        assert all(not path.endswith(("/configmaps/a", "/configmaps/b")) for _, path, _ in reads)
+
+    assert apply(capsys, kube, root)[0] == 0  # cold
+    lists_once()
+    assert apply(capsys, kube, root)[0] == 0  # no-op
+    assert object_reads(kube, ns) == []
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v2") + cm("b", ns, "v2")})
+    assert apply(capsys, kube, root)[0] == 0
+    lists_once()
+    assert value(kube, ns, "a") == "v2"
