@@ -11,11 +11,13 @@ from gitgate.apiserver.changeset import Change, ChangeKind
 from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides, prunedecision
 from gitgate.apply.inventory import Entry, Inventory, diff
+from gitgate.apply.owners import frozen_holder, frozen_message
 from gitgate.apply.work import ApplyOptions
 from gitgate.errors import GitgateError, Reason
 from gitgate.model import Manifest, ObjectRef, Verdict
 from gitgate.model.ownership import INSTANCE_LABEL, other_instance, with_instance
 from gitgate.plan import Plan
+from gitgate.progression.liveowners import OwnerFreezes, owner_freezes
 
 _VOLATILE_META = {"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp",
                   "selfLink"}
@@ -44,6 +46,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
     checks it. `inventories`: as the pass's view read them. `scope`: as `apply --bundle` (no
     bundle outside it is taken for gone)."""
     failed = prunedecision.failed_inventories(plan, inventories)
+    freezes = owner_freezes(plan, inventories)
     changes: list[Change] = []
     leftovers: dict[str, tuple[Entry, ...]] = {}
     for item in plan.bundles:
@@ -62,7 +65,7 @@ def live_diff(plan: Plan, cluster: ClusterPort, options: ApplyOptions,
                        else "held through a dependency")
                 changes.append(Change(ref, ChangeKind.HELD, message=why, bundle=name))
                 continue
-            changes.append(_object_change(name, obj, cluster, options))
+            changes.append(_object_change(name, obj, cluster, options, freezes))
         leftovers[name] = diff(item.written, inventories.get(name), resync=False,
                                keep=frozenset(kept)).to_prune
     decision = prunedecision.decide(plan, inventories, leftovers, scope, options.allow_mass_prune)
@@ -103,7 +106,7 @@ def _deletes(bundle: str, entries: tuple[Entry, ...], decision: prunedecision.Pr
 
 
 def _object_change(bundle: str, obj: Manifest, cluster: ClusterPort,
-                   options: ApplyOptions) -> Change:
+                   options: ApplyOptions, freezes: OwnerFreezes) -> Change:
     ref = ObjectRef.of(obj)
     meta = obj["metadata"]
     try:
@@ -116,6 +119,10 @@ def _object_change(bundle: str, obj: Manifest, cluster: ClusterPort,
             return Change(ref, ChangeKind.CONFLICT, bundle=bundle, message=(
                 f"owned by instance {owner} (its {INSTANCE_LABEL} label): apply refuses to "
                 "take it over, unless --force-conflicts"))
+        held = frozen_holder(freezes, live, bundle) if owner is None else None
+        if held is not None:  # live in a frozen bundle, whatever the records say
+            return Change(ref, ChangeKind.FAILED, bundle=bundle,
+                          message=frozen_message(ref, held))
         after = cluster.apply(with_instance(obj, options.instance), dry_run=True,
                               force=options.force_conflicts).obj
     except GitgateError as exc:

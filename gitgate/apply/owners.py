@@ -73,15 +73,21 @@ def read_owners(work: dict[str, BundleWork], staged: dict[str, dict[int, list[Ma
                 ref, owner, options.instance, len(unit.foreign)))
         elif unit.frozen:
             ref, held = min(unit.frozen.items())
-            unit.result.fail(Reason.FROZEN, _frozen_message(ref, held, len(unit.frozen)))
+            unit.result.fail(Reason.FROZEN, frozen_message(ref, held, len(unit.frozen)))
 
 
 def _frozen_holder(unit: BundleWork, live: Manifest | None) -> Holder | None:
     """The frozen bundle other than the unit's that the live object's bundle label names."""
-    if unit.freezes is None or live is None:
+    return None if unit.freezes is None else frozen_holder(unit.freezes, live,
+                                                           unit.result.bundle)
+
+
+def frozen_holder(freezes: OwnerFreezes, live: Manifest | None, writer: str) -> Holder | None:
+    """The frozen bundle other than `writer` that the live object's bundle label names."""
+    if live is None:
         return None
     label = ((live.get("metadata") or {}).get("labels") or {}).get(BUNDLE_LABEL)
-    return unit.freezes.holder(label, unit.result.bundle) if isinstance(label, str) else None
+    return freezes.holder(label, writer) if isinstance(label, str) else None
 
 
 def _foreign_message(ref: ObjectRef, owner: str, instance: str, count: int = 1) -> str:
@@ -92,7 +98,8 @@ def _foreign_message(ref: ObjectRef, owner: str, instance: str, count: int = 1) 
             "or take it over with --force-conflicts")
 
 
-def _frozen_message(ref: ObjectRef, held: Holder, count: int = 1) -> str:
+def frozen_message(ref: ObjectRef, held: Holder, count: int = 1) -> str:
+    """Why a bundle fails that would write `ref`, live in the frozen bundle `held` names."""
     more = f" (and {count - 1} more of this bundle's objects)" if count > 1 else ""
     holder, why = held
     return (f"{frozen_write_text('write', ref, holder, why)}{more}; its live {BUNDLE_LABEL} "
@@ -108,7 +115,7 @@ def refuse_owner(unit: BundleWork, ref: ObjectRef, live: Manifest | None,
         raise OtherInstance(_foreign_message(ref, owner, options.instance))
     held = _frozen_holder(unit, live) if owner is None else None
     if held is not None:
-        raise FrozenObject(_frozen_message(ref, held))
+        raise FrozenObject(frozen_message(ref, held))
 
 
 def read_owner(unit: BundleWork, ref: ObjectRef, api_version: str,

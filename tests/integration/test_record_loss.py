@@ -6,10 +6,12 @@ and the write is refused. Through the real CLI against the API emulator's reques
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from gitgate.cli import main
 from tests.conftest import write_files
 from tests.support.applyrepo import PLACEMENT
 from tests.support.applyrepo import apply_cli as apply
@@ -98,6 +100,12 @@ def test_a_frozen_bundles_object_stays_when_its_record_is_deleted(tmp_path, kube
     assert {b["name"]: b["verdict"] for b in doc["bundles"]}[HELD] == verdict
     result = assert_refused(doc, "apps-a", kube, ns)
     assert result["applied"] == []  # nothing of the bundle went out
+    capsys.readouterr()  # `plan --kubeconfig` shows what apply refuses
+    main(["plan", str(root), "--kubeconfig", kube.kubeconfig, "--instance", kube.run_id,
+          "-o", "json"])
+    planned = {b["name"]: b for b in json.loads(capsys.readouterr().out)["bundles"]}
+    change = next(c for c in planned["apps-a"]["changes"] if c["name"] == "moving")
+    assert change["action"] == "failed" and f"live in bundle {HELD}" in change["message"]
     # the next pass still refuses it: the held bundle's record is back, but without it
     code, doc = apply(capsys, kube, root)
     assert_refused(doc, "apps-a", kube, ns)
