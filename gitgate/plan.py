@@ -112,6 +112,10 @@ class Plan:
     # the objects live in held bundles, as their records know them: no override may act on
     # them, be it written or deleted (`progression.livefreeze`)
     frozen_live: tuple[FrozenLive, ...] = ()
+    # every bundle a freeze holds or suspends now, by name or as it is live, with the first
+    # reason: what their live objects carry as `gitgate.io/bundle` no other bundle writes
+    # (`progression.liveowners`)
+    frozen_bundles: Mapping[str, HoldReason] = field(default_factory=dict)
 
 
 def awaited_by(needs: dict[str, tuple[str, ...]], elsewhere: Collection[str],

@@ -123,7 +123,8 @@ def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
             if (freeze := _other(around.get(ref) or containers.get(ref), name))][:1]
         if claimed:
             live_holds[name] = (*live_holds.get(name, ()), *claimed)
-    return replace(plan, bundles=tuple(items), live_holds=live_holds, frozen_live=frozen_live)
+    return replace(plan, bundles=tuple(items), live_holds=live_holds, frozen_live=frozen_live,
+                   frozen_bundles=_frozen_bundles(items + outside, holds))
 
 
 def _around(items: list[BundlePlan], records: Mapping[str, LiveRecord],
@@ -256,6 +257,16 @@ def _frozen_objects(items: list[BundlePlan], records: Mapping[str, LiveRecord],
             if all(f.holder != item.bundle.name for f in found):
                 found.append(Freeze(item.bundle.name, why))
     return frozen
+
+
+def _frozen_bundles(items: list[BundlePlan], holds: Mapping[str, list[HoldReason]]
+                    ) -> dict[str, HoldReason]:
+    """The bundles whose live objects `_frozen_objects` freezes, with the first reason."""
+    out = {name: reasons[0] for name, reasons in holds.items()}
+    for item in items:
+        if item.verdict.verdict in FROZEN_VERDICTS:
+            out.setdefault(item.bundle.name, item.verdict.reasons[0])
+    return out
 
 
 def _other(freezes: list[Freeze] | None, name: str) -> Freeze | None:

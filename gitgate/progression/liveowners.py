@@ -4,8 +4,8 @@ someone with access to the API server can delete or edit them. The label gitgate
 every object it applies still names the bundle, so a write of an object whose live label
 names another bundle a freeze holds is refused, whatever the records say:
 
-- a bundle of the plan held or suspended now (by its name or by its record);
-- a bundle outside the plan (left Git, or another pass's) whose record a freeze covers;
+- a bundle the plan holds or suspends by a freeze, by its name or as it is live
+  (`Plan.frozen_bundles`, from `progression.livefreeze`);
 - a bundle neither in Git nor on record: a gate naming it, or a `PAUSE` file in the
   folder its name comes from.
 
@@ -16,17 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitgate.model import (
-    Action,
-    HoldReason,
-    ObjectRef,
-    Verdict,
-    bundle_from_label,
-    bundle_label_value,
-)
+from gitgate.model import Action, HoldReason, ObjectRef, bundle_from_label, bundle_label_value
 from gitgate.plan import Plan
 from gitgate.progression.frozenreach import LiveRecord
-from gitgate.progression.livefreeze import FROZEN_VERDICTS, record_holds
+from gitgate.progression.livefreeze import record_holds
 from gitgate.source.discover import bundle_name_for
 
 Holder = tuple[str, HoldReason]  # the frozen bundle and the first reason
@@ -44,25 +37,11 @@ class _Named:
         return {}
 
 
-def _first(reasons: list[HoldReason]) -> HoldReason | None:
-    """The first reason that holds or suspends."""
-    return next((r for r in reasons if r.action in (Action.HOLD, Action.SUSPEND)), None)
-
-
-def _judged(item_verdict: Verdict, reasons: tuple[HoldReason, ...]) -> HoldReason | None:
-    if item_verdict not in FROZEN_VERDICTS or not reasons:
-        return None
-    if item_verdict is Verdict.SUSPENDED:
-        return next((r for r in reasons if r.action is Action.SUSPEND), reasons[0])
-    return reasons[0]
-
-
 @dataclass(frozen=True)
 class OwnerFreezes:
     """The freezes of a plan, by the bundle label a live object carries."""
 
     plan: Plan
-    records: Mapping[str, LiveRecord]
     frozen: Mapping[str, Holder]  # label value -> the bundle and why, for the known bundles
     known: frozenset[str]  # label values of the bundles in the plan or on record
 
@@ -87,23 +66,14 @@ class OwnerFreezes:
         reasons = [r for folder in pauses for r in record_holds(
             _Named(name, folder), (), (), pauses)]
         reasons += record_holds(_Named(name), self.plan.gates, self.plan.invalid_gates, {})
-        why = _first(reasons)
+        why = next((r for r in reasons if r.action in (Action.HOLD, Action.SUSPEND)), None)
         return None if why is None else (name, why)
 
 
 def owner_freezes(plan: Plan, records: Mapping[str, LiveRecord]) -> OwnerFreezes:
     """The freezes of `plan` by bundle label (see the module's doc)."""
-    frozen: dict[str, Holder] = {}
-    current = {item.bundle.name for item in plan.bundles}
-    for item in (*plan.bundles, *plan.outside):
-        why = _judged(item.verdict.verdict, item.verdict.reasons)
-        if why is not None:
-            frozen.setdefault(bundle_label_value(item.bundle.name), (item.bundle.name, why))
-    for name, record in records.items():
-        if name in current:
-            continue
-        why = _first(record_holds(record, plan.gates, plan.invalid_gates, plan.pauses))
-        if why is not None:
-            frozen.setdefault(bundle_label_value(name), (name, why))
-    known = frozenset(bundle_label_value(name) for name in (*current, *records))
-    return OwnerFreezes(plan, records, frozen, known)
+    frozen = {bundle_label_value(name): (name, why)
+              for name, why in plan.frozen_bundles.items()}
+    known = frozenset(bundle_label_value(name) for name in (
+        *(item.bundle.name for item in (*plan.bundles, *plan.outside)), *records))
+    return OwnerFreezes(plan, frozen, known)
