@@ -25,8 +25,10 @@ def read_owners(work: dict[str, BundleWork], staged: dict[str, dict[int, list[Ma
                 cluster: ClusterPort, options: ApplyOptions, freezes: OwnerFreezes) -> None:
     """Which of the objects the pass writes another gitgate instance labels as its own, and
     which are live in another bundle a freeze holds: one list per apiVersion, kind and
-    namespace, of only other instances' objects (`foreign_selector`), or of every gitgate
-    object when a freeze could hold one of them, before anything is written (a list that
+    namespace, of only other instances' objects (`foreign_selector`), or of every object
+    with a bundle label when a freeze could hold one of them (an earlier release wrote
+    objects without an instance label, and a held bundle writes nothing that would add it),
+    before anything is written (a list that
     fails leaves its objects to be read one by one before their write). A bundle with such
     an object fails here: it takes no object over from another instance, unless
     `--force-conflicts` (as it takes no field over from another field manager), and none
@@ -48,7 +50,7 @@ def read_owners(work: dict[str, BundleWork], staged: dict[str, dict[int, list[Ma
                     wide.add(key)
     keys = sorted(wanted)
     answers = fan_out(lambda key: list_metadata(
-        cluster, *key, INSTANCE_LABEL if key in wide else foreign_selector(options.instance)),
+        cluster, *key, BUNDLE_LABEL if key in wide else foreign_selector(options.instance)),
         keys, options.concurrency)
     for key, answer in zip(keys, answers, strict=True):
         if isinstance(answer, GitgateError):

@@ -7,7 +7,8 @@ names another bundle a freeze holds is refused, whatever the records say:
 - a bundle the plan holds or suspends by a freeze, by its name or as it is live
   (`Plan.frozen_bundles`, from `progression.livefreeze`);
 - a bundle neither in Git nor on record: a gate naming it, or a `PAUSE` file in the
-  folder its name comes from.
+  folder of its source (`SOURCE` of `SOURCE/APP`): the folder that name comes from, or
+  whose bundles in Git or on record bear it.
 
 Pure: the plan, the records and a label value in, the freezing bundle and why out."""
 
@@ -44,6 +45,9 @@ class OwnerFreezes:
     plan: Plan
     frozen: Mapping[str, Holder]  # label value -> the bundle and why, for the known bundles
     known: frozenset[str]  # label values of the bundles in the plan or on record
+    # each paused folder's source names: its folder's, and those its bundles bear in the
+    # plan or on record (`bundle.yaml`'s `name`)
+    sources: Mapping[str, frozenset[str]]
 
     def any_for(self, writer: str) -> bool:
         """Whether an object `writer` writes could be live in a frozen bundle: one is frozen
@@ -62,7 +66,7 @@ class OwnerFreezes:
             return self.frozen.get(label)
         name = bundle_from_label(label)
         pauses = {folder: why for folder, why in self.plan.pauses.items()
-                  if bundle_name_for(folder) == name}
+                  if _source_name(name) in self.sources.get(folder, ())}
         reasons = [r for folder in pauses for r in record_holds(
             _Named(name, folder), (), (), pauses)]
         reasons += record_holds(_Named(name), self.plan.gates, self.plan.invalid_gates, {})
@@ -76,4 +80,17 @@ def owner_freezes(plan: Plan, records: Mapping[str, LiveRecord]) -> OwnerFreezes
               for name, why in plan.frozen_bundles.items()}
     known = frozenset(bundle_label_value(name) for name in (
         *(item.bundle.name for item in (*plan.bundles, *plan.outside)), *records))
-    return OwnerFreezes(plan, frozen, known)
+    sources = {folder: {bundle_name_for(folder)} for folder in plan.pauses}
+    for item in (*plan.bundles, *plan.outside):
+        if item.bundle.source.path in sources:
+            sources[item.bundle.source.path].add(item.bundle.source.bundle_name)
+    for record in records.values():
+        if record.source in sources:
+            sources[record.source].add(_source_name(record.bundle))
+    return OwnerFreezes(plan, frozen, known,
+                        {folder: frozenset(names) for folder, names in sources.items()})
+
+
+def _source_name(bundle: str) -> str:
+    """The name of the source a bundle comes from: `shop` of the app `shop/carts`."""
+    return bundle.split("/", 1)[0]

@@ -233,3 +233,56 @@ def test_the_check_costs_no_request(tmp_path, kube, capsys):
     assert apply(capsys, kube, root)[0] == 0
     lists_once()
     assert value(kube, ns, "a") == "v2"
+
+
+def labelled_cm(name: str, ns: str, data: str, bundle: str) -> str:
+    return (f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n"
+            f"  namespace: {ns}\n  labels: {{gitgate.io/bundle: {bundle}}}\n"
+            f"data: {{value: '{data}'}}\n")
+
+
+def test_nor_when_it_was_live_in_an_app_of_the_paused_source(tmp_path, kube, capsys):
+    """The object was live in `apps-h/web`, an app of the paused source apps/h (by its
+    `gitgate.io/bundle` label); that app's record is deleted and the object moved into an
+    open bundle: the `PAUSE` of apps/h still holds it."""
+    ns = kube.ns("rec")
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "apps/a/app.yaml": cm("a", ns, "v1"),
+        "apps/h/app.yaml": cm("h", ns, "v1") + labelled_cm("moving", ns, "v1", f"{HELD}/web"),
+    })
+    assert apply(capsys, kube, root)[0] == 0
+    assert value(kube, ns, "moving") == "v1"
+    write_files(root, PAUSED)
+    assert apply(capsys, kube, root)[0] == 0
+    delete_record(kube, f"{HELD}.web")
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
+                       "apps/h/app.yaml": cm("h", ns, "v1")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    result = {b["name"]: b for b in doc["bundles"]}["apps-a"]
+    assert result["failed"] and result["reason"] == "Frozen", result
+    assert f"live in bundle {HELD}/web" in result["message"], result
+    assert "apps/h/PAUSE" in result["message"], result
+    assert writes_of(kube, "moving") == []
+    assert value(kube, ns, "moving") == "v1"
+
+
+def test_nor_when_an_earlier_release_wrote_it(tmp_path, kube, capsys):
+    """An object an earlier release wrote carries no `gitgate.io/instance` label, and a held
+    bundle writes nothing that would add it: its bundle label still holds it."""
+    root, ns = held_repo(tmp_path, kube, capsys, PAUSED)
+    state = kube.emulator.state
+    with state.lock:
+        for key, stored in state.objects.items():
+            if key[1] == "configmaps" and key[3] in ("h", "moving") and key[2] == ns:
+                stored.obj["metadata"]["labels"].pop("gitgate.io/instance")
+    assert "gitgate.io/instance" not in kube.cluster.get(
+        "v1", "ConfigMap", ns, "moving")["metadata"]["labels"]
+    delete_record(kube, HELD)
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
+                       "apps/h/app.yaml": cm("h", ns, "v1")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    assert_refused(doc, "apps-a", kube, ns)
