@@ -52,18 +52,18 @@ class OwnerFreezes:
     def any_for(self, writer: str) -> bool:
         """Whether an object `writer` writes could be live in a frozen bundle: one is frozen
         besides it, or a freeze file could cover a bundle nothing else knows."""
-        own = bundle_label_value(writer)
-        return any(value != own for value in self.frozen) or bool(
+        return any(name != writer for name, _ in self.frozen.values()) or bool(
             self.plan.pauses or self.plan.invalid_gates
             or any(state.active for state in self.plan.gates))
 
     def holder(self, label: str, writer: str) -> Holder | None:
         """The bundle other than `writer` that an object labelled `label` is live in, with
         the freeze that holds it now, else None."""
+        if label in self.known:  # by name: a long name's shortened label may be another's name
+            held = self.frozen.get(label)
+            return held if held is not None and held[0] != writer else None
         if label == bundle_label_value(writer):
             return None
-        if label in self.known:
-            return self.frozen.get(label)
         name = bundle_from_label(label)
         pauses = {folder: why for folder, why in self.plan.pauses.items()
                   if _source_name(name) in self.sources.get(folder, ())}

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitgate.cli import main
+from gitgate.model import bundle_label_value
 from tests.conftest import write_files
 from tests.support.applyrepo import PLACEMENT
 from tests.support.applyrepo import apply_cli as apply
@@ -286,3 +287,31 @@ def test_nor_when_an_earlier_release_wrote_it(tmp_path, kube, capsys):
     code, doc = apply(capsys, kube, root)
     assert code != 0
     assert_refused(doc, "apps-a", kube, ns)
+
+
+def test_nor_by_a_bundle_named_as_a_long_names_label(tmp_path, kube, capsys):
+    """A name too long for a label value is written shortened, ending in a hash; a bundle
+    named that shortened value carries the same label, yet is not the held bundle."""
+    ns = kube.ns("rec")
+    folder = "apps/h-" + "x" * 60
+    held, short = f"apps-h-{'x' * 60}", bundle_label_value(f"apps-h-{'x' * 60}")
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        f"{folder}/app.yaml": cm("h", ns, "v1") + cm("moving", ns, "v1"),
+    })
+    code, doc = apply(capsys, kube, root)
+    assert code == 0, doc
+    write_files(root, {f"{folder}/PAUSE": "incident\n"})
+    assert apply(capsys, kube, root)[0] == 0
+    for key in [k for k in kube.emulator.state.objects if k[1] == "bundles"]:
+        kube.cluster.delete("gitgate.io/v1alpha1", "Bundle", key[2], key[3])
+    write_files(root, {f"{folder}/app.yaml": cm("h", ns, "v1"),
+                       f"{short}/app.yaml": cm("moving", ns, "v2")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    result = {b["name"]: b for b in doc["bundles"]}[short]
+    assert result["failed"] and result["reason"] == "Frozen", result
+    assert f"live in bundle {held}" in result["message"], result
+    assert writes_of(kube, "moving") == []
+    assert value(kube, ns, "moving") == "v1"
