@@ -315,3 +315,42 @@ def test_nor_by_a_bundle_named_as_a_long_names_label(tmp_path, kube, capsys):
     assert f"live in bundle {held}" in result["message"], result
     assert writes_of(kube, "moving") == []
     assert value(kube, ns, "moving") == "v1"
+
+
+@pytest.mark.parametrize("record", ["kept", "deleted"])
+def test_nor_by_a_bundle_approved_under_the_same_gate(tmp_path, kube, capsys, record):
+    """One gate holds both bundles; its approval of apps/a's new content, which takes the
+    object over, lets apps/a through but not the object apps/h has live."""
+    root, ns = held_repo(tmp_path, kube, capsys, {})
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
+                       "apps/h/app.yaml": cm("h", ns, "v1")})
+    capsys.readouterr()
+    main(["plan", str(root), "-o", "json"])
+    digest = {b["name"]: b for b in json.loads(capsys.readouterr().out)["bundles"]}[
+        "apps-a"]["digest"]
+    write_files(root, gate(f"{{bundles: ['apps-*'], reason: freeze, approve: "
+                           f"{{bundle: apps-a, digest: '{digest}'}}}}"))
+    if record == "deleted":
+        delete_record(kube, HELD)
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    assert {b["name"]: b for b in doc["bundles"]}[HELD]["verdict"] == "held"
+    assert_refused(doc, "apps-a", kube, ns)
+
+
+@pytest.mark.parametrize("spec", [f"{{bundles: [{HELD}], reason: freeze}}",
+                                  "{bundles: ['apps-h*'], action: suspend, reason: freeze}"],
+                         ids=["hold", "suspend"])
+def test_nor_when_the_gated_bundle_left_git_with_its_record(tmp_path, kube, capsys, spec):
+    """Only a gate naming the bundle is left: its folder is gone from Git, its record from
+    the API server; the object it has live is still held by the gate."""
+    root, ns = held_repo(tmp_path, kube, capsys, gate(spec))
+    delete_record(kube, HELD)
+    (root / "apps/h/app.yaml").unlink()
+    (root / "apps/h").rmdir()
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    result = assert_refused(doc, "apps-a", kube, ns)
+    assert "gates/h.yaml" in result["message"], result
+    assert value(kube, ns, "h") == "v1"
