@@ -6,6 +6,9 @@ names another bundle a freeze holds is refused, whatever the records say:
 
 - a bundle the plan holds or suspends by a freeze, by its name or as it is live
   (`Plan.frozen_bundles`, from `progression.livefreeze`);
+- a bundle in Git that failed (its verdict does not say whether a freeze covers it): a
+  gate selecting its name or labels, a `PAUSE` file or an unreadable gate file over its
+  folder;
 - a bundle neither in Git nor on record: a gate naming it, or a `PAUSE` file in the
   folder of its source (`SOURCE` of `SOURCE/APP`): the folder that name comes from, or
   whose bundles in Git or on record bear it.
@@ -17,7 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitgate.model import Action, HoldReason, ObjectRef, bundle_from_label, bundle_label_value
+from gitgate.model import (
+    Action,
+    HoldReason,
+    ObjectRef,
+    Verdict,
+    bundle_from_label,
+    bundle_label_value,
+)
 from gitgate.plan import Plan
 from gitgate.progression.frozenreach import LiveRecord
 from gitgate.progression.livefreeze import record_holds
@@ -70,14 +80,25 @@ class OwnerFreezes:
         reasons = [r for folder in pauses for r in record_holds(
             _Named(name, folder), (), (), pauses)]
         reasons += record_holds(_Named(name), self.plan.gates, self.plan.invalid_gates, {})
-        why = next((r for r in reasons if r.action in (Action.HOLD, Action.SUSPEND)), None)
+        why = _freezing(reasons)
         return None if why is None else (name, why)
+
+
+def _freezing(reasons: list[HoldReason]) -> HoldReason | None:
+    return next((r for r in reasons if r.action in (Action.HOLD, Action.SUSPEND)), None)
 
 
 def owner_freezes(plan: Plan, records: Mapping[str, LiveRecord]) -> OwnerFreezes:
     """The freezes of `plan` by bundle label (see the module's doc)."""
     frozen = {bundle_label_value(name): (name, why)
               for name, why in plan.frozen_bundles.items()}
+    for item in (*plan.bundles, *plan.outside):
+        bundle = item.bundle
+        if item.verdict.verdict is Verdict.FAILED and bundle.name not in plan.frozen_bundles \
+                and (why := _freezing(record_holds(
+                    _Named(bundle.name, bundle.source.path, tuple(sorted(bundle.labels.items()))),
+                    plan.gates, plan.invalid_gates, plan.pauses))):
+            frozen[bundle_label_value(bundle.name)] = (bundle.name, why)
     known = frozenset(bundle_label_value(name) for name in (
         *(item.bundle.name for item in (*plan.bundles, *plan.outside)), *records))
     sources = {folder: {bundle_name_for(folder)} for folder in plan.pauses}

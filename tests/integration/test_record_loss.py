@@ -354,3 +354,17 @@ def test_nor_when_the_gated_bundle_left_git_with_its_record(tmp_path, kube, caps
     result = assert_refused(doc, "apps-a", kube, ns)
     assert "gates/h.yaml" in result["message"], result
     assert value(kube, ns, "h") == "v1"
+
+
+@pytest.mark.parametrize("freeze", [PAUSED, SUSPENDED], ids=["held", "suspended"])
+def test_nor_when_the_frozen_bundle_fails_to_render(tmp_path, kube, capsys, freeze):
+    """The same commit that moves the object breaks the frozen bundle's manifests: the
+    bundle fails, and its freeze still holds what it has live."""
+    root, ns = held_repo(tmp_path, kube, capsys, freeze)
+    delete_record(kube, HELD)
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
+                       "apps/h/app.yaml": cm("h", ns, "v1") + "---\nkind: [\n"})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    assert {b["name"]: b for b in doc["bundles"]}[HELD]["verdict"] == "failed", doc
+    assert_refused(doc, "apps-a", kube, ns)
