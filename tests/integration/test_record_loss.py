@@ -368,3 +368,34 @@ def test_nor_when_the_frozen_bundle_fails_to_render(tmp_path, kube, capsys, free
     assert code != 0
     assert {b["name"]: b for b in doc["bundles"]}[HELD]["verdict"] == "failed", doc
     assert_refused(doc, "apps-a", kube, ns)
+
+
+@pytest.mark.parametrize("folder", ["kept", pytest.param("emptied", marks=pytest.mark.xfail(
+    strict=True, reason="open: with its record deleted and its folder emptied, only the "
+    "labels of its live objects say the held bundle lives in the Namespace, and a prune "
+    "reads no object inside what it deletes"))])
+def test_nor_is_the_namespace_it_lives_in_pruned(tmp_path, kube, capsys, folder):
+    """The Namespace the held bundle's objects live in leaves Git after its record is
+    deleted (and its folder emptied, but for `PAUSE`): deleting it would delete them."""
+    ns, other = kube.ns("rec"), kube.ns("rec2")
+    namespace = "---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {}}}\n"
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/ns.yaml": namespace.format(ns) + namespace.format(other),
+        "apps/a/app.yaml": "".join(cm(f"a{i}", other, "v1") for i in range(6)),
+        "apps/h/app.yaml": cm("h", ns, "v1"),
+    })
+    assert apply(capsys, kube, root)[0] == 0
+    write_files(root, PAUSED)
+    assert apply(capsys, kube, root)[0] == 0
+    delete_record(kube, HELD)
+    if folder == "emptied":
+        (root / "apps/h/app.yaml").unlink()
+    write_files(root, {"ns/ns.yaml": namespace.format(other)})
+    code, doc = apply(capsys, kube, root)
+    assert not any("would delete" in b["message"] for b in doc["bundles"]), doc
+    deletes = [r.path for r in kube.emulator.state.requests
+               if r.method == "DELETE" and r.path.endswith(f"/namespaces/{ns}")]
+    assert deletes == [], doc
+    assert kube.cluster.get("v1", "Namespace", "", ns) is not None
+    assert value(kube, ns, "h") == "v1"
