@@ -75,6 +75,9 @@ class OwnerFreezes:
         if label == bundle_label_value(writer):
             return None
         name = bundle_from_label(label)
+        # a long name's label is shortened: it is matched by the label its source would write
+        name = next((source for names in self.sources.values() for source in names
+                     if bundle_label_value(source) == label), name)
         pauses = {folder: why for folder, why in self.plan.pauses.items()
                   if _source_name(name) in self.sources.get(folder, ())}
         reasons = [r for folder in pauses for r in record_holds(

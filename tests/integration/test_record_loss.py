@@ -317,6 +317,32 @@ def test_nor_by_a_bundle_named_as_a_long_names_label(tmp_path, kube, capsys):
     assert value(kube, ns, "moving") == "v1"
 
 
+def test_nor_when_a_long_named_bundles_folder_is_emptied(tmp_path, kube, capsys):
+    """A name too long for a label value: its objects' label is the shortened name, and the
+    `PAUSE` left in its emptied folder still holds them."""
+    ns = kube.ns("rec")
+    folder = "apps/h-" + "x" * 60
+    root = write_files(tmp_path / "repo", {
+        "gitgate.yaml": PLACEMENT,
+        "ns/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+        "apps/a/app.yaml": cm("a", ns, "v1"),
+        f"{folder}/app.yaml": cm("h", ns, "v1") + cm("moving", ns, "v1"),
+    })
+    assert apply(capsys, kube, root)[0] == 0
+    write_files(root, {f"{folder}/PAUSE": "incident\n"})
+    assert apply(capsys, kube, root)[0] == 0
+    delete_record(kube, f"apps-h-{'x' * 60}")
+    (root / f"{folder}/app.yaml").unlink()
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    result = {b["name"]: b for b in doc["bundles"]}["apps-a"]
+    assert result["failed"] and result["reason"] == "Frozen", result
+    assert f"{folder}/PAUSE" in result["message"], result
+    assert writes_of(kube, "moving") == []
+    assert value(kube, ns, "moving") == "v1"
+
+
 @pytest.mark.parametrize("record", ["kept", "deleted"])
 def test_nor_by_a_bundle_approved_under_the_same_gate(tmp_path, kube, capsys, record):
     """One gate holds both bundles; its approval of apps/a's new content, which takes the
