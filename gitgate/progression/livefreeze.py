@@ -50,7 +50,7 @@ from gitgate.progression.frozenreach import (
     suspended_bundles,
     used_live,
 )
-from gitgate.source.discover import PAUSE_FILE
+from gitgate.source.discover import PAUSE_FILE, bundle_name_for
 
 FROZEN_VERDICTS = (Verdict.HELD, Verdict.SUSPENDED)
 
@@ -59,15 +59,18 @@ def record_holds(record: LiveRecord, gates: Iterable[GateState],
                  invalid: Iterable[InvalidGate], pauses: Mapping[str, str]
                  ) -> list[HoldReason]:
     """The freezes that cover a bundle as it is live: an active gate (hold or suspend) that
-    selects its recorded name or labels, a `PAUSE` file in its recorded folder, a gate file
-    that cannot be read and holds that folder."""
+    selects its recorded name or labels, a `PAUSE` file in its recorded folder or in the
+    folder its name comes from (a record's folder can be edited, its name is its key), a
+    gate file that cannot be read and holds that folder."""
     name, labels, source = record.bundle, dict(record.labels), record.source
     reasons = [HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
                           f"gate file cannot be used ({bad.message})", line=bad.line)
                for bad in invalid if holds_bundle_at(bad, source)]
-    if source and source in pauses:
-        reasons.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE, join(source, PAUSE_FILE),
-                                  f"{pauses[source]} (folder {source}, where the bundle is live "
+    named = sorted(folder for folder in pauses
+                   if folder != source and bundle_name_for(folder) == name.split("/", 1)[0])
+    for folder in [source, *named] if source in pauses else named:
+        reasons.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE, join(folder, PAUSE_FILE),
+                                  f"{pauses[folder]} (folder {folder}, where the bundle is live "
                                   "from)"))
     for state in gates:
         gate = state.gate

@@ -167,6 +167,23 @@ def test_nor_when_its_record_is_deleted_and_its_folder_emptied(tmp_path, kube, c
     assert value(kube, ns, "h") == "v1"
 
 
+def test_nor_when_its_records_folder_is_edited(tmp_path, kube, capsys):
+    """The record kept, its folder edited to another (`kubectl edit`), the held bundle's
+    folder emptied but for `PAUSE`: the pause still holds what the bundle has live."""
+    root, ns = held_repo(tmp_path, kube, capsys, PAUSED)
+    state = kube.emulator.state
+    with state.lock:
+        for key in record_keys(kube, HELD):
+            state.objects[key].obj["spec"]["source"] = "apps/elsewhere"
+    (root / "apps/h/app.yaml").unlink()
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    result = assert_refused(doc, "apps-a", kube, ns)
+    assert "apps/h/PAUSE" in result["message"], result
+    assert value(kube, ns, "h") == "v1"
+
+
 @pytest.mark.parametrize("failing", ["list", "list and read"])
 def test_a_takeover_whose_owner_cannot_be_listed_is_read_or_does_not_happen(
         tmp_path, kube, capsys, failing):
