@@ -128,7 +128,8 @@ def evaluate(bundles: list[Bundle], gates: list[Gate], invalid: list[InvalidGate
                                 "held until it is fixed", line=bad.line))
         if bundle.source.pause_reason is not None:
             holds.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE,
-                                join(bundle.source.path, PAUSE_FILE), bundle.source.pause_reason))
+                                join(bundle.source.pause_folder or bundle.source.path, PAUSE_FILE),
+                                bundle.source.pause_reason))
         holds += derive(memo, "pause-labels", bundle, (), partial(_label_reasons, bundle))
         for state in states:
             if bundle.name not in state.covers:

@@ -124,6 +124,7 @@ class Source:
     bundle_name: str
     files: tuple[str, ...] = ()
     pause_reason: str | None = None
+    pause_folder: str | None = None  # the folder above whose pause file holds it
 
 
 @dataclass(frozen=True)

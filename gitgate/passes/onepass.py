@@ -55,7 +55,7 @@ from gitgate.render.pipeline import RepoRender, render_repo
 from gitgate.render.placement import ScopeOf
 from gitgate.render.tools import Tools
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
-from gitgate.source.discover import has_pause_file, pause_files
+from gitgate.source.discover import pause_files, paused_on_disk
 from gitgate.source.localgit import revision_of
 from gitgate.source.origin import repo_origin
 from gitgate.source.tree import gate_texts, scan_repo
@@ -375,7 +375,7 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
     chosen = {name: inventory for name, inventory in inventories.items()
               if matches(name, bundle_glob) and (shard is None or shard(name))}
     paused = {name for name, inventory in chosen.items()  # held where it is live from
-              if inventory.source and has_pause_file(root / inventory.source)}
+              if inventory.source and paused_on_disk(root, inventory.source)}
     early = suspend_first(as_recorded_tenants(cluster, chosen.values(), config.tenancy),
                           chosen, states, paused)
     for item in early:

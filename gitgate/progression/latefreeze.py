@@ -23,7 +23,7 @@ from gitgate.model import (
 from gitgate.plan import Plan
 from gitgate.progression.frozenreach import LiveRecord
 from gitgate.source.config import REPO_CONFIG, parse_repo_config
-from gitgate.source.discover import PAUSE_FILE, pause_files
+from gitgate.source.discover import PAUSE_FILE, pause_covering, pause_files
 from gitgate.source.tree import RepoTree, gate_texts
 
 
@@ -78,9 +78,9 @@ class LateFreezes:
                 return HoldReason(ReasonKind.INVALID_GATE, bad.file, bad.file,
                                   f"gate file cannot be used ({bad.message})", line=bad.line)
         for source in who.sources:
-            if source in self.pauses:
-                return HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE, join(source, PAUSE_FILE),
-                                  self.pauses[source])
+            if (folder := pause_covering(source, self.pauses)) is not None:
+                return HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE, join(folder, PAUSE_FILE),
+                                  self.pauses[folder])
         for state in self.gates:
             gate = state.gate
             if any(a.digest == who.digest and a.bundle in who.names for a in gate.approvals):

@@ -50,7 +50,7 @@ from gitgate.progression.frozenreach import (
     suspended_bundles,
     used_live,
 )
-from gitgate.source.discover import PAUSE_FILE, bundle_name_for
+from gitgate.source.discover import PAUSE_FILE, bundle_name_for, pause_covering
 
 FROZEN_VERDICTS = (Verdict.HELD, Verdict.SUSPENDED)
 
@@ -68,7 +68,8 @@ def record_holds(record: LiveRecord, gates: Iterable[GateState],
                for bad in invalid if holds_bundle_at(bad, source)]
     named = sorted(folder for folder in pauses
                    if folder != source and bundle_name_for(folder) == name.split("/", 1)[0])
-    for folder in [source, *named] if source in pauses else named:
+    covering = pause_covering(source, pauses) if source else None
+    for folder in [covering, *(f for f in named if f != covering)] if covering else named:
         reasons.append(HoldReason(ReasonKind.PAUSE_FILE, PAUSE_FILE, join(folder, PAUSE_FILE),
                                   f"{pauses[folder]} (folder {folder}, where the bundle is live "
                                   "from)"))

@@ -31,7 +31,7 @@ from gitgate.model import (
 from gitgate.plan import Plan
 from gitgate.progression.frozenreach import LiveRecord
 from gitgate.progression.livefreeze import record_holds
-from gitgate.source.discover import bundle_name_for
+from gitgate.source.discover import bundle_name_for, pause_covering
 
 Holder = tuple[str, HoldReason]  # the frozen bundle and the first reason
 
@@ -79,12 +79,19 @@ class OwnerFreezes:
         name = next((source for names in self.sources.values() for source in names
                      if bundle_label_value(source) == label), name)
         pauses = {folder: why for folder, why in self.plan.pauses.items()
-                  if _source_name(name) in self.sources.get(folder, ())}
+                  if _source_name(name) in self.sources.get(folder, ())
+                  or _below(_source_name(name), folder)}
         reasons = [r for folder in pauses for r in record_holds(
             _Named(name, folder), (), (), pauses)]
         reasons += record_holds(_Named(name), self.plan.gates, self.plan.invalid_gates, {})
         why = _freezing(reasons)
         return None if why is None else (name, why)
+
+
+def _below(name: str, folder: str) -> bool:
+    """Whether a source name known from a label alone may come from a folder below the
+    paused `folder` (`apps-web` below `apps`): a `PAUSE` holds every source below it."""
+    return folder == "." or name.startswith(bundle_name_for(folder) + "-")
 
 
 def _freezing(reasons: list[HoldReason]) -> HoldReason | None:
@@ -106,11 +113,11 @@ def owner_freezes(plan: Plan, records: Mapping[str, LiveRecord]) -> OwnerFreezes
         *(item.bundle.name for item in (*plan.bundles, *plan.outside)), *records))
     sources = {folder: {bundle_name_for(folder)} for folder in plan.pauses}
     for item in (*plan.bundles, *plan.outside):
-        if item.bundle.source.path in sources:
-            sources[item.bundle.source.path].add(item.bundle.source.bundle_name)
+        if (folder := pause_covering(item.bundle.source.path, plan.pauses)) is not None:
+            sources[folder].add(item.bundle.source.bundle_name)
     for record in records.values():
-        if record.source in sources:
-            sources[record.source].add(_source_name(record.bundle))
+        if record.source and (folder := pause_covering(record.source, plan.pauses)):
+            sources[folder].add(_source_name(record.bundle))
     return OwnerFreezes(plan, frozen, known,
                         {folder: frozenset(names) for folder, names in sources.items()})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,6 +38,28 @@ def pause_text(name: str, text: str) -> str:
     """A pause file's reason: its text, or the default; a careless spelling says its name."""
     reason = text.strip() or DEFAULT_PAUSE_REASON
     return reason if name == PAUSE_FILE else f"{reason} (file {name!r}, read as {PAUSE_FILE})"
+
+
+def pause_covering(folder: str, pauses: Mapping[str, str]) -> str | None:
+    """The folder whose pause file holds `folder`: its own, else the nearest one above it (a
+    `PAUSE` holds every source at or below its folder: one put above the sources is meant for
+    them all), else None."""
+    while folder not in pauses:
+        if folder == ".":
+            return None
+        folder = parent_dir(folder)
+    return folder
+
+
+def paused_on_disk(root: Path, folder: str) -> bool:
+    """Whether a pause file of any spelling stands in `folder` of the checkout at `root`, or
+    in a folder above it."""
+    while True:
+        if has_pause_file(root / folder):
+            return True
+        if folder == ".":
+            return False
+        folder = parent_dir(folder)
 
 
 def has_pause_file(folder: Path) -> bool:
@@ -110,6 +133,7 @@ def discover(tree: RepoTree) -> Discovery:
                   and not is_under(d, config.gates_path))
     sources: list[Source] = []
     problems: list[Problem] = []
+    paused = pause_files(tree)
     leaves: set[str] = set()  # chart and kustomize folders: nothing below is a source
     for folder in dirs:
         if _inside(folder, leaves):
@@ -157,10 +181,12 @@ def discover(tree: RepoTree) -> Discovery:
                 pause = pause_text(pause_name, tree.read(join(folder, pause_name)) or "")
             except GitgateError:
                 pause = pause_text(pause_name, "")  # unreadable still pauses
+        above = pause_covering(folder, paused) if pause is None else None
         sources.append(Source(
             path=folder, kind=kind, options=options,
             bundle_name=options.name or bundle_name_for(folder),
-            files=raw_files if kind is SourceKind.RAW else (), pause_reason=pause))
+            files=raw_files if kind is SourceKind.RAW else (),
+            pause_reason=pause if above is None else paused[above], pause_folder=above))
     return Discovery(config, tuple(sources), tuple(problems), frozenset(s.path for s in sources))
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from gitgate.model import SourceKind
-from gitgate.source.discover import discover
+from gitgate.source.discover import discover, pause_covering
 from tests.conftest import memory_tree
 
 
@@ -165,3 +165,35 @@ def test_a_config_complaint_names_the_line_of_its_key(file, text, line, words):
     files = {"gitgate.yaml": "paths: [app]\n", "app/cm.yaml": "kind: ConfigMap\n", file: text}
     [problem] = discover(memory_tree(files)).problems
     assert (problem.file, problem.line) == (file, line) and words in problem.message
+
+
+def test_a_pause_holds_every_source_at_or_below_its_folder():
+    d = discover(memory_tree({
+        "apps/PAUSE": "incident 42\n",
+        "apps/a/app.yaml": "kind: ConfigMap\n",
+        "apps/b/c/app.yaml": "kind: ConfigMap\n",
+        "apps/d/PAUSE": "their own\n",
+        "apps/d/app.yaml": "kind: ConfigMap\n",
+        "other/app.yaml": "kind: ConfigMap\n",
+    }))
+    held = {s.path: (s.pause_reason, s.pause_folder) for s in d.sources}
+    assert held == {"apps/a": ("incident 42", "apps"), "apps/b/c": ("incident 42", "apps"),
+                    "apps/d": ("their own", None), "other": (None, None)}
+
+
+def test_a_pause_at_the_root_holds_every_source():
+    d = discover(memory_tree({"pause.txt": "", "apps/a/app.yaml": "kind: ConfigMap\n",
+                              "ns/ns.yaml": "kind: Namespace\n"}))
+    assert {s.path: s.pause_folder for s in d.sources} == {"apps/a": ".", "ns": "."}
+    assert all(s.pause_reason for s in d.sources)
+
+
+@pytest.mark.parametrize(("folder", "pauses", "covering"), [
+    ("apps/a", {"apps/a": "x", "apps": "y"}, "apps/a"),
+    ("apps/a/b", {"apps": "y", ".": "z"}, "apps"),
+    ("apps/a", {".": "z"}, "."),
+    ("apps/a", {"apps/b": "x", "app": "y"}, None),
+    (".", {}, None),
+])
+def test_the_nearest_pause_at_or_above_a_folder_covers_it(folder, pauses, covering):
+    assert pause_covering(folder, pauses) == covering

@@ -164,6 +164,9 @@ def test_a_gate_the_pass_already_has_stops_nothing_mid_pass():
 def test_a_new_pause_file_or_an_unreadable_gate_file_stops_it():
     plan = plan_of([bundle("web2", cm("web"))])
     assert late_freezes(NewerFreezes("c2", pauses={"apps/web": "x"}), plan, NOW).stops(WEB_NOW)
+    above = late_freezes(NewerFreezes("c2", pauses={"apps": "x"}), plan, NOW).stops(WEB_NOW)
+    assert above is not None and above.file == "apps/PAUSE"
+    assert late_freezes(NewerFreezes("c2", pauses={"app": "x"}), plan, NOW).stops(WEB_NOW) is None
     bad = NewerFreezes("c2", invalid=(InvalidGate("gates/bad.yaml", "unknown field"),))
     assert late_freezes(bad, plan, NOW).stops(WEB_NOW).file == "gates/bad.yaml"
 
