@@ -223,12 +223,18 @@ def content_of(bundle: Bundle, bundles: list[Bundle]) -> Content:
             bundle.depends_on, tuple(acting), bundle.rollout)
 
 
+def paused(folder: str, repo: Repo) -> bool:
+    """A `PAUSE` file holds every source at or below its folder."""
+    parts = folder.split("/")
+    return any("/".join(parts[:n]) in repo.pauses for n in range(1, len(parts) + 1))
+
+
 def covered(identity: Identity, repo: Repo, action: str | None = None,
             content: Content | None = None) -> bool:
     """Whether a freeze covers `identity` (with `action`: a gate of that action, or for
     "hold" a `PAUSE` file too). `content`: the commit's content of the bundle of that name,
     which a gate's approval of it lets through."""
-    if identity.folder in repo.pauses and action in (None, "hold"):
+    if paused(identity.folder, repo) and action in (None, "hold"):
         return True
     return any(g.active(repo.now) and g.selects(identity) and action in (None, g.action)
                and not g.approves(identity.name, content) for g in repo.gates.values())
@@ -311,7 +317,7 @@ def standings(repo: Repo, judgement: Judgement, records: dict[str, Record]) -> d
         record = records.get(name)
         identities = [b.identity] + ([record.identity] if record is not None else [])
         kinds = set()
-        if any(i.folder in repo.pauses for i in identities):
+        if any(paused(i.folder, repo) for i in identities):
             kinds.add("pause-file")
         if any(g.active(repo.now) and g.action == "hold" and g.selects(i)
                for g in repo.gates.values() for i in identities):
