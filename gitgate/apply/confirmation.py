@@ -5,10 +5,12 @@ the pass (its writer fails, and the next pass sends it)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
 
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply import overrides, stages, suspension
+from gitgate.apply import overrides, stages, suspension, takeover
+from gitgate.apply.inventory import Inventory
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import Reason
 from gitgate.karmada.policy import is_policy
@@ -24,10 +26,13 @@ def _needs_confirmation(staged: dict[int, list[Manifest]]) -> bool:
 
 def confirm_suspensions(work: dict[str, BundleWork], staged: dict[str, dict[int, list[Manifest]]],
                          cluster: ClusterPort, options: ApplyOptions,
-                         stop: threading.Event | None) -> dict[str, str]:
+                         stop: threading.Event | None,
+                         giving: Mapping[str, Inventory]) -> dict[str, str]:
     """Wait for Karmada to show each suspension written in this pass, where templates (or
-    override policies from other bundles) are still to be written. Returns the bundles whose
-    suspension does not hold, and why; overrides aimed at them are left out of the pass."""
+    override policies from other bundles) are still to be written; a template taken over from
+    one of the `giving` bundles is let go of by its policy first (`takeover`). Returns the
+    bundles whose suspension does not hold, and why; overrides aimed at them are left out of
+    the pass."""
     writes = overrides.override_writes(
         {n: u.plan.bundle for n, u in work.items() if u.plan is not None},
         {n: [o for objects in stages_.values() for o in objects]
@@ -37,6 +42,8 @@ def confirm_suspensions(work: dict[str, BundleWork], staged: dict[str, dict[int,
               if unit.steps is not None and not unit.result.failed
               and (_needs_confirmation(staged[name]) or name in aimed)}
     if not options.dry_run and wanted:
+        takeover.let_go(giving, takeover.taken_over(work, staged, set(wanted), giving),
+                        cluster, options)
         _await_suspensions(work, wanted, cluster, options, stop)
     unsafe = {name: f"its suspension was not confirmed: {work[name].result.reason}"
               for name in aimed if name in work and work[name].steps is not None

@@ -55,7 +55,14 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: Re
     if not options.dry_run:
         record_intent(work, staged, cluster, options, ledger, plan.revision)
     read_live(work, cluster, options)
-    unsafe = apply_stages(work, order, cluster, options, staged, stop)
+    # the records of the bundles that may hand objects over: those written this pass, and
+    # those that left Git and are pruned
+    giving = {name: unit.previous for name, unit in work.items()
+              if unit.diff is not None and unit.previous is not None}
+    if not mass:
+        giving |= {name: gone.inventory for name, gone in decision.gone.items()
+                   if not gone.held}
+    unsafe = apply_stages(work, order, cluster, options, staged, stop, giving)
     report_blocked(work)
     interrupted = stop is not None and stop.is_set()
     guard = overrides.prune_guard((b.bundle for b in plan.bundles),

@@ -5,6 +5,7 @@ reads the live objects first and writes only what drifted."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gitgate.apiserver.changeset import ChangeKind, in_place
@@ -12,7 +13,7 @@ from gitgate.apiserver.fanout import fan_out
 from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import recreate, stages, suspension
 from gitgate.apply.confirmation import confirm_suspensions
-from gitgate.apply.inventory import entry_for
+from gitgate.apply.inventory import Inventory, entry_for
 from gitgate.apply.owners import read_owner, refuse_owner
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import GitgateError, KubeError, Reason
@@ -92,9 +93,11 @@ def late_frozen(unit: BundleWork, why: str) -> None:
 
 def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: ClusterPort,
                   options: ApplyOptions, staged: dict[str, dict[int, list[Manifest]]],
-                  stop: threading.Event | None = None) -> dict[str, str]:
+                  stop: threading.Event | None = None,
+                  giving: Mapping[str, Inventory] | None = None) -> dict[str, str]:
     """Write every stage; returns the bundles whose suspension does not hold (see
-    `confirm_suspensions`)."""
+    `confirm_suspensions`; `giving`: the records of the bundles whose objects this pass may
+    hand to another, `apply.takeover`)."""
     groups = _levels(order, work)
     created = _created_here(staged) if options.dry_run else _Created()
     unsafe: dict[str, str] = {}
@@ -108,7 +111,7 @@ def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: Cluster
             for (unit, obj), answer in zip(batch, answers, strict=True):
                 _record(unit, obj, answer, crds)
         if stage == stages.STAGE_SUSPENSION:
-            unsafe = confirm_suspensions(work, staged, cluster, options, stop)
+            unsafe = confirm_suspensions(work, staged, cluster, options, stop, giving or {})
         if crds and not options.dry_run:
             late = cluster.wait_established(crds)
             for unit in work.values():

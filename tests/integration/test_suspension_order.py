@@ -5,6 +5,7 @@ suspension is lifted only after the templates."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -184,3 +185,28 @@ def test_a_new_bundle_writes_its_own_policies_before_its_templates(repo, tools, 
     writes = db_writes(kube, repo)
     assert [p.rsplit("/", 1)[1] for p in writes[:-1]] == ["db-config", "db"], writes
     assert POLICIES in writes[-1]
+
+
+def test_an_object_moved_into_a_suspended_bundle_is_confirmed_in_the_same_pass(
+        repo, tools, kube):
+    """Karmada leaves a template with the policy that claimed it while that policy still
+    selects it: the bundle it moved from lets go of it before the suspension is awaited."""
+    repo.write(db_app(repo, 1, extra=True))
+    assert repo.apply(tools).ok
+    binding = ("work.karmada.io/v1alpha2", "ResourceBinding", repo.db_ns, "db-extra-configmap")
+    deadline = time.monotonic() + 60
+    while repo.live(*binding) is None:  # Karmada's detector has made it (a real one: soon)
+        assert time.monotonic() < deadline, "Karmada made no binding for db-extra"
+        time.sleep(0.2)
+    repo.write({**db_app(repo, 1), "cache/bundle.yaml": f"name: {repo.run}-cache\n",
+                "cache/app.yaml": cm("db-extra", repo.db_ns, "v2"),
+                "gates/move.yaml": gate(repo, "member2")["gates/move.yaml"].replace(
+                    f"{repo.run}-db", f"{repo.run}-cache")})
+    result = repo.apply(tools, NOW + timedelta(minutes=1),
+                        suspension_timeout=timedelta(seconds=10))
+    cache = result_of(result, "-cache")
+    assert cache.verdict == "suspended" and not cache.failed, cache.message
+    assert result.ok, [(b.bundle, b.message) for b in result.bundles if b.failed]
+    assert repo.live("v1", "ConfigMap", repo.db_ns, "db-extra")["data"] == {"value": "v2"}
+    suspended = {"dispatchingOnClusters": {"clusterNames": ["member2"]}}
+    assert db_binding_suspension(kube, repo, "ConfigMap", "db-extra") == suspended

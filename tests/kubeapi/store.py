@@ -216,6 +216,7 @@ class ApiState:
         self.pending_crds: dict[str, float] = {}
         self.schemas: dict[tuple[str, str, str], dict] = {}  # served custom resources' schemas
         self.selected_by: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
+        self.claims: dict[tuple[str, str, str, str], set[tuple[str, str, str, str]]] = {}
         self.resource_version = 1000
         self.compacted = 0  # continue tokens of lists begun before this version are expired
         self.requests: list[Request] = []
@@ -903,6 +904,8 @@ class ApiState:
         gone = self._render(self.objects.pop(key))
         gone["metadata"]["resourceVersion"] = self._bump()  # a deletion is a change too
         self._notify("DELETED", key, gone)
+        if (key[0], kind) in KARMADA_POLICIES:
+            self._let_go(key, [])
         if key in self.selected_by:  # Karmada's garbage collection of the template's binding
             self.objects.pop(self._binding_key(key, kind), None)
             self.members.pop(self._binding_key(key, kind), None)  # and of its Works
@@ -933,16 +936,63 @@ class ApiState:
         policy's permanent-id label and name annotations. An index from selected template to
         policy keeps this linear: only the stored object and what it selects are looked at."""
         if (target.resource.group, target.resource.kind) in KARMADA_POLICIES:
-            policy = self.objects[key]
-            for selector in (policy.obj.get("spec") or {}).get("resourceSelectors") or []:
-                template_key = self._template_key(selector, key[2])
-                if template_key is not None:
-                    self.selected_by[template_key] = key
-                    self._claim(template_key, key)
-                    self._bind(template_key, key)
+            selected = self._selected(key)
+            for template_key in selected:
+                holder = self.selected_by.get(template_key)
+                if holder not in (None, key) and template_key in self._selected(holder):
+                    continue  # no preemption: it stays with the policy that claimed it
+                self._hold(template_key, key)
+                self._claim(template_key, key)
+                self._bind(template_key, key)
+            self._let_go(key, selected)
         elif key in self.selected_by:
             self._claim(key, self.selected_by[key])
             self._bind(key, self.selected_by[key])
+
+    def _selected(self, policy_key: tuple[str, str, str, str]
+                  ) -> list[tuple[str, str, str, str]]:
+        """The templates a stored policy's resourceSelectors name (none once it is gone)."""
+        policy = self.objects.get(policy_key)
+        if policy is None:
+            return []
+        keys = (self._template_key(selector, policy_key[2])
+                for selector in (policy.obj.get("spec") or {}).get("resourceSelectors") or [])
+        return [k for k in keys if k is not None]
+
+    def _let_go(self, policy_key: tuple[str, str, str, str],
+                still: list[tuple[str, str, str, str]]) -> None:
+        """Karmada's detector on a policy's update or deletion: the templates it claimed and no
+        longer selects lose its claim, and go to another policy that selects them (their
+        binding takes that policy's placement and suspension in one update)."""
+        for template_key in sorted(self.claims.get(policy_key, set()) - set(still)):
+            self.claims[policy_key].discard(template_key)
+            del self.selected_by[template_key]
+            self._unclaim(template_key)
+            other = next((k for k in sorted(self.objects) if (k[0], self.objects[k].obj.get(
+                "kind")) in KARMADA_POLICIES and template_key in self._selected(k)), None)
+            if other is not None:
+                self._hold(template_key, other)
+                self._claim(template_key, other)
+                self._bind(template_key, other, at_once=True)
+
+    def _hold(self, template_key: tuple[str, str, str, str],
+              policy_key: tuple[str, str, str, str]) -> None:
+        was = self.selected_by.get(template_key)
+        if was is not None:
+            self.claims.get(was, set()).discard(template_key)
+        self.selected_by[template_key] = policy_key
+        self.claims.setdefault(policy_key, set()).add(template_key)
+
+    def _unclaim(self, template_key: tuple[str, str, str, str]) -> None:
+        template = self.objects.get(template_key)
+        if template is None:
+            return
+        meta = template.obj["metadata"]
+        for part in ("labels", "annotations"):
+            for name in [n for n in meta.get(part) or {} if n.split(".", 1)[0] in (
+                    "propagationpolicy", "clusterpropagationpolicy")]:
+                del meta[part][name]
+        meta["resourceVersion"] = self._bump()
 
     def _claim(self, template_key: tuple[str, str, str, str],
                policy_key: tuple[str, str, str, str]) -> None:
@@ -984,9 +1034,10 @@ class ApiState:
         return ("work.karmada.io", "clusterresourcebindings", "", name)
 
     def _bind(self, template_key: tuple[str, str, str, str],
-              policy_key: tuple[str, str, str, str]) -> None:
+              policy_key: tuple[str, str, str, str], at_once: bool = False) -> None:
         """Keep the template's binding as Karmada's detector does: created with the claiming
-        policy's spec.suspension, which later follows the policy after `binding_lag`."""
+        policy's spec.suspension, which later follows the policy after `binding_lag` (`at_once`:
+        a binding another policy claims now takes its suspension with its placement)."""
         template, policy = self.objects.get(template_key), self.objects.get(policy_key)
         if ("work.karmada.io", "v1alpha2", "resourcebindings") not in self.served or (
                 template is None or policy is None):
@@ -1019,6 +1070,11 @@ class ApiState:
             self._schedule(key, policy.obj)
             return
         stored.obj["spec"]["resource"]["resourceVersion"] = t_meta.get("resourceVersion")
+        if at_once:
+            stored.obj["spec"].pop("suspension", None)
+            if suspension:
+                stored.obj["spec"]["suspension"] = suspension
+            self.pending_bindings.pop(key, None)
         self._schedule(key, policy.obj)
         if stored.obj["spec"].get("suspension") != suspension:
             pending = self.pending_bindings.get(key)

@@ -1,0 +1,115 @@
+"""A template a suspended bundle takes over from another bundle: the policy of the bundle it
+came from lets go of it before the suspension is awaited.
+
+Karmada leaves a template with the policy that claimed it for as long as that policy selects
+it (gitgate's policies share one priority, so none preempts another). The bundle the template
+came from narrows its policy only with its other policies, after the templates; the taking
+bundle's suspension would never reach the template's binding before that, and the pass would
+wait for it in vain. So, once the taking bundle's suspended policies are written, the giving
+bundle's live policies drop the selectors that name the template (nothing else of them
+changes: their placement and suspension stay as they are until their own write), and
+Karmada hands the template to the suspended policy, suspension included."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from gitgate.apiserver.ports import ClusterPort
+from gitgate.apply import stages
+from gitgate.apply.inventory import Inventory
+from gitgate.apply.work import ApplyOptions, BundleWork
+from gitgate.errors import GitgateError
+from gitgate.karmada.policy import is_policy
+from gitgate.model import Manifest, ObjectRef
+
+_PROPAGATION = ("PropagationPolicy", "ClusterPropagationPolicy")
+_TEMPLATE_STAGES = (stages.STAGE_SUSPENDED_CRDS, stages.STAGE_CLUSTER, stages.STAGE_NAMESPACED)
+_SERVER_FIELDS = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation",
+                  "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def taken_over(work: Mapping[str, BundleWork], staged: Mapping[str, dict[int, list[Manifest]]],
+               suspending: set[str], giving: Mapping[str, Inventory]
+               ) -> dict[str, dict[ObjectRef, str]]:
+    """Per bundle that gives templates up (`giving`: the records of the bundles this pass
+    writes or prunes), the templates a suspending bundle writes this pass that its record
+    lists, with the apiVersion they are written with."""
+    out: dict[str, dict[ObjectRef, str]] = {}
+    for name in sorted(suspending):
+        unit = work[name]
+        own = {e.ref for e in unit.previous.entries} if unit.previous else set()
+        writes = {ObjectRef.of(o): str(o["apiVersion"]) for stage in _TEMPLATE_STAGES
+                  for o in staged[name][stage] if not is_policy(o)}
+        new = {ref: api for ref, api in writes.items() if ref not in own}
+        for other, record in giving.items():
+            if other == name or not new:
+                continue
+            still = _still_written(work.get(other))
+            for entry in record.entries:
+                if entry.ref in new and entry.ref not in still:
+                    out.setdefault(other, {})[entry.ref] = new[entry.ref]
+    return out
+
+
+def _still_written(unit: BundleWork | None) -> set[ObjectRef]:
+    if unit is None or unit.diff is None:
+        return set()
+    return {ObjectRef.of(o) for o in unit.diff.to_apply} | set(unit.diff.unchanged)
+
+
+def let_go(giving: Mapping[str, Inventory], taken: Mapping[str, Mapping[ObjectRef, str]],
+           cluster: ClusterPort, options: ApplyOptions) -> None:
+    """Write each giving bundle's recorded propagation policies without the selectors that
+    name a template taken from it (delete one left selecting nothing: the giving bundle prunes
+    it this pass anyway). A policy that cannot be read or written is left as it is: the wait
+    for the suspension then says which binding did not follow."""
+    if options.dry_run:
+        return
+    for name, refs in sorted(taken.items()):
+        for entry in giving[name].entries:
+            if entry.ref.group != "policy.karmada.io" or entry.kind not in _PROPAGATION:
+                continue
+            try:
+                live = cluster.get(entry.api_version, entry.kind, entry.namespace, entry.name)
+                narrowed = _narrowed(live, refs)
+                if narrowed is None:
+                    continue
+                if narrowed["spec"]["resourceSelectors"]:
+                    cluster.apply(narrowed)
+                else:
+                    cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
+            except GitgateError:
+                continue
+
+
+def _narrowed(policy: Manifest | None, refs: Mapping[ObjectRef, str]) -> Manifest | None:
+    """The policy without its selectors naming one of `refs` (None: it names none)."""
+    if policy is None:
+        return None
+    spec = policy.get("spec") or {}
+    selectors = spec.get("resourceSelectors") or []
+    namespace = (policy.get("metadata") or {}).get("namespace") or ""
+    kept = [s for s in selectors if not _names(s, namespace, refs)]
+    if len(kept) == len(selectors):
+        return None
+    out = copy.deepcopy(policy)
+    out.pop("status", None)
+    meta = out["metadata"]
+    for key in _SERVER_FIELDS:
+        meta.pop(key, None)
+    for part in ("labels", "annotations"):  # Karmada's own (its permanent-id is immutable)
+        if part in meta:
+            meta[part] = {k: v for k, v in meta[part].items()
+                          if not k.partition("/")[0].endswith("karmada.io")}
+    out["spec"]["resourceSelectors"] = kept
+    return out
+
+
+def _names(selector: Manifest, namespace: str, refs: Mapping[ObjectRef, str]) -> bool:
+    if not selector.get("name") or selector.get("labelSelector"):
+        return False
+    api = str(selector.get("apiVersion", ""))
+    ref = ObjectRef(api.rpartition("/")[0], str(selector.get("kind", "")),
+                    str(selector.get("namespace") or namespace), str(selector["name"]))
+    return refs.get(ref) == api
