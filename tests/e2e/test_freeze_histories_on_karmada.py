@@ -7,17 +7,18 @@ the platform's overrides; a suspended bundle's members, and those a rollout has 
 keep what they had). The members run no controllers: a rolling app carries a Deployment whose
 status the history writes on each member (Available, or Unhealthy when a health flip says so),
 and waits until Karmada reflects it. A smaller run than `make test`'s:
-`GITGATE_E2E_HISTORIES` and `GITGATE_E2E_HISTORY_STEPS` run more."""
+`GITGATE_E2E_HISTORIES` and `GITGATE_E2E_HISTORY_STEPS` run more, and
+`GITGATE_PROPERTY_SEED` other histories (unset: the same every run)."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, seed, settings
 
 from gitgate.apiserver.transport import load_client
-from tests.support.freezehistories import FreezeHistories
+from tests.support.freezehistories import SEED, FreezeHistories
 from tests.support.kubetarget import RecordingKube
 
 pytestmark = pytest.mark.e2e
@@ -39,7 +40,9 @@ def test_members_run_what_the_model_says_over_generated_histories(karmada, tools
     OnKarmada.kubeconfig = str(karmada.kubeconfig)
     OnKarmada.TestCase.settings = settings(
         max_examples=HISTORIES, stateful_step_count=STEPS, deadline=None, database=None,
-        suppress_health_check=list(HealthCheck), print_blob=True, derandomize=True)
+        suppress_health_check=list(HealthCheck), print_blob=True, derandomize=SEED is None)
+    if SEED is not None:
+        seed(int(SEED))(OnKarmada.TestCase)
     OnKarmada.TestCase().runTest()
     counts = OnKarmada.counts
     assert counts["steps"] > 0, "no history took a step"

@@ -906,9 +906,13 @@ class ApiState:
         self._notify("DELETED", key, gone)
         if (key[0], kind) in KARMADA_POLICIES:
             self._let_go(key, [])
-        if key in self.selected_by:  # Karmada's garbage collection of the template's binding
+        binding = self.objects.get(self._binding_key(key, kind)) if kind else None
+        uid = gone["metadata"].get("uid")
+        if binding is not None and any(o.get("uid") == uid for o in binding.obj[
+                "metadata"].get("ownerReferences") or []):
+            # the garbage collection of the template's binding (claimed or not), and its Works
             self.objects.pop(self._binding_key(key, kind), None)
-            self.members.pop(self._binding_key(key, kind), None)  # and of its Works
+            self.members.pop(self._binding_key(key, kind), None)
 
     def _finalize_due_namespaces(self) -> None:
         """The namespace controller: delete what a Terminating namespace holds; the namespace
