@@ -36,19 +36,23 @@ def taken_over(work: Mapping[str, BundleWork], staged: Mapping[str, dict[int, li
     writes or prunes), the templates a suspending bundle writes this pass that its record
     lists, with the apiVersion they are written with."""
     out: dict[str, dict[ObjectRef, str]] = {}
+    holders: dict[ObjectRef, list[str]] | None = None  # built at the first new template
     for name in sorted(suspending):
         unit = work[name]
         own = {e.ref for e in unit.previous.entries} if unit.previous else set()
-        writes = {ObjectRef.of(o): str(o["apiVersion"]) for stage in _TEMPLATE_STAGES
-                  for o in staged[name][stage] if not is_policy(o)}
-        new = {ref: api for ref, api in writes.items() if ref not in own}
-        for other, record in giving.items():
-            if other == name or not new:
-                continue
-            still = _still_written(work.get(other))
-            for entry in record.entries:
-                if entry.ref in new and entry.ref not in still:
-                    out.setdefault(other, {})[entry.ref] = new[entry.ref]
+        new = {ObjectRef.of(o): str(o["apiVersion"]) for stage in _TEMPLATE_STAGES
+               for o in staged[name][stage] if not is_policy(o) and ObjectRef.of(o) not in own}
+        if not new:
+            continue
+        if holders is None:
+            holders = {}
+            for other, record in giving.items():
+                for entry in record.entries:
+                    holders.setdefault(entry.ref, []).append(other)
+        for ref, api in new.items():
+            for other in holders.get(ref, ()):
+                if other != name and ref not in _still_written(work.get(other)):
+                    out.setdefault(other, {})[ref] = api
     return out
 
 
