@@ -1,6 +1,9 @@
 """Objects whose change touches an immutable field (a Deployment's selector, a Job's template):
 recreated when the object says so (`gitgate.io/recreate: allowed`), never in a suspended bundle
-(deleting a template makes Karmada delete it on every member, suspended or not)."""
+(deleting a template makes Karmada delete it on every member, suspended or not). And an object
+written while it was being deleted (a finalizer still held it, as Karmada's does a policy a
+pass before pruned): the write went to the object that goes, so it is written again once it
+has gone."""
 
 from __future__ import annotations
 
@@ -40,16 +43,41 @@ def recreate(cluster: ObjectPort, obj: Manifest, *, force: bool = False, timeout
     """Delete the live object, wait until it is gone (finalizers may keep it a while), apply
     it again."""
     ref = ObjectRef.of(obj)
+    cluster.delete(obj["apiVersion"], ref.kind, ref.namespace, ref.name)
+    _await_gone(cluster, obj, "was deleted to be recreated", Reason.IMMUTABLE_FIELD, timeout,
+                sleep, clock, replaced=False)
+    return cluster.apply(obj, force=force)
+
+
+def terminating(answer: Applied) -> bool:
+    """The write went to an object being deleted (its finalizers hold it a while)."""
+    return bool((answer.obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def after_deletion(cluster: ObjectPort, obj: Manifest, *, force: bool = False,
+                   timeout: float = 30.0, sleep: Callable[[float], None] = time.sleep,
+                   clock: Callable[[], float] = time.monotonic) -> Applied:
+    """`obj` was written to an object being deleted: wait until it is gone, write it again."""
+    _await_gone(cluster, obj, "was being deleted when written", Reason.APPLY_FAILED, timeout,
+                sleep, clock, replaced=True)
+    return cluster.apply(obj, force=force)
+
+
+def _await_gone(cluster: ObjectPort, obj: Manifest, what: str, reason: Reason, timeout: float,
+                sleep: Callable[[float], None], clock: Callable[[], float], *,
+                replaced: bool) -> None:
+    """Until the live object is gone (`replaced`: or another, not being deleted, took its
+    place)."""
+    ref = ObjectRef.of(obj)
     api_version, namespace = obj["apiVersion"], ref.namespace
-    cluster.delete(api_version, ref.kind, namespace, ref.name)
     deadline = clock() + timeout
     while (live := cluster.get(api_version, ref.kind, namespace, ref.name)) is not None:
+        if replaced and not (live.get("metadata") or {}).get("deletionTimestamp"):
+            return
         if clock() >= deadline:
             finalizers = (live.get("metadata") or {}).get("finalizers") or []
             waiting = (f"finalizer(s) {', '.join(finalizers)} keep it" if finalizers
                        else "it has not gone yet")
-            raise KubeError(f"{ref} was deleted to be recreated but is still there after "
-                            f"{timeout:g}s: {waiting}; the next pass tries again",
-                            reason=Reason.IMMUTABLE_FIELD)
+            raise KubeError(f"{ref} {what} but is still there after {timeout:g}s: {waiting}; "
+                            "the next pass tries again", reason=reason)
         sleep(0.2)
-    return cluster.apply(obj, force=force)

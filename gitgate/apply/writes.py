@@ -308,4 +308,6 @@ def _apply_one(unit: BundleWork, obj: Manifest, cluster: ClusterPort,
         if not options.dry_run:
             recreate.recreate(cluster, obj, force=options.force_conflicts)
         return ChangeKind.RECREATED
+    if not options.dry_run and recreate.terminating(answer):
+        answer = recreate.after_deletion(cluster, obj, force=options.force_conflicts)
     return ChangeKind.CREATED if answer.created else ChangeKind.CONFIGURED
