@@ -556,7 +556,16 @@ class Model:
         for b in judgement.open:
             if not b.rollout and b.identity.name not in stopped:
                 self.rollouts.pop(b.identity.name, None)
-        for name in [n for n, r in self.records.items() if not r.objects]:
+        # a held bundle that never went out has a record too, of where and as what it was
+        # held: moving or relabelling it does not lift that freeze (README "A freeze follows
+        # what is live"); it goes once the bundle goes out or leaves Git
+        in_git = {b.identity.name for b in judgement.open + judgement.blocked}
+        for b in judgement.blocked:
+            name = b.identity.name
+            if name in judgement.held and name not in self.records and name not in stopped:
+                self.records[name] = Record(b.identity, set(), applied=False)
+        for name in [n for n, r in self.records.items() if not r.objects
+                     and (r.applied or n not in in_git)]:
             del self.records[name]
         for name in [n for n in self.rollouts if n not in self.records]:
             del self.rollouts[name]
