@@ -136,6 +136,16 @@ def test_nor_when_it_moves_into_a_bundle_without_a_record(tmp_path, kube, capsys
     assert_refused(doc, taker, kube, ns)
 
 
+def moving_is_refused(root: Path, kube, capsys, ns: str) -> None:
+    """A commit moves the held bundle's `moving` into the open `apps-a`: that bundle is
+    refused, and the object stays as it is live."""
+    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
+                       "apps/h/app.yaml": cm("h", ns, "v1")})
+    code, doc = apply(capsys, kube, root)
+    assert code != 0
+    assert_refused(doc, "apps-a", kube, ns)
+
+
 def test_nor_when_its_record_is_edited(tmp_path, kube, capsys):
     """The record kept, the object's entry removed from it (`kubectl edit`)."""
     root, ns = held_repo(tmp_path, kube, capsys, PAUSED)
@@ -144,11 +154,7 @@ def test_nor_when_its_record_is_edited(tmp_path, kube, capsys):
         for key in record_keys(kube, HELD):
             status = state.objects[key].obj["status"]
             status["objects"] = [o for o in status["objects"] if o["name"] != "moving"]
-    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
-                       "apps/h/app.yaml": cm("h", ns, "v1")})
-    code, doc = apply(capsys, kube, root)
-    assert code != 0
-    assert_refused(doc, "apps-a", kube, ns)
+    moving_is_refused(root, kube, capsys, ns)
 
 
 def test_nor_when_its_record_is_deleted_and_its_folder_emptied(tmp_path, kube, capsys):
@@ -299,11 +305,7 @@ def test_nor_when_an_earlier_release_wrote_it(tmp_path, kube, capsys):
     assert "gitgate.io/instance" not in kube.cluster.get(
         "v1", "ConfigMap", ns, "moving")["metadata"]["labels"]
     delete_record(kube, HELD)
-    write_files(root, {"apps/a/app.yaml": cm("a", ns, "v1") + cm("moving", ns, "v2"),
-                       "apps/h/app.yaml": cm("h", ns, "v1")})
-    code, doc = apply(capsys, kube, root)
-    assert code != 0
-    assert_refused(doc, "apps-a", kube, ns)
+    moving_is_refused(root, kube, capsys, ns)
 
 
 def test_nor_by_a_bundle_named_as_a_long_names_label(tmp_path, kube, capsys):
