@@ -16,6 +16,13 @@ from tests.support.manifests import cm
 pytestmark = pytest.mark.integration
 
 
+@pytest.fixture(autouse=True)
+def emulated(kube):
+    if kube.emulator is None:
+        pytest.skip("reads the API emulator's request log and records (GITGATE_TEST_KUBECONFIG "
+                    "is set)")
+
+
 def test_a_pause_in_the_folder_above_the_sources_holds_them(tmp_path, kube, capsys):
     ns = kube.ns("pp")
     root = write_files(tmp_path / "repo", {
