@@ -234,7 +234,7 @@ def test_approving_a_customized_rolling_bundle_after_its_object_moved(history, s
 @pytest.mark.parametrize("early", ["rename", "pause"])
 def test_a_paused_bundle_that_never_went_out_stays_held_when_moved_out_of_its_folder(
         history, early):
-    """Found while adding `pause_every_app` (the default seed's draws shifted), where the model
+    """Found with a history rule pausing `apps/` (the default seed's draws shifted); the model
     was wrong: app 0 (renamed `a0-y`) was never live, and held by `apps/a0/PAUSE` when it came
     back; moved to `other/a0`, the `PAUSE` left behind, it stays held (the model said open, or
     failed as frozen): gitgate keeps a held bundle's record of where and as what it was held,
