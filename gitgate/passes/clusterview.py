@@ -5,8 +5,8 @@ the pure planning holds those bundles instead of deciding on what it could not s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from gitgate.apiserver.ports import ClusterPort, Lister
 from gitgate.apply.inventory import Inventory
@@ -14,7 +14,7 @@ from gitgate.apply.ledger import read_inventories
 from gitgate.apply.members import member_clusters
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.syncsteps import Progress
-from gitgate.model import ObjectRef
+from gitgate.model import Manifest, ObjectRef
 from gitgate.model.rolloutspec import Members
 from gitgate.passes.karmadareads import (
     Observation,
@@ -49,8 +49,9 @@ def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
     `members`: Karmada's Clusters as read earlier in this pass (for tenants)."""
     if inventories is None:
         inventories = read_inventories(cluster, instance)
-    with_rollout = [b.bundle.name for b in plan.bundles if b.bundle.source.options.rollout]
-    rolling = [inventories[name] for name in with_rollout if name in inventories]
+    rolling = [in_git(inventories[b.bundle.name], b.bundle.objects) for b in plan.bundles
+               if b.bundle.source.options.rollout and b.bundle.name in inventories]
+    with_rollout = any(b.bundle.source.options.rollout for b in plan.bundles)
     steps = syncing(plan)
     objects = watched(plan, steps) if steps else []
     if members is None:
@@ -69,6 +70,15 @@ def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
     dispatch = dispatch_from(cluster, read, rolling) if rolling else Observation()
     return ClusterView(inventories, dispatch, progress_from(read, objects),
                        members=view.members, requests=dispatch.requests or read.requests)
+
+
+def in_git(inventory: Inventory, objects: Iterable[Manifest]) -> Inventory:
+    """What a rollout judges of a bundle: the objects it has live *and* still in Git. An
+    object that left Git is deleted once the rollout is out (its delete waits for the last
+    wave); it is not part of the version being rolled out, so its state on a member neither
+    holds a wave back nor halts it."""
+    keep = {ObjectRef.of(o) for o in objects}
+    return replace(inventory, entries=tuple(e for e in inventory.entries if e.ref in keep))
 
 
 def read_members(cluster: Lister) -> Members:

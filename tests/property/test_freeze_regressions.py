@@ -260,3 +260,11 @@ def test_a_paused_bundle_that_never_went_out_stays_held_when_moved_out_of_its_fo
     history.empty_or_restore(i=0)
     history.move(i=0, pause_moves=False, where="other/a{i}")
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_rolling_bundle_losing_an_object_to_an_emptied_one(history):
+    history.roll_out_and_bake(bakes=1, i=0, sick=False)
+    history.empty_or_restore(i=1)
+    history.move_object(dst=1, src=0)
+    history.time_passes()
+    history.the_cluster_holds_what_the_model_says_is_live()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from gitgate.apply.inventory import Entry, Inventory
 from gitgate.karmada.dispatch import ClusterState, Health, Version
 from gitgate.karmada.waves import RolloutSpec, RolloutState, step
 from gitgate.model.rolloutspec import ClusterSelector, Requirement, Wave, named_waves
+from gitgate.passes.clusterview import in_git
 
 T0 = datetime(2026, 11, 22, 12, tzinfo=UTC)
 SPEC = RolloutSpec(named_waves(("member1",), ("member2",)), bake=timedelta(seconds=5),
@@ -232,3 +234,22 @@ def test_selector_waves_hold_the_bundle_when_the_member_clusters_cannot_be_read(
                                                       "member2": {}}))
     assert rolling.bundles[0].verdict.verdict is Verdict.SUSPENDED
     assert rolling.bundles[0].verdict.suspend_clusters == ("member2",)
+
+
+def test_a_rollout_judges_what_the_bundle_still_has_in_git():
+    """An object that left Git waits, live, for the last wave before it is deleted; it is not
+    part of the version rolled out, so its state on a member neither holds a wave back nor
+    halts it. An object still in Git (with or without a namespace) is judged."""
+    left = Entry("apps/v1", "Deployment", "shop", "old", "h1")
+    kept = Entry("apps/v1", "Deployment", "shop", "web", "h2")
+    scoped = Entry("rbac.authorization.k8s.io/v1", "ClusterRole", "", "web", "h3")
+    inventory = Inventory("shop", (left, kept, scoped))
+    rendered = [{"apiVersion": "apps/v1", "kind": "Deployment",
+                 "metadata": {"name": "web", "namespace": "shop"}},
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                 "metadata": {"name": "web"}},
+                {"apiVersion": "v1", "kind": "ConfigMap",  # new: not live yet
+                 "metadata": {"name": "fresh", "namespace": "shop"}}]
+    judged = in_git(inventory, rendered)
+    assert judged.entries == (kept, scoped) and judged.bundle == "shop"
+    assert in_git(inventory, []).entries == ()
