@@ -94,7 +94,8 @@ def no_process_left():
     os.environ[RUN_MARK] = mark
     yield
     for item in _LAST_TEST:
-        item.funcargs.clear()  # its fixtures are torn down; pytest drops them just after
+        if item.funcargs is not None:  # None once pytest dropped them (a skipped test)
+            item.funcargs.clear()  # its fixtures are torn down; pytest drops them just after
     gc.collect()
     left = processes_left(mark)
     if left:

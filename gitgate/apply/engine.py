@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply import overrides, prunedecision
+from gitgate.apply import overrides, prunedecision, takeover
 from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.intent import record_intent
 from gitgate.apply.inventory import Inventory
@@ -55,10 +55,10 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: Re
     if not options.dry_run:
         record_intent(work, staged, cluster, options, ledger, plan.revision)
     read_live(work, cluster, options)
-    # the records of the bundles that may hand objects over: those written this pass, and
-    # those that left Git and are pruned
+    # the records of the bundles that may hand objects over (`takeover.gives`), and of those
+    # that left Git and are pruned
     giving = {name: unit.previous for name, unit in work.items()
-              if unit.diff is not None and unit.previous is not None}
+              if unit.previous is not None and takeover.gives(unit)}
     if not mass:
         giving |= {name: gone.inventory for name, gone in decision.gone.items()
                    if not gone.held}

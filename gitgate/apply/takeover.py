@@ -21,12 +21,24 @@ from gitgate.apply.inventory import Inventory
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import GitgateError
 from gitgate.karmada.policy import is_policy
-from gitgate.model import Manifest, ObjectRef
+from gitgate.model import Manifest, ObjectRef, Verdict
 
 _PROPAGATION = ("PropagationPolicy", "ClusterPropagationPolicy")
 _TEMPLATE_STAGES = (stages.STAGE_SUSPENDED_CRDS, stages.STAGE_CLUSTER, stages.STAGE_NAMESPACED)
 _SERVER_FIELDS = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation",
                   "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def gives(unit: BundleWork) -> bool:
+    """Whether the bundle's live policies may let go of a template another bundle takes
+    over: it is written this pass, or its render is known and it is neither held nor failed
+    but waits (a dependency not out yet), so what it has in Git is known not to include the
+    template. A held bundle's objects are frozen, and what a bundle that failed to render
+    might claim is kept back from the others: neither gives anything."""
+    if unit.diff is not None:
+        return True
+    return unit.plan is not None and unit.plan.verdict.verdict not in (Verdict.FAILED,
+                                                                        Verdict.HELD)
 
 
 def taken_over(work: Mapping[str, BundleWork], staged: Mapping[str, dict[int, list[Manifest]]],

@@ -268,3 +268,15 @@ def test_a_rolling_bundle_losing_an_object_to_an_emptied_one(history):
     history.move_object(dst=1, src=0)
     history.time_passes()
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_template_taken_from_a_bundle_waiting_on_its_dependency(history):
+    """A rolling (so suspending) bundle took a template over from a bundle waiting on a
+    dependency (a cycle): the waiting bundle's live policy kept claiming the template, so
+    Karmada never showed the taking bundle's suspension on it and the pass failed
+    (`SuspensionNotObserved`). A bundle whose render is known gives a template up even while
+    it waits."""
+    history.depend(i=1, j=1)
+    history.roll_out(i=0)
+    history.move_object(dst=0, src=1)
+    history.the_cluster_holds_what_the_model_says_is_live()
