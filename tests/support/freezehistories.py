@@ -698,6 +698,12 @@ class FreezeHistories(RuleBasedStateMachine):
         self.repo.pauses.symmetric_difference_update({folder})
         self.step()
 
+    @rule()
+    def pause_every_app(self) -> None:
+        """A `PAUSE` in `apps/` (or its removal): it holds every app at or below it."""
+        self.repo.pauses.symmetric_difference_update({"apps"})
+        self.step()
+
     @rule(i=st.integers(0, APPS - 1), action=ACTIONS, expires=st.booleans())
     def gate_the_bundle(self, i: int, action: str, expires: bool) -> None:
         name = self.bundle_of(i)
