@@ -124,7 +124,11 @@ def _with_note(verdict: BundleVerdict, done: Step, kind: Verdict,
     note = HoldReason(ReasonKind.ROLLOUT, "rollout", where[0], done.waiting_for,
                       Action.SUSPEND, clusters=done.suspend, line=where[1] or None)
     changes = [c for c in (verdict.next_change, done.next_check) if c is not None]
-    return replace(verdict, verdict=kind, reasons=(*verdict.reasons, note),
+    # the first reason says why the bundle stands as it does: the rollout's, when the
+    # rollout holds clusters back or halted (before an approval's note, say)
+    reasons = ((note, *verdict.reasons) if kind is not verdict.verdict
+               or kind is Verdict.HALTED else (*verdict.reasons, note))
+    return replace(verdict, verdict=kind, reasons=reasons,
                    next_change=min(changes) if changes else None, suspend_clusters=clusters)
 
 

@@ -280,3 +280,13 @@ def test_a_template_taken_from_a_bundle_waiting_on_its_dependency(history):
     history.roll_out(i=0)
     history.move_object(dst=0, src=1)
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_an_approved_bundle_whose_rollout_halted_says_so_first(history):
+    """An approved bundle whose rollout halted gave the approval as its first reason: the
+    status said `approved` where the bundle stood halted. The reason that makes a bundle
+    stand as it does (a halt, waves holding clusters back) comes first."""
+    history.roll_out_and_bake(bakes=3, i=0, sick=True)
+    history.hold_and_approve(i=0)
+    history.time_passes()
+    history.the_cluster_holds_what_the_model_says_is_live()
