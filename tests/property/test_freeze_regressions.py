@@ -290,3 +290,14 @@ def test_an_approved_bundle_whose_rollout_halted_says_so_first(history):
     history.hold_and_approve(i=0)
     history.time_passes()
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_rolling_bundle_renamed_while_it_waits_keeps_its_members_back(history):
+    """A model slip the suite found: a rolling bundle renamed while it waits on a dependency
+    (a cycle) writes nothing under its new name; its old record and policy go, and the
+    templates its rollout had not released keep the binding they had, so the unreleased
+    member goes on running the old version until the new name's own rollout releases it."""
+    history.roll_out(i=0)
+    history.depend(i=0, j=0)
+    history.rename(i=0, name="x")
+    history.the_cluster_holds_what_the_model_says_is_live()

@@ -340,6 +340,9 @@ class Model:
         # ConfigMap is Healthy once applied (a kind Karmada interprets no health for)
         self.unhealthy: set[tuple[str, str]] = set()
         self.workloads = False  # rolling apps carry a Deployment (on a real Karmada)
+        # the members a ConfigMap's last claiming policy kept back (all: a suspension): a
+        # template no policy claims any more keeps the binding it had
+        self.held_back: dict[str, frozenset[str]] = {}
 
     def judge(self, repo: Repo) -> Judgement:
         bundles = bundles_of(repo)
@@ -520,9 +523,9 @@ class Model:
             staying = record.objects & kept
             for obj in record.objects - judgement.claimed - staying:
                 self.live.pop(obj, None)
-            if staying:
+            if staying:  # its live policy stays as it was: suspension, unreleased members
                 self.records[name] = Record(record.identity, staying, record.suspended,
-                                            record.applied)
+                                            record.applied, record.waiting_on)
         for b in judgement.open:
             name = b.identity.name
             if name in stopped:
@@ -592,18 +595,24 @@ class Model:
     def dispatch(self) -> None:
         """What Karmada sends each member: every live ConfigMap with the overrides for that
         member; a member whose dispatch a bundle's policy suspends (a gate, or a rollout that
-        has not released it) keeps what it had (a deleted template is deleted everywhere,
-        and what was reported of it goes)."""
+        has not released it) keeps what it had, also once that policy is gone and no other
+        claims the template (a deleted template is deleted everywhere, and what was reported
+        of it goes)."""
         owner = {o: r for r in self.records.values() for o in r.objects if is_configmap(o)}
         self.unhealthy = {(o, m) for o, m in self.unhealthy
                           if o in self.live or o.startswith("w:")}
+        for obj in [o for o in self.held_back if o not in self.live]:
+            del self.held_back[obj]
+        for obj, record in owner.items():
+            self.held_back[obj] = (frozenset(MEMBERS) if record.suspended
+                                   else record.waiting_on)
         for member in MEMBERS:
             runs = {}
             for obj, value in self.live.items():
                 if not is_configmap(obj):
                     continue
                 record = owner.get(obj)
-                if record is not None and (record.suspended or member in record.waiting_on):
+                if member in self.held_back.get(obj, ()):
                     if obj in self.member[member]:
                         runs[obj] = self.member[member][obj]
                     continue
