@@ -163,8 +163,14 @@ def may_act_on(actor: Manifest, api_version: str, namespace: str, kind: str,
     """Whether `actor` could act on an object known only by its identity (an inventory
     entry of a bundle that failed to render): its labels are unknown, so a label selector is
     taken to match (fail closed)."""
-    if not is_acting(actor):
-        return False
+    return is_acting(actor) and may_select(actor, api_version, namespace, kind, name)
+
+
+def may_select(policy: Manifest, api_version: str, namespace: str, kind: str,
+               name: str) -> bool:
+    """Whether `policy` could select an object known only by its identity: its labels are
+    unknown, so a label selector is taken to match (fail closed)."""
+    actor = policy
     meta = {"name": name, **({"namespace": namespace} if namespace else {})}
     obj = {"apiVersion": api_version, "kind": kind, "metadata": meta}
     spec = actor.get("spec")

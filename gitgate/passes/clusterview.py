@@ -12,6 +12,7 @@ from gitgate.apiserver.ports import ClusterPort, Lister
 from gitgate.apply.inventory import Inventory
 from gitgate.apply.ledger import read_inventories
 from gitgate.apply.members import member_clusters
+from gitgate.bundle.selectors import is_propagation, may_select
 from gitgate.errors import GitgateError, KubeError
 from gitgate.karmada.syncsteps import Progress
 from gitgate.model import Manifest, ObjectRef
@@ -49,7 +50,8 @@ def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
     `members`: Karmada's Clusters as read earlier in this pass (for tenants)."""
     if inventories is None:
         inventories = read_inventories(cluster, instance)
-    rolling = [in_git(inventories[b.bundle.name], b.bundle.objects) for b in plan.bundles
+    rolling = [in_git(inventories[b.bundle.name], b.bundle.objects, b.policies)
+               for b in plan.bundles
                if b.bundle.source.options.rollout and b.bundle.name in inventories]
     with_rollout = any(b.bundle.source.options.rollout for b in plan.bundles)
     steps = syncing(plan)
@@ -72,13 +74,21 @@ def observe_cluster(cluster: ClusterPort, plan: Plan, instance: str, *,
                        members=view.members, requests=dispatch.requests or read.requests)
 
 
-def in_git(inventory: Inventory, objects: Iterable[Manifest]) -> Inventory:
-    """What a rollout judges of a bundle: the objects it has live *and* still in Git. An
-    object that left Git is deleted once the rollout is out (its delete waits for the last
-    wave); it is not part of the version being rolled out, so its state on a member neither
-    holds a wave back nor halts it."""
+def in_git(inventory: Inventory, objects: Iterable[Manifest],
+           policies: Iterable[Manifest] = ()) -> Inventory:
+    """What a rollout judges of a bundle: the objects it has live *and* still in Git, and
+    those live that its propagation policies (its own in `objects`, and those generated for
+    it, `policies`) may still select. An object that left Git is deleted once the rollout
+    is out (its delete waits for the last wave); one no policy of the bundle selects any
+    more stays where Karmada left it, so its state on a member neither holds a wave back nor
+    halts it. One a policy still selects (by name, or by labels: those of a live object are
+    not known here) goes to every cluster a wave releases, so it is judged."""
+    objects = list(objects)
     keep = {ObjectRef.of(o) for o in objects}
-    return replace(inventory, entries=tuple(e for e in inventory.entries if e.ref in keep))
+    selecting = [p for p in (*objects, *policies) if is_propagation(p)]
+    return replace(inventory, entries=tuple(
+        e for e in inventory.entries if e.ref in keep or any(
+            may_select(p, e.api_version, e.namespace, e.kind, e.name) for p in selecting)))
 
 
 def read_members(cluster: Lister) -> Members:

@@ -253,3 +253,27 @@ def test_a_rollout_judges_what_the_bundle_still_has_in_git():
     judged = in_git(inventory, rendered)
     assert judged.entries == (kept, scoped) and judged.bundle == "shop"
     assert in_git(inventory, []).entries == ()
+
+
+def test_a_rollout_judges_a_leftover_its_own_policies_may_still_select():
+    """A leftover a propagation policy of the bundle still selects goes to each cluster a
+    wave releases: it is judged. A label selector is taken to select it (the live labels
+    are not known); a policy naming other objects, or another kind, does not."""
+    left = Entry("apps/v1", "Deployment", "shop", "old", "h1")
+    other = Entry("v1", "ConfigMap", "shop", "gone", "h2")
+    inventory = Inventory("shop", (left, other))
+
+    def pp(*selectors):
+        return {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+                "metadata": {"name": "shop", "namespace": "shop"},
+                "spec": {"resourceSelectors": list(selectors)}}
+
+    named = pp({"apiVersion": "apps/v1", "kind": "Deployment", "name": "old"})
+    by_labels = pp({"apiVersion": "apps/v1", "kind": "Deployment",
+                    "labelSelector": {"matchLabels": {"app": "shop"}}})
+    elsewhere = pp({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"})
+    assert in_git(inventory, [named]).entries == (left,)  # the bundle's own policy
+    assert in_git(inventory, [], [by_labels]).entries == (left,)  # a generated one
+    assert in_git(inventory, [elsewhere]).entries == ()
+    other_ns = {**named, "metadata": {"name": "shop", "namespace": "web"}}
+    assert in_git(inventory, [other_ns]).entries == ()
