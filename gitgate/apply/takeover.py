@@ -79,10 +79,14 @@ def let_go(giving: Mapping[str, Inventory], taken: Mapping[str, Mapping[ObjectRe
     """Write each giving bundle's recorded propagation policies without the selectors that
     name a template taken from it (delete one left selecting nothing: the giving bundle prunes
     it this pass anyway). A policy that cannot be read or written is left as it is: the wait
-    for the suspension then says which binding did not follow."""
+    for the suspension then says which binding did not follow. Nor is one of a bundle that a
+    freeze pushed while the pass writes covers (`options.late_freeze`): nothing more of it is
+    written, so its templates stay with it and the taking bundle's wait fails."""
     if options.dry_run:
         return
     for name, refs in sorted(taken.items()):
+        if options.frozen_late(name) is not None:
+            continue
         for entry in giving[name].entries:
             if entry.ref.group != "policy.karmada.io" or entry.kind not in _PROPAGATION:
                 continue
