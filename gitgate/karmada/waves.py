@@ -129,7 +129,8 @@ def _reported_since(clusters: Mapping[str, ClusterState], names: set[str]) -> da
 def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, digest: str,
          clusters: Mapping[str, ClusterState], now: datetime, *,
          gated: bool = False, known: tuple[str, ...] = (),
-         retry: datetime | None = None, analyse: Analyse | None = None) -> Step:
+         retry: datetime | None = None, analyse: Analyse | None = None,
+         nothing_to_judge: bool = False) -> Step:
     """One pass of the rollout of `digest`. `applied_digest` is what the bundle's inventory
     says was last written (a bundle that gains a rollout with unchanged content has nothing
     to roll out); `spec` has its selector waves resolved (`RolloutSpec.resolved`);
@@ -138,7 +139,9 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
     gate lifts); `known`: every member cluster Karmada has (one in no wave is released
     after the last wave); `retry`: when `gitgate resume` last asked a halted rollout to try
     its wave again (a request older than the wave's start is spent); `analyse`: the
-    bundle's analysis, asked while the wave bakes healthy."""
+    bundle's analysis, asked while the wave bakes healthy; `nothing_to_judge`: the version
+    rolled out has nothing Karmada dispatches (a bundle emptied in Git), so a released wave
+    has nothing to be ready and only bakes."""
     every = sorted({c for w in spec.waves for c in w.clusters} | set(clusters) | set(known))
     if previous is None and applied_digest == digest and digest:
         previous = RolloutState(digest, len(spec.waves), now)
@@ -177,7 +180,7 @@ def step(spec: RolloutSpec, previous: RolloutState | None, applied_digest: str, 
         # released in this pass: what Karmada reports predates this pass's writes
         return Step(state, suspend, f"{label}: released, waiting for it to be ready",
                     now + POLL)
-    problems = _not_ready(clusters, released)
+    problems = [] if nothing_to_judge else _not_ready(clusters, released)
     judged = None
     if not problems and analyse is not None:
         judged = analyse(state.analysis, tuple(sorted(released)), now)

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from gitgate.errors import ConfigError
-from gitgate.karmada.dispatch import Dispatch
+from gitgate.karmada.dispatch import Dispatch, propagated
 from gitgate.karmada.waves import RolloutState, Step, step
 from gitgate.model import Action, BundleVerdict, HoldReason, ReasonKind, Verdict, join
 from gitgate.model.rolloutspec import Members
@@ -64,11 +64,19 @@ def _rolled(item: BundlePlan, previous: Recorded | None, dispatch: Dispatch | No
                 verdict.digest, clusters, now, gated=verdict.verdict in GATED,
                 known=tuple(members.labels), retry=_retry(previous),
                 analyse=analyser(spec.analysis, item.bundle.name, revision,
-                                 measure) if spec.analysis else None)
+                                 measure) if spec.analysis else None,
+                nothing_to_judge=_nothing_to_judge(item, dispatch))
     if verdict.verdict not in ROLLING:  # held: nothing is written; the state still moves
         return replace(item, rollout=done)
     return with_verdict(replace(item, rollout=done),
                         _rolling_verdict(verdict, done, rollout_where(item)))
+
+
+def _nothing_to_judge(item: BundlePlan, dispatch: Dispatch | None) -> bool:
+    """Nothing the bundle has in Git is dispatched by Karmada, and nothing it has live is
+    judged with it (`passes.clusterview.in_git`): a wave releases nothing."""
+    return dispatch is not None and dispatch.propagated == 0 and not any(
+        propagated(ref) for ref in item.bundle.object_refs)
 
 
 def rollout_where(item: BundlePlan) -> tuple[str, int]:

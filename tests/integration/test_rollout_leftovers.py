@@ -113,3 +113,38 @@ def test_a_renamed_workload_releases_the_wave_and_its_leftover_stays_behind(
         clock.advance(seconds=2.2)
     assert runs(emulator, "web-new", "member2") == 1  # wave 2 released
     assert runs(emulator, "web", "member2") == 1  # the leftover's web:2 never reached it
+
+
+def test_a_wave_is_judged_on_objects_whose_namespace_the_bundle_defaults(
+        tmp_path, emulator, capsys):
+    """The bundle's `namespace:` places the Deployment, written without one: it is the one
+    its record lists, so the wave is judged on it (web stays Unhealthy: no next wave)."""
+    root, flags = web_repo(tmp_path, emulator, ROLLOUT + f"namespace: {NS}\n")
+    write_files(root, {"web/app.yaml": cm("web-config", NS) + deployment("web", NS).replace(
+        f", namespace: {NS}", "")})
+    assert (root / "web/app.yaml").read_text().count("namespace") == 1  # the ConfigMap's
+    clock = Clock(T0, tick=timedelta(seconds=1))
+    for _ in range(3):
+        assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
+        clock.advance(seconds=2.2)
+    assert runs(emulator, "web", "member1") == 1 and runs(emulator, "web", "member2") is None
+
+
+def test_a_rolling_bundle_emptied_in_git_rolls_out_and_deletes_its_leftovers(
+        tmp_path, emulator, capsys):
+    """Nothing left in Git, so nothing to judge: each wave is ready once released and bakes;
+    after the last, what left Git is deleted (until then it stays as Karmada left it)."""
+    root, flags = web_repo(tmp_path, emulator, ROLLOUT)
+    write_files(root, {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
+                                       "{clusterNames: [member1, member2, member3]}}}\n"})
+    clock = Clock(T0, tick=timedelta(seconds=1))
+    roll_out(capsys, root, flags, clock, emulator, ("web",))
+    write_files(root, {"web/app.yaml": "\n"})
+    for _ in range(3):
+        assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
+        assert runs(emulator, "web", "member3") == 1
+        clock.advance(seconds=2.2)
+    for _ in range(4):  # the bundle is most of what gitgate manages: its prune is intended
+        apply(capsys, root, [*flags, "--allow-mass-prune"], clock)
+        clock.advance(seconds=2.2)
+    assert emulator.state.object("apps", "deployments", NS, "web") is None

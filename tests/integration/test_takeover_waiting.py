@@ -125,3 +125,21 @@ def test_a_freeze_pushed_mid_pass_over_the_waiting_bundle_keeps_the_template(
     assert h.failed and h.reason == "SuspensionNotObserved", (h.reason, h.message)
     assert a_selects_moving(emulator)
     assert moving(emulator) == ("v1", {"value": "v1"})
+
+
+def test_a_giver_outside_the_pass_or_failed_keeps_the_template(repo, emulator, capsys):
+    """`--bundle h` leaves a to another pass: its policy keeps the template, so h's
+    suspension is not seen on it and h writes no template. Then a fails to render as well
+    as waiting: what it would claim is kept back, nothing of the template moves."""
+    root, flags = repo
+    move(root)
+    found = apply(capsys, root, [*flags, "--bundle", "h", "--suspension-timeout", "1s"])
+    assert found["h"]["reason"] == "SuspensionNotObserved", found["h"]
+    assert a_selects_moving(emulator)
+    assert moving(emulator) == ("v1", {"value": "v1"})
+    write_files(root, {"team/a/broken.yaml": "kind: [\n"})
+    found = apply(capsys, root, [*flags, "--suspension-timeout", "1s"])
+    assert found["a"]["verdict"] == "failed"
+    assert found["h"]["reason"] == "SuspensionNotObserved", found["h"]
+    assert a_selects_moving(emulator)
+    assert moving(emulator) == ("v1", {"value": "v1"})

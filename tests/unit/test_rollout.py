@@ -277,3 +277,14 @@ def test_a_rollout_judges_a_leftover_its_own_policies_may_still_select():
     assert in_git(inventory, [elsewhere]).entries == ()
     other_ns = {**named, "metadata": {"name": "shop", "namespace": "web"}}
     assert in_git(inventory, [other_ns]).entries == ()
+
+
+def test_a_wave_with_nothing_to_judge_only_bakes():
+    """A bundle emptied in Git: Karmada reports nothing of it, and nothing is awaited."""
+    s = step(SPEC, None, "d0", "d1", {}, T0, nothing_to_judge=True).state
+    waiting = step(SPEC, s, "d1", "d1", {}, at(1))
+    assert waiting.suspend == ("member2",) and "reports nothing yet" in waiting.waiting_for
+    baking = step(SPEC, s, "d1", "d1", {}, at(1), nothing_to_judge=True)
+    assert baking.state.healthy_since == at(1) and baking.suspend == ("member2",)
+    wave2 = step(SPEC, baking.state, "d1", "d1", {}, at(7), nothing_to_judge=True)
+    assert wave2.state.wave == 1 and wave2.suspend == ()
