@@ -29,8 +29,8 @@ def confirm_suspensions(work: dict[str, BundleWork], staged: dict[str, dict[int,
                          stop: threading.Event | None,
                          giving: Mapping[str, Inventory]) -> dict[str, str]:
     """Wait for Karmada to show each suspension written in this pass, where templates (or
-    override policies from other bundles) are still to be written; a template taken over from
-    one of the `giving` bundles is let go of by its policy first (`takeover`). Returns the
+    override policies from other bundles) are still to be written; a template a bundle takes
+    over from one of the `giving` bundles is let go of by its policy first (`takeover`). Returns the
     bundles whose suspension does not hold, and why; overrides aimed at them are left out of
     the pass."""
     writes = overrides.override_writes(
@@ -41,9 +41,14 @@ def confirm_suspensions(work: dict[str, BundleWork], staged: dict[str, dict[int,
     wanted = {name: (unit.steps.first, unit.steps.templates) for name, unit in work.items()
               if unit.steps is not None and not unit.result.failed
               and (_needs_confirmation(staged[name]) or name in aimed)}
-    if not options.dry_run and wanted:
-        takeover.let_go(giving, takeover.taken_over(work, staged, set(wanted), giving),
+    if not options.dry_run:
+        # every bundle about to write a template another bundle's policy claims: that policy
+        # lets go of it first, so it is never dispatched where the bundle does not place it
+        takers = {name for name, unit in work.items() if unit.diff is not None
+                  and not unit.result.failed and name in staged}
+        takeover.let_go(giving, takeover.taken_over(work, staged, takers, giving),
                         cluster, options)
+    if not options.dry_run and wanted:
         _await_suspensions(work, wanted, cluster, options, stop)
     unsafe = {name: f"its suspension was not confirmed: {work[name].result.reason}"
               for name in aimed if name in work and work[name].steps is not None

@@ -1,14 +1,17 @@
-"""A template a suspended bundle takes over from another bundle: the policy of the bundle it
-came from lets go of it before the suspension is awaited.
+"""A template a bundle takes over from another bundle: the policy of the bundle it came
+from lets go of it before the template is written (and before a suspension is awaited).
 
 Karmada leaves a template with the policy that claimed it for as long as that policy selects
 it (gitgate's policies share one priority, so none preempts another). The bundle the template
-came from narrows its policy only with its other policies, after the templates; the taking
-bundle's suspension would never reach the template's binding before that, and the pass would
-wait for it in vain. So, once the taking bundle's suspended policies are written, the giving
-bundle's live policies drop the selectors that name the template (nothing else of them
-changes: their placement and suspension stay as they are until their own write), and
-Karmada hands the template to the suspended policy, suspension included."""
+came from narrows its policy only with its other policies, after the templates, and not at
+all while it waits on a dependency. Until then the taking bundle's content would be
+dispatched by the giving bundle's placement, to clusters the taking bundle may not place it
+on, and a taking bundle's suspension would never reach the template's binding (the pass
+would wait for it in vain). So, once the suspended policies (and a new bundle's own) are
+written, the giving bundle's live policies drop the selectors that name the template
+(nothing else of them changes: their placement and suspension stay as they are until their
+own write), and Karmada hands the template to the taking bundle's policy, suspension
+included, or leaves it unclaimed, as its members run it, until that policy is written."""
 
 from __future__ import annotations
 
@@ -42,14 +45,14 @@ def gives(unit: BundleWork) -> bool:
 
 
 def taken_over(work: Mapping[str, BundleWork], staged: Mapping[str, dict[int, list[Manifest]]],
-               suspending: set[str], giving: Mapping[str, Inventory]
+               takers: set[str], giving: Mapping[str, Inventory]
                ) -> dict[str, dict[ObjectRef, str]]:
     """Per bundle that gives templates up (`giving`: the records of the bundles this pass
-    writes or prunes), the templates a suspending bundle writes this pass that its record
-    lists, with the apiVersion they are written with."""
+    writes or prunes, or that wait, `gives`), the templates one of `takers` writes this pass
+    that its record lists, with the apiVersion they are written with."""
     out: dict[str, dict[ObjectRef, str]] = {}
     holders: dict[ObjectRef, list[str]] | None = None  # built at the first new template
-    for name in sorted(suspending):
+    for name in sorted(takers):
         unit = work[name]
         own = {e.ref for e in unit.previous.entries} if unit.previous else set()
         new = {ObjectRef.of(o): str(o["apiVersion"]) for stage in _TEMPLATE_STAGES

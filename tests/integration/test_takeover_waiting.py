@@ -18,7 +18,7 @@ from gitgate.cli import main
 from gitgate.karmada.policy import policy_name
 from gitgate.passes.onepass import reconcile
 from tests.conftest import write_files
-from tests.support.manifests import cm
+from tests.support.manifests import cm, deployment
 
 pytestmark = pytest.mark.integration
 NS = "shop"
@@ -143,3 +143,82 @@ def test_a_giver_outside_the_pass_or_failed_keeps_the_template(repo, emulator, c
     assert found["h"]["reason"] == "SuspensionNotObserved", found["h"]
     assert a_selects_moving(emulator)
     assert moving(emulator) == ("v1", {"value": "v1"})
+
+
+def test_the_giver_going_out_again_leaves_the_template_to_its_new_bundle(
+        repo, emulator, capsys):
+    """After the takeover a's record still lists the template (a wrote nothing). Once a's
+    cycle is broken a goes out: it neither deletes nor rewrites what h has now."""
+    root, flags = repo
+    move(root)
+    assert apply(capsys, root, flags)["a"]["reason"] == "DependencyNotReady"
+    write_files(root, {"team/a/bundle.yaml": "name: a\ndependsOn: [ns]\n"})
+    found = apply(capsys, root, flags)
+    assert not found["a"]["failed"] and not found["h"]["failed"], found
+    assert not a_selects_moving(emulator)
+    assert moving(emulator) == ("v2", {"value": "v1"})
+    deletes = [r.path for r in emulator.state.requests
+               if r.method == "DELETE" and r.path.endswith("/configmaps/moving")]
+    assert deletes == []
+
+
+def role(name: str, verb: str) -> str:
+    return (f"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n"
+            f"metadata: {{name: {name}}}\nrules: [{{apiGroups: [''], resources: [pods], "
+            f"verbs: [{verb}]}}]\n")
+
+
+def test_a_cluster_scoped_template_is_let_go_of_by_the_cluster_policy(
+        repo, emulator, capsys):
+    """The template is a ClusterRole: the waiting bundle's ClusterPropagationPolicy lets go
+    of it, and the binding takes h's suspension."""
+    root, flags = repo
+    write_files(root, {"team/a/app.yaml": cm("a", NS) + cm("moving", NS)
+                       + role("moving-role", "get") + role("kept-role", "get")})
+    assert not apply(capsys, root, flags)["a"]["failed"]
+    write_files(root, {"team/a/bundle.yaml": "name: a\ndependsOn: [ns, a]\n",
+                       "team/a/app.yaml": cm("a", NS) + cm("moving", NS)
+                       + role("kept-role", "get"),
+                       "apps/h/app.yaml": cm("h", NS) + role("moving-role", "list")})
+    found = apply(capsys, root, flags)
+    assert found["h"]["verdict"] == "suspended" and not found["h"]["failed"], found["h"]
+    cpp = emulator.state.object("policy.karmada.io", "clusterpropagationpolicies", "",
+                                policy_name("a"))
+    assert [s["name"] for s in cpp["spec"]["resourceSelectors"]] == ["kept-role"]
+    binding = emulator.state.object("work.karmada.io", "clusterresourcebindings", "",
+                                    "moving-role-clusterrole")
+    assert binding["spec"]["suspension"] == {"dispatchingOnClusters":
+                                             {"clusterNames": ["member2"]}}
+
+
+def test_a_template_a_held_workload_uses_stays_with_the_waiting_bundle(
+        repo, emulator, capsys):
+    """A paused bundle's Deployment reads `moving`: it is frozen with it, whoever takes it."""
+    root, flags = repo
+    write_files(root, {"paused/w/bundle.yaml": "name: w\ndependsOn: [ns]\n",
+                       "paused/w/app.yaml": deployment("w", NS, "w:1", "moving")})
+    assert not apply(capsys, root, flags)["w"]["failed"]
+    move(root, **{"paused/PAUSE": "incident\n"})
+    found = apply(capsys, root, flags)
+    assert found["w"]["verdict"] == "held"
+    assert "moving is used by Deployment.apps shop/w of held bundle w" in found["h"]["message"]
+    assert a_selects_moving(emulator)
+    assert moving(emulator) == ("v1", {"value": "v1"})
+
+
+def test_a_template_taken_without_a_suspension_follows_the_taking_placement(
+        repo, emulator, capsys):
+    """h places on member1 only and is not suspended: a (waiting) lets go of `moving` before
+    h writes it, so h's content never reaches member2 through a's placement."""
+    root, flags = repo
+    (root / "gates/h.yaml").unlink()
+    write_files(root, {"apps/h/bundle.yaml": "name: h\ndependsOn: [ns]\n"
+                       "placement: {clusterAffinity: {clusterNames: [member1]}}\n"})
+    assert apply(capsys, root, flags)["h"]["verdict"] == "apply"
+    move(root)
+    found = apply(capsys, root, flags)
+    assert found["h"]["verdict"] == "apply" and not found["h"]["failed"], found["h"]
+    assert not a_selects_moving(emulator)
+    key = emulator.state._binding_key(("", "", NS, "moving"), "ConfigMap")
+    assert {c: m.data for c, m in emulator.state.members[key].items()} == {
+        "member1": {"value": "v2"}}
