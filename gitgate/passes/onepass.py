@@ -48,6 +48,7 @@ from gitgate.progression.latefreeze import (
     stopped_with,
 )
 from gitgate.progression.livefreeze import with_live_freezes
+from gitgate.progression.livetakeover import with_live_takeovers
 from gitgate.progression.rollouts import hold_for, with_rollouts
 from gitgate.progression.suspendtargets import with_member_suspensions
 from gitgate.render.cache import RenderCache
@@ -157,6 +158,7 @@ def progressed(plan: Plan, view: ClusterView, now: datetime, hook_timeout: timed
     view saw (pure). What the view could not read holds the bundles it concerns. A freeze
     binds to what is live first (`progression.livefreeze`)."""
     plan = with_live_freezes(plan, view.inventories, plan.pauses)
+    plan = with_live_takeovers(plan, view.inventories)
     plan = with_member_suspensions(plan, view.members)
     plan = with_rollouts(plan, view.inventories, view.dispatch.bundles, now, view.members,
                          view.dispatch.error, measure)

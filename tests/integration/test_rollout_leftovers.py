@@ -148,3 +148,34 @@ def test_a_rolling_bundle_emptied_in_git_rolls_out_and_deletes_its_leftovers(
         apply(capsys, root, [*flags, "--allow-mass-prune"], clock)
         clock.advance(seconds=2.2)
     assert emulator.state.object("apps", "deployments", NS, "web") is None
+
+
+def test_another_bundles_policy_naming_a_leftover_does_not_take_it(tmp_path, emulator, capsys):
+    """web:2 is Unhealthy on member1; one commit drops web from Git and adds, in another
+    folder, a PropagationPolicy naming it: that policy would claim the leftover once web's
+    own policy lets go, and send web:2 everywhere, past the rollout: its bundle fails."""
+    root, flags = web_repo(tmp_path, emulator, ROLLOUT)
+    write_files(root, {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
+                                       "{clusterNames: [member1, member2, member3]}}}\n"})
+    clock = Clock(T0, tick=timedelta(seconds=1))
+    roll_out(capsys, root, flags, clock, emulator, ("web",))
+    write_files(root, {"web/app.yaml": cm("web-config", NS) + deployment("web", NS, "web:2")})
+    assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
+    write_files(root, {"web/app.yaml": cm("web-config", NS),
+                       "x/bundle.yaml": "name: x\ndependsOn: [ns]\n",
+                       "x/pp.yaml": textwrap.dedent(f"""\
+                           apiVersion: policy.karmada.io/v1alpha1
+                           kind: PropagationPolicy
+                           metadata: {{name: grab, namespace: {NS}}}
+                           spec:
+                             placement: {{clusterAffinity: {{clusterNames: [member2, member3]}}}}
+                             resourceSelectors:
+                               - {{apiVersion: apps/v1, kind: Deployment, name: web}}
+                           """)})
+    for _ in range(2):
+        capsys.readouterr()
+        main(["apply", str(root), *flags, "-o", "json"], clock=clock)
+        x = {b["name"]: b for b in json.loads(capsys.readouterr().out)["bundles"]}["x"]
+        assert x["reason"] == "PolicyTakeover" and "live in bundle web" in x["message"], x
+        clock.advance(seconds=2.2)
+    assert [runs(emulator, "web", c) for c in MEMBERS] == [2, 1, 1]
