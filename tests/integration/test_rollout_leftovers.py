@@ -65,6 +65,16 @@ def roll_out(capsys, root, flags, clock, emulator, names) -> None:
     assert apply(capsys, root, flags, clock)["verdict"] == "apply"
 
 
+def rolled_out_on_three(tmp_path, emulator, capsys):
+    """web:1 rolled out on three members (the repo, its flags and the clock)."""
+    root, flags = web_repo(tmp_path, emulator, ROLLOUT)
+    write_files(root, {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
+                                       "{clusterNames: [member1, member2, member3]}}}\n"})
+    clock = Clock(T0, tick=timedelta(seconds=1))
+    roll_out(capsys, root, flags, clock, emulator, ("web",))
+    return root, flags, clock
+
+
 def test_a_leftover_its_own_policy_still_selects_is_judged(tmp_path, emulator, capsys):
     """web:2 is Unhealthy on member1 (wave 1); a commit drops the Deployment from Git but its
     own policy still names it: member2 would get web:2 when wave 2 is released, so wave 1 is
@@ -96,11 +106,7 @@ def test_a_renamed_workload_releases_the_wave_and_its_leftover_stays_behind(
     """web:2 is Unhealthy on member1; a commit renames the Deployment (web-new, web:3). The
     generated policy no longer selects web: the wave is judged on web-new alone, and as the
     next wave is released, member2 keeps the web:1 it ran until web is deleted."""
-    root, flags = web_repo(tmp_path, emulator, ROLLOUT)
-    write_files(root, {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
-                                       "{clusterNames: [member1, member2, member3]}}}\n"})
-    clock = Clock(T0, tick=timedelta(seconds=1))
-    roll_out(capsys, root, flags, clock, emulator, ("web",))
+    root, flags, clock = rolled_out_on_three(tmp_path, emulator, capsys)
     write_files(root, {"web/app.yaml": cm("web-config", NS) + deployment("web", NS, "web:2")})
     assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
     assert (runs(emulator, "web", "member1"), runs(emulator, "web", "member2")) == (2, 1)
@@ -134,11 +140,7 @@ def test_a_rolling_bundle_emptied_in_git_rolls_out_and_deletes_its_leftovers(
         tmp_path, emulator, capsys):
     """Nothing left in Git, so nothing to judge: each wave is ready once released and bakes;
     after the last, what left Git is deleted (until then it stays as Karmada left it)."""
-    root, flags = web_repo(tmp_path, emulator, ROLLOUT)
-    write_files(root, {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
-                                       "{clusterNames: [member1, member2, member3]}}}\n"})
-    clock = Clock(T0, tick=timedelta(seconds=1))
-    roll_out(capsys, root, flags, clock, emulator, ("web",))
+    root, flags, clock = rolled_out_on_three(tmp_path, emulator, capsys)
     write_files(root, {"web/app.yaml": "\n"})
     for _ in range(3):
         assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
@@ -154,11 +156,7 @@ def test_another_bundles_policy_naming_a_leftover_does_not_take_it(tmp_path, emu
     """web:2 is Unhealthy on member1; one commit drops web from Git and adds, in another
     folder, a PropagationPolicy naming it: that policy would claim the leftover once web's
     own policy lets go, and send web:2 everywhere, past the rollout: its bundle fails."""
-    root, flags = web_repo(tmp_path, emulator, ROLLOUT)
-    write_files(root, {"gitgate.yaml": "defaults: {placement: {clusterAffinity: "
-                                       "{clusterNames: [member1, member2, member3]}}}\n"})
-    clock = Clock(T0, tick=timedelta(seconds=1))
-    roll_out(capsys, root, flags, clock, emulator, ("web",))
+    root, flags, clock = rolled_out_on_three(tmp_path, emulator, capsys)
     write_files(root, {"web/app.yaml": cm("web-config", NS) + deployment("web", NS, "web:2")})
     assert apply(capsys, root, flags, clock)["verdict"] == "suspended"
     write_files(root, {"web/app.yaml": cm("web-config", NS),
