@@ -10,7 +10,6 @@ from dataclasses import replace
 
 from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import overrides, stages, suspension, takeover
-from gitgate.apply.inventory import Inventory
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import Reason
 from gitgate.karmada.policy import is_policy
@@ -27,7 +26,7 @@ def _needs_confirmation(staged: dict[int, list[Manifest]]) -> bool:
 def confirm_suspensions(work: dict[str, BundleWork], staged: dict[str, dict[int, list[Manifest]]],
                          cluster: ClusterPort, options: ApplyOptions,
                          stop: threading.Event | None,
-                         giving: Mapping[str, Inventory]) -> dict[str, str]:
+                         giving: Mapping[str, takeover.Giver]) -> dict[str, str]:
     """Wait for Karmada to show each suspension written in this pass, where templates (or
     override policies from other bundles) are still to be written; a template a bundle takes
     over from one of the `giving` bundles is let go of by its policy first (`takeover`). Returns the

@@ -56,12 +56,13 @@ def run_pass(plan: Plan, cluster: ClusterPort, options: ApplyOptions, ledger: Re
         record_intent(work, staged, cluster, options, ledger, plan.revision)
     read_live(work, cluster, options)
     # the records of the bundles that may hand objects over (`takeover.gives`), and of those
-    # that left Git and are pruned
-    giving = {name: unit.previous for name, unit in work.items()
+    # that left Git (kept too: what another bundle takes of them is frozen for none; a freeze
+    # on one of them refuses the taking write before any is let go of)
+    giving = {name: takeover.Giver(unit.previous, prunes=unit.diff is not None)
+              for name, unit in work.items()
               if unit.previous is not None and takeover.gives(unit)}
-    if not mass:
-        giving |= {name: gone.inventory for name, gone in decision.gone.items()
-                   if not gone.held}
+    giving |= {name: takeover.Giver(gone.inventory, prunes=not (gone.held or mass))
+               for name, gone in decision.gone.items()}
     unsafe = apply_stages(work, order, cluster, options, staged, stop, giving)
     report_blocked(work)
     interrupted = stop is not None and stop.is_set()

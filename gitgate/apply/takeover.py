@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from gitgate.apiserver.ports import ClusterPort
 from gitgate.apply import stages
@@ -32,6 +33,16 @@ _SERVER_FIELDS = ("managedFields", "resourceVersion", "uid", "creationTimestamp"
                   "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
+@dataclass(frozen=True)
+class Giver:
+    """A bundle whose live policies may let go of a template another bundle takes over: its
+    record, and whether it rewrites or prunes its policies this pass (then a policy left
+    selecting nothing may go now; else it stays, and the template with it)."""
+
+    record: Inventory
+    prunes: bool = True
+
+
 def gives(unit: BundleWork) -> bool:
     """Whether the bundle's live policies may let go of a template another bundle takes
     over: it is written this pass, or its render is known and it is neither held nor failed
@@ -45,7 +56,7 @@ def gives(unit: BundleWork) -> bool:
 
 
 def taken_over(work: Mapping[str, BundleWork], staged: Mapping[str, dict[int, list[Manifest]]],
-               takers: set[str], giving: Mapping[str, Inventory]
+               takers: set[str], giving: Mapping[str, Giver]
                ) -> dict[str, dict[ObjectRef, str]]:
     """Per bundle that gives templates up (`giving`: the records of the bundles this pass
     writes or prunes, or that wait, `gives`), the templates one of `takers` writes this pass
@@ -61,8 +72,8 @@ def taken_over(work: Mapping[str, BundleWork], staged: Mapping[str, dict[int, li
             continue
         if holders is None:
             holders = {}
-            for other, record in giving.items():
-                for entry in record.entries:
+            for other, giver in giving.items():
+                for entry in giver.record.entries:
                     holders.setdefault(entry.ref, []).append(other)
         for ref, api in new.items():
             for other in holders.get(ref, ()):
@@ -77,20 +88,21 @@ def _still_written(unit: BundleWork | None) -> set[ObjectRef]:
     return {ObjectRef.of(o) for o in unit.diff.to_apply} | set(unit.diff.unchanged)
 
 
-def let_go(giving: Mapping[str, Inventory], taken: Mapping[str, Mapping[ObjectRef, str]],
+def let_go(giving: Mapping[str, Giver], taken: Mapping[str, Mapping[ObjectRef, str]],
            cluster: ClusterPort, options: ApplyOptions) -> None:
     """Write each giving bundle's recorded propagation policies without the selectors that
-    name a template taken from it (delete one left selecting nothing: the giving bundle prunes
-    it this pass anyway). A policy that cannot be read or written is left as it is: the wait
-    for the suspension then says which binding did not follow. Nor is one of a bundle that a
-    freeze pushed while the pass writes covers (`options.late_freeze`): nothing more of it is
-    written, so its templates stay with it and the taking bundle's wait fails."""
+    name a template taken from it. One left selecting nothing is deleted when the giving
+    bundle rewrites or prunes its policies this pass anyway, else left as it is. A policy
+    that cannot be read or written is left as it is: the wait for the suspension then says
+    which binding did not follow. Nor is one of a bundle that a freeze pushed while the pass
+    writes covers (`options.late_freeze`): nothing more of it is written, so its templates
+    stay with it and the taking bundle's wait fails."""
     if options.dry_run:
         return
     for name, refs in sorted(taken.items()):
         if options.frozen_late(name) is not None:
             continue
-        for entry in giving[name].entries:
+        for entry in giving[name].record.entries:
             if entry.ref.group != "policy.karmada.io" or entry.kind not in _PROPAGATION:
                 continue
             try:
@@ -100,7 +112,7 @@ def let_go(giving: Mapping[str, Inventory], taken: Mapping[str, Mapping[ObjectRe
                     continue
                 if narrowed["spec"]["resourceSelectors"]:
                     cluster.apply(narrowed)
-                else:
+                elif giving[name].prunes:
                     cluster.delete(entry.api_version, entry.kind, entry.namespace, entry.name)
             except GitgateError:
                 continue

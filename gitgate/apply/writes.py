@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from gitgate.apiserver.changeset import ChangeKind, in_place
 from gitgate.apiserver.fanout import fan_out
 from gitgate.apiserver.ports import ClusterPort
-from gitgate.apply import recreate, stages, suspension
+from gitgate.apply import recreate, stages, suspension, takeover
 from gitgate.apply.confirmation import confirm_suspensions
-from gitgate.apply.inventory import Inventory, entry_for
+from gitgate.apply.inventory import entry_for
 from gitgate.apply.owners import read_owner, refuse_owner
 from gitgate.apply.work import ApplyOptions, BundleWork
 from gitgate.errors import GitgateError, KubeError, Reason
@@ -94,7 +94,7 @@ def late_frozen(unit: BundleWork, why: str) -> None:
 def apply_stages(work: dict[str, BundleWork], order: list[str], cluster: ClusterPort,
                   options: ApplyOptions, staged: dict[str, dict[int, list[Manifest]]],
                   stop: threading.Event | None = None,
-                  giving: Mapping[str, Inventory] | None = None) -> dict[str, str]:
+                  giving: Mapping[str, takeover.Giver] | None = None) -> dict[str, str]:
     """Write every stage; returns the bundles whose suspension does not hold (see
     `confirm_suspensions`; `giving`: the records of the bundles whose objects this pass may
     hand to another, `apply.takeover`)."""

@@ -233,7 +233,9 @@ def _same_bundle(item: BundlePlan, holds: Iterable[HoldReason]) -> BundlePlan:
     else:
         clusters = (tuple(sorted({c for r in suspending for c in r.clusters}))
                     if all(r.clusters for r in suspending) else None)
-        outcome = BundleVerdict(verdict.bundle, Verdict.SUSPENDED, verdict.digest, reasons,
+        outcome = BundleVerdict(verdict.bundle, Verdict.SUSPENDED, verdict.digest,
+                                tuple(suspending) + tuple(r for r in reasons
+                                                          if r not in suspending),
                                 verdict.next_change, verdict.held_objects, clusters,
                                 by_live_identity=True)
     return replace(bundle_plan(item.bundle, outcome, item.instance), rollout=item.rollout,

@@ -301,3 +301,45 @@ def test_a_rolling_bundle_renamed_while_it_waits_keeps_its_members_back(history)
     history.depend(i=0, j=0)
     history.rename(i=0, name="x")
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_an_approved_bundle_suspended_by_its_live_label_gives_the_gate_first(history):
+    """An approved bundle, relabelled, suspended by a team gate through the label its record
+    says it is live under: the gate that suspends it came after the approval"s note, so the
+    status led with `approved`. The freezes a bundle takes as it is live come first."""
+    history.empty_or_restore(i=1)
+    history.push_mid_pass(action="suspend", at=11, how="team", i=0)
+    history.push_mid_pass(action="suspend", at=10, how="team", i=0)
+    history.push_mid_pass(action="hold", at=1, how="team", i=0)
+    history.gate_the_team(action="hold", team="shop")
+    history.relabel(i=0, team="shop")
+    history.approve_bundle("apps-a0")
+    history.relabel(i=0, team=None)
+    history.gate_the_team(action="hold", team="shop")
+    history.gate_the_team(action="suspend", team="shop")
+    history.approve_bundle("apps-a0")
+    history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_template_taken_from_a_kept_parent_is_let_go_of(history):
+    """A parent kustomization that left Git is kept while a paused app claims some of its
+    objects; a rolling (so suspending) app took its other objects back, but the kept
+    parent"s policy went on claiming them, and the app"s suspension never showed
+    (`SuspensionNotObserved`). A bundle that left Git gives up what another takes, kept or
+    not (it never deletes a policy it does not prune)."""
+    history.roll_out_and_bake(bakes=1, i=0, sick=True)
+    history.swallow_or_release()
+    history.roll_out_and_bake(bakes=1, i=1, sick=True)
+    history.move(i=1, pause_moves=False, where="other/a{i}")
+    history.override_from_platform(i=2, on=True)
+    history.rename(i=1, name="y")
+    history.swallow_or_release()
+    history.swallow_or_release()
+    history.rename(i=2, name="x")
+    history.override_from_platform(i=0, on=True)
+    history.move(i=0, pause_moves=True, where="apps/a{i}/v2")
+    history.override_from_platform(i=0, on=True)
+    history.roll_out_and_bake(bakes=3, i=2, sick=True)
+    history.pause_folder(i=0)
+    history.swallow_or_release()
+    history.the_cluster_holds_what_the_model_says_is_live()

@@ -7,7 +7,7 @@ import copy
 from datetime import UTC, datetime
 
 from gitgate.apply.inventory import Entry, Inventory
-from gitgate.apply.takeover import let_go
+from gitgate.apply.takeover import Giver, let_go
 from gitgate.apply.work import ApplyOptions
 from gitgate.model import ObjectRef
 
@@ -47,9 +47,9 @@ class Cluster:
         return True
 
 
-def giving() -> dict[str, Inventory]:
-    return {"web": Inventory("web", (Entry(*PP, "h"), Entry("v1", "ConfigMap", "shop",
-                                                             "extra", "h")))}
+def giving(prunes: bool = True) -> dict[str, Giver]:
+    return {"web": Giver(Inventory("web", (Entry(*PP, "h"), Entry("v1", "ConfigMap", "shop",
+                                                                   "extra", "h"))), prunes)}
 
 
 def test_only_the_selector_naming_the_taken_template_goes():
@@ -69,6 +69,15 @@ def test_a_policy_left_selecting_nothing_is_deleted():
     cluster = Cluster(policy("extra"))
     let_go(giving(), {"web": {EXTRA: "v1"}}, cluster, ApplyOptions(NOW))
     assert cluster.deleted == [PP] and not cluster.applied
+
+
+def test_a_policy_of_a_bundle_that_prunes_nothing_now_is_never_deleted():
+    """A giver kept back this pass (held, waiting, or behind the mass-prune brake) keeps a
+    policy left selecting nothing, and the template with it: the taking bundle's wait fails
+    rather than a policy its bundle does not prune vanishing."""
+    cluster = Cluster(policy("extra"))
+    let_go(giving(prunes=False), {"web": {EXTRA: "v1"}}, cluster, ApplyOptions(NOW))
+    assert not cluster.deleted and not cluster.applied
 
 
 def test_a_policy_not_naming_it_or_a_dry_run_is_left_alone():
