@@ -112,7 +112,14 @@ def with_live_freezes(plan: Plan, records: Mapping[str, LiveRecord],
     stopped = stopped_bundles(items + outside, records, holds)
     frozen_live = frozen_live_objects(stopped, records)
     stilled = {**suspended_bundles(items + outside, records, holds), **stopped}
-    around, containers = _around(items + outside, records, frozen, stopped, frozen_live,
+    # what acts on a bundle suspended as it is live that writes nothing (failed, or left
+    # Git) stays as it is too: no pass confirms that bundle's suspension
+    writing = {item.bundle.name for item in items + outside
+               if item.verdict.verdict is not Verdict.FAILED}
+    unwritten = {**{n: why for n, why in stilled.items() if n not in writing}, **stopped}
+    acted = (frozen_live_objects(unwritten, records) if len(unwritten) > len(stopped)
+             else frozen_live)
+    around, containers = _around(items + outside, records, frozen, unwritten, acted,
                                  stilled)
     items = [_kept_around(item, records.get(item.bundle.name), around, containers)
              for item in items]

@@ -343,3 +343,14 @@ def test_a_template_taken_from_a_kept_parent_is_let_go_of(history):
     history.pause_folder(i=0)
     history.swallow_or_release()
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_an_override_on_a_suspended_bundle_that_left_git_is_not_written(history):
+    """A bundle suspended by a gate has its folder emptied; its record keeps it, suspended.
+    An OverridePolicy the platform then adds for one of its objects was written: no pass
+    writes that bundle any more, so none confirms its suspension. What acts on a suspended
+    bundle that writes nothing (it left Git, or failed) stays as it is, as for a held one."""
+    history.gate_the_bundle(action="suspend", expires=False, i=0)
+    history.empty_or_restore(i=0)
+    history.override_from_platform(i=0, on=True)
+    history.the_cluster_holds_what_the_model_says_is_live()
