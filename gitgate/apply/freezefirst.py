@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitgate.apiserver.ports import PolicyPort
@@ -171,3 +171,20 @@ def suspend_first(cluster: PolicyPort, inventories: dict[str, Inventory],
                 error = exc.message
         done.append(EarlySuspension(bundle, gates, suspension, tuple(written), error))
     return done
+
+
+def unrecorded(inventories: dict[str, Inventory], early: Iterable[EarlySuspension]
+               ) -> dict[str, Inventory]:
+    """`inventories` with each policy written here marked unknown (an empty hash): its
+    record does not hold what it carries now, so the pass that follows writes it from its
+    plan, with the suspension or without it (a gate's approval of the new content lets that
+    through), rather than taking it for unchanged."""
+    out = dict(inventories)
+    for item in early:
+        if not item.written or item.bundle not in out:
+            continue
+        written = set(item.written)
+        inventory = out[item.bundle]
+        out[item.bundle] = replace(inventory, entries=tuple(
+            replace(e, hash="") if e.ref in written else e for e in inventory.entries))
+    return out

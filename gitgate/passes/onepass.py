@@ -16,7 +16,7 @@ from gitgate.apiserver.changeset import Change
 from gitgate.apiserver.fanout import MAX_CONCURRENCY
 from gitgate.apiserver.ports import ClusterPort, Lister
 from gitgate.apply.engine import run_pass
-from gitgate.apply.freezefirst import suspend_first
+from gitgate.apply.freezefirst import suspend_first, unrecorded
 from gitgate.apply.instanceowner import refuse_other_repo
 from gitgate.apply.inventory import Inventory, holders_of, system_namespace
 from gitgate.apply.ledger import Ledger, migrate, read_inventories, stored_of
@@ -386,4 +386,4 @@ def suspend_before_rendering(root: Path, cluster: ClusterPort, options: ApplyOpt
                      ", ".join(item.gates), ", ".join(str(r) for r in item.written) or "-",
                      f"; failed: {item.error}" if item.error else "",
                      extra={"event": "suspend-first", "bundle": item.bundle})
-    return inventories
+    return unrecorded(inventories, early)

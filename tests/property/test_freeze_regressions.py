@@ -354,3 +354,21 @@ def test_an_override_on_a_suspended_bundle_that_left_git_is_not_written(history)
     history.empty_or_restore(i=0)
     history.override_from_platform(i=0, on=True)
     history.the_cluster_holds_what_the_model_says_is_live()
+
+
+def test_a_suspension_written_before_rendering_is_lifted_when_approved(history):
+    """A team gate suspends app 1 (pushed mid-pass), a name gate holds it, and `approve` lets
+    its content through both. Once the name gate is lifted, the suspension written before
+    rendering reached its live policy; the pass, the bundle approved, took that policy for
+    unchanged (its record still said it was not suspended), and member1 never got the next
+    version. A policy written before rendering is written again from the plan."""
+    history.relabel(i=1, team="shop")
+    history.hold_and_approve(i=2)
+    history.push_mid_pass(action="suspend", at=11, how="team", i=1)
+    history.hold_and_approve(i=1)
+    del history.repo.gates["n-apps-a1"]
+    history.step()
+    del history.repo.gates["t-shop"]
+    history.step()
+    history.push_mid_pass(action="hold", at=11, how="name", i=0)
+    history.the_cluster_holds_what_the_model_says_is_live()

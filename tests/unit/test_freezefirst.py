@@ -7,9 +7,11 @@ import copy
 from datetime import UTC, datetime, timedelta
 
 from gitgate.apply.freezefirst import (
+    EarlySuspension,
     owned_fields,
     suspend_first,
     suspended_policy,
+    unrecorded,
     wanted_suspensions,
 )
 from gitgate.apply.inventory import Entry, Inventory
@@ -128,3 +130,19 @@ def test_a_named_instance_suspends_its_policies_under_the_new_and_the_earlier_na
                                                       instance="blue")}, states)
     assert sorted(cluster.written) == ["gitgate-web", "gitgate.blue.web"]
     assert done.error == "" and len(done.written) == 2
+
+
+def test_a_policy_written_before_rendering_is_not_taken_for_unchanged():
+    """The record's hash of a policy suspended here no longer says what it carries: the pass
+    that follows writes it from its plan (with the suspension, or without it once approved);
+    everything else of the record, and the other records, stay as they were."""
+    pp = Entry("policy.karmada.io/v1alpha1", "PropagationPolicy", "shop", "gitgate-web", "h1")
+    cm = Entry("v1", "ConfigMap", "shop", "web", "h2")
+    inventories = {"web": Inventory("web", (pp, cm), verdict="apply"),
+                   "api": Inventory("api", (cm,))}
+    done = unrecorded(inventories, [
+        EarlySuspension("web", ("freeze",), {"dispatching": True}, (pp.ref,)),
+        EarlySuspension("api", ("freeze",), {"dispatching": True}, ())])
+    assert [e.hash for e in done["web"].entries] == ["", "h2"]
+    assert done["web"].verdict == "apply" and done["api"] is inventories["api"]
+    assert inventories["web"].entries[0].hash == "h1"  # the caller's records are not changed
