@@ -10,7 +10,8 @@ not written, and nothing is written before the pass's own plan.
 A policy is rewritten as gitgate last applied it (the live object restricted to the fields
 gitgate's server-side apply owns, from `managedFields`) with the suspension added: applying
 anything less would take gitgate's other fields away, anything more would make gitgate own
-fields other managers set. The pass that follows writes the same suspension from its plan.
+fields other managers set. The pass that follows writes each such policy again from its
+plan: the same suspension, or none when the gate approves the bundle's new content.
 Pure but for `suspend_first`, which reads and writes through the ClusterPort.
 """
 
